@@ -1,0 +1,65 @@
+# Thin wrapper around Meson for the README's commands.
+#   make run      install missing build packages (as root), build, run `gpuready check`
+#   make test     install test packages, build with ASan+UBSan, run every test
+#   make install  PREFIX=/usr/local DESTDIR= : gpuready, its aliases, the man page
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+TESTBUILD ?= build-test
+FUZZBUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
+
+.PHONY: all build run test unit fuzz install update-expected man clean
+
+all: build
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --prefix=$(PREFIX)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# A failing check (exit 1) is a verdict, not a build failure; exit 2 is.
+run:
+	scripts/deps.sh
+	$(MAKE) build
+	./$(BUILD)/gpuready check || [ $$? -eq 1 ]
+
+$(TESTBUILD)/build.ninja:
+	meson setup $(TESTBUILD) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+test:
+	scripts/deps.sh --test
+	$(MAKE) $(TESTBUILD)/build.ninja
+	ninja -C $(TESTBUILD)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		meson test -C $(TESTBUILD) --print-errorlogs
+	$(MAKE) fuzz
+
+# libFuzzer smoke run over the file-format parsers (clang only).
+fuzz:
+	@if ! command -v clang >/dev/null; then echo "fuzz: clang not installed, skipped"; exit 0; fi; \
+	[ -f $(FUZZBUILD)/build.ninja ] || CC=clang meson setup $(FUZZBUILD) --buildtype=debug -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false >/dev/null; \
+	ninja -C $(FUZZBUILD) tests/fuzz_parsers >/dev/null && \
+	mkdir -p $(FUZZBUILD)/corpus && \
+	./$(FUZZBUILD)/tests/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+		$(FUZZBUILD)/corpus tests/fuzz/seeds 2>$(FUZZBUILD)/fuzz.log && \
+	echo "fuzz: $$(grep -c . $(FUZZBUILD)/fuzz.log) log lines, no crash in $(FUZZ_SECONDS)s" || \
+	{ tail -40 $(FUZZBUILD)/fuzz.log; exit 1; }
+
+install: build
+	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
+	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --quiet
+
+# Rewrites tests/fixtures/*/expected after an intended output change.
+update-expected: $(TESTBUILD)/build.ninja
+	ninja -C $(TESTBUILD)
+	GPUREADY_UPDATE=1 meson test -C $(TESTBUILD) --suite cli --print-errorlogs
+	./$(TESTBUILD)/gpuready man > docs/gpuready.1
+
+man: build
+	./$(BUILD)/gpuready man > docs/gpuready.1
+
+clean:
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD)

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs the Debian packages gpuready needs to build (and, with --test, to
+# run its tests) when they are missing. As root it runs apt-get; otherwise it
+# prints the command to run and fails.
+set -eu
+
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev"
+test="libcmocka-dev python3 python3-jsonschema clang strace man-db xz-utils time"
+
+want=$build
+[ "${1:-}" = "--test" ] && want="$build $test"
+
+missing=""
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "missing packages:$missing" >&2
+	echo "install them with: sudo apt-get update && sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

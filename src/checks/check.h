@@ -1,0 +1,57 @@
+/* How a check is written.
+ *
+ * A check is a pure function of the inventory and the settings: it reads
+ * the structs, decides, and adds findings to the report. It never reads
+ * files itself and never prints. Its run() returns 0, or -errno when the
+ * check itself broke (a bug, not a verdict); the verdict is the findings.
+ * Not applicable is a skip with the reason, never a silent pass.
+ *
+ * Adding a check (STYLE.md practices 3 and 17):
+ *   1. src/checks/<area>/<name>.c defines
+ *        const struct check_def check_<area>_<name> = {
+ *            .id = "<area>.<name>", .section = "...", .summary = "...",
+ *            .run = run, };
+ *   2. one line in the table in src/checks/registry.c (order = output order);
+ *   3. one line in meson.build's check_sources;
+ *   4. a unit test of its policy and a fixture that shows it failing.
+ * tests/unit/test_registry.c fails if a check file is not registered. */
+#ifndef GPUREADY_CHECK_H
+#define GPUREADY_CHECK_H
+
+#include "core/report.h"
+#include "inventory/inventory.h"
+#include "settings.h"
+
+struct check_def;
+
+struct check_ctx {
+	const struct inventory *inv;
+	const struct settings *set;
+	struct report *report;
+	const struct check_def *def;
+};
+
+struct check_def {
+	const char *id;       /* "rdma.port_state" */
+	const char *section;  /* title it is shown under */
+	const char *summary;  /* one line, for `gpuready list-checks` and docs */
+	int (*run)(struct check_ctx *c);
+};
+
+/* Adds a finding with this check's id and section. */
+struct finding *check_add(struct check_ctx *c, enum status st, const char *subject, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* The registry, in output order. */
+extern const struct check_def *const check_registry[];
+extern const size_t check_registry_n;
+
+/* The checks of one area ("rdma") or all (area NULL), filtered by the
+ * --only/--skip globs, run in registry order. Returns 0 or the first
+ * check's -errno (the other checks still run). */
+int checks_run(const char *area, const struct inventory *inv, const struct settings *set, struct report *rep);
+
+/* True if id matches the only/skip patterns of the settings. */
+bool check_selected(const struct settings *set, const char *id);
+
+#endif

@@ -1,0 +1,336 @@
+/* RDMA/NCCL policy helpers; see common.h. */
+#include "common.h"
+#include "checks/check.h"
+#include "core/cleanup.h"
+#include "core/parse.h"
+#include "core/strbuf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	uint32_t id;
+	const char *name;
+	enum rdma_provider prov;
+} nic_models[] = {
+	/* REFERENCE §5 (pciids, rdma-core providers/mlx4, providers/mlx5) */
+	{ 0x1003, "ConnectX-3", PROVIDER_MLX4 },
+	{ 0x1004, "ConnectX-3 VF", PROVIDER_MLX4 },
+	{ 0x1007, "ConnectX-3 Pro", PROVIDER_MLX4 },
+	{ 0x1011, "Connect-IB", PROVIDER_MLX5 },
+	{ 0x1013, "ConnectX-4", PROVIDER_MLX5 },
+	{ 0x1014, "ConnectX-4 VF", PROVIDER_MLX5 },
+	{ 0x1015, "ConnectX-4 Lx", PROVIDER_MLX5 },
+	{ 0x1016, "ConnectX-4 Lx VF", PROVIDER_MLX5 },
+	{ 0x1017, "ConnectX-5", PROVIDER_MLX5 },
+	{ 0x1018, "ConnectX-5 VF", PROVIDER_MLX5 },
+	{ 0x1019, "ConnectX-5 Ex", PROVIDER_MLX5 },
+	{ 0x101a, "ConnectX-5 Ex VF", PROVIDER_MLX5 },
+	{ 0x101b, "ConnectX-6", PROVIDER_MLX5 },
+	{ 0x101c, "ConnectX-6 VF", PROVIDER_MLX5 },
+	{ 0x101d, "ConnectX-6 Dx", PROVIDER_MLX5 },
+	{ 0x101e, "ConnectX VF", PROVIDER_MLX5 },
+	{ 0x101f, "ConnectX-6 Lx", PROVIDER_MLX5 },
+	{ 0x1021, "ConnectX-7", PROVIDER_MLX5 },
+	{ 0x1023, "ConnectX-8", PROVIDER_MLX5 },
+	{ 0x1025, "ConnectX-9", PROVIDER_MLX5 },
+	{ 0xa2d2, "BlueField", PROVIDER_MLX5 },
+	{ 0xa2d6, "BlueField-2", PROVIDER_MLX5 },
+	{ 0xa2dc, "BlueField-3", PROVIDER_MLX5 },
+	{ 0xa2df, "BlueField-4", PROVIDER_MLX5 },
+};
+
+const char *nic_model_name(uint32_t device)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(nic_models); i++)
+		if (nic_models[i].id == device)
+			return nic_models[i].name;
+	return NULL;
+}
+
+enum rdma_provider nic_provider(uint32_t device)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(nic_models); i++)
+		if (nic_models[i].id == device)
+			return nic_models[i].prov;
+	return PROVIDER_NONE;
+}
+
+const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d)
+{
+	const struct pci_dev *p = pci_find(&inv->pci, d->pci_bdf);
+	if (p && p->ids_err == 0 && p->vendor == VENDOR_MELLANOX && nic_model_name(p->device))
+		return nic_model_name(p->device);
+	if (d->hca_type)
+		return d->hca_type;
+	if (p && p->ids_err == 0 && p->vendor == VENDOR_MELLANOX)
+		return "Mellanox device";
+	return "RDMA device";
+}
+
+bool port_is_roce(const struct rdma_port *p)
+{
+	return p->link_layer && !strcmp(p->link_layer, "Ethernet");
+}
+
+bool port_is_ib(const struct rdma_port *p)
+{
+	return p->link_layer && !strcmp(p->link_layer, "InfiniBand");
+}
+
+bool port_active(const struct rdma_port *p)
+{
+	return p->state == PORT_ACTIVE;
+}
+
+const char *port_label(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%u", d->name, p->num);
+	return buf;
+}
+
+int roce_active_mtu(int64_t netdev_mtu)
+{
+	int64_t m = netdev_mtu - 96;
+	for (int mtu = 4096; mtu >= 256; mtu /= 2)
+		if (m >= mtu)
+			return mtu;
+	return 0;
+}
+
+/* Parses a sysfs GID into 8 16-bit groups. */
+static bool gid_groups(const char *gid, unsigned g[8])
+{
+	unsigned n = 0;
+	const char *s = gid;
+	while (n < 8) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 16);
+		if (end == s || v > 0xffff)
+			return false;
+		g[n++] = (unsigned)v;
+		if (n < 8) {
+			if (*end != ':')
+				return false;
+			s = end + 1;
+		} else if (*end && *end != '\n') {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool gid_ipv4(const char *gid, char *buf, size_t size)
+{
+	unsigned g[8];
+	if (!gid_groups(gid, g))
+		return false;
+	if (g[0] || g[1] || g[2] || g[3] || g[4] || g[5] != 0xffff)
+		return false;
+	snprintf(buf, size, "%u.%u.%u.%u", g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff);
+	return true;
+}
+
+bool gid_link_local(const char *gid)
+{
+	unsigned g[8];
+	return gid_groups(gid, g) && (g[0] & 0xffc0) == 0xfe80;
+}
+
+bool gid_is_v2(const struct rdma_gid *g)
+{
+	return g->type && !strcmp(g->type, "RoCE v2");
+}
+
+const struct rdma_gid *port_best_gid(const struct rdma_port *p)
+{
+	char ip[32];
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (gid_is_v2(&p->gids[i]) && gid_ipv4(p->gids[i].gid, ip, sizeof(ip)))
+			return &p->gids[i];
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (gid_is_v2(&p->gids[i]) && !gid_link_local(p->gids[i].gid))
+			return &p->gids[i];
+	return NULL;
+}
+
+const struct rdma_gid *port_gid(const struct rdma_port *p, unsigned index)
+{
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (p->gids[i].index == index)
+			return &p->gids[i];
+	return NULL;
+}
+
+void nccl_list_parse(const char *s, struct nccl_list *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	if (*s == '^') {
+		out->exclude = true;
+		s++;
+	}
+	if (*s == '=') {
+		out->exact = true;
+		s++;
+	}
+	/* parseStringList: entries split at ',', a ':' ends the name and
+	 * the port is atoi() of what follows; anything after that up to the
+	 * next ',' is ignored (rail/plane fields in newer NCCL). Empty names
+	 * are dropped. */
+	while (*s) {
+		size_t n = strcspn(s, ",:");
+		int port = -1;
+		const char *next = s + n;
+		if (*next == ':') {
+			port = atoi(next + 1);
+			next += strcspn(next, ",");
+		}
+		if (n > 0) {
+			out->v = xreallocarray(out->v, out->n + 1, sizeof(*out->v));
+			out->v[out->n].name = xstrndup(s, n);
+			out->v[out->n].port = port;
+			out->n++;
+		}
+		s = *next ? next + 1 : next;
+	}
+}
+
+void nccl_list_free(struct nccl_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+bool nccl_entry_matches(const struct nccl_list *l, const struct nccl_list_entry *e, const char *name, int port)
+{
+	bool name_ok = l->exact ? !strcmp(name, e->name) : str_startswith(name, e->name);
+	bool port_ok = e->port == -1 || port == -1 || e->port == port;
+	return name_ok && port_ok;
+}
+
+bool nccl_list_selects(const struct nccl_list *l, const char *name, int port)
+{
+	bool match = l->n == 0;
+	for (size_t i = 0; i < l->n && !match; i++)
+		match = nccl_entry_matches(l, &l->v[i], name, port);
+	return match != l->exclude;
+}
+
+bool nccl_uses_port(const struct nccl_list *hca, const struct rdma_dev *d, const struct rdma_port *p)
+{
+	if (!port_active(p) || !(port_is_roce(p) || port_is_ib(p)))
+		return false;
+	return !hca || nccl_list_selects(hca, d->name, (int)p->num);
+}
+
+const char *tos_describe(int tos, char *buf, size_t size)
+{
+	static const char *const ecn[] = { "Not-ECT", "ECT(1)", "ECT(0)", "CE" };
+	snprintf(buf, size, "ToS %d = DSCP %d + ECN %d (%s)", tos, tos_dscp(tos), tos_ecn(tos), ecn[tos_ecn(tos)]);
+	return buf;
+}
+
+int nccl_param_int(const char *s, long long *ret, const char **surprise)
+{
+	const char *why = NULL;
+	if (!*s)
+		return -ENODATA;
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 0);
+	if (errno == ERANGE)
+		return -ERANGE;
+	const char *p = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '+' || *p == '-')
+		p++;
+	if (end == s)
+		why = "it has no digits, so NCCL reads 0";
+	else if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		why = NULL; /* hex is deliberate */
+	else if (p[0] == '0' && isdigit((unsigned char)p[1]))
+		why = "a leading 0 makes NCCL read it as octal";
+	else if (*end)
+		why = "NCCL ignores the text after the number";
+	if (surprise)
+		*surprise = why;
+	*ret = v;
+	return 0;
+}
+
+const char *nccl_var_place(const struct nccl_var *v, char *buf, size_t size)
+{
+	if (v->source[0] != '/') {
+		snprintf(buf, size, "the job environment");
+		return buf;
+	}
+	const char *colon = strrchr(v->source, ':');
+	int n = colon ? (int)(colon - v->source) : (int)strlen(v->source);
+	snprintf(buf, size, "%.*s", n, v->source);
+	return buf;
+}
+
+bool node_has_rdma_hw(const struct inventory *inv)
+{
+	if (inv->rdma.n > 0)
+		return true;
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		if (p->ids_err == 0 && p->vendor == VENDOR_MELLANOX && nic_provider(p->device) != PROVIDER_NONE)
+			return true;
+	}
+	return false;
+}
+
+size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
+			struct strbuf *nonzero, struct strbuf *all)
+{
+	size_t seen = 0;
+	for (size_t e = 0; e < n_names; e++)
+		for (size_t k = 0; k < n; k++) {
+			if (strcmp(cs[k].name, names[e]))
+				continue;
+			unsigned long long v = cs[k].value;
+			seen++;
+			if (all)
+				strbuf_addf(all, "%s%s=%llu", all->len ? ", " : "", names[e], v);
+			if (v && nonzero)
+				strbuf_addf(nonzero, "%s%s=%llu", nonzero->len ? ", " : "", names[e], v);
+		}
+	return seen;
+}
+
+int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max, const char *what,
+		 long long *ret)
+{
+	long long n = 0;
+	const char *why = NULL;
+	char place[256];
+	if (!v)
+		return 0;
+	int r = nccl_param_int(v->value, &n, &why);
+	if (r == -ENODATA)
+		return 0;
+	if (r < 0 || n < min || n > max) {
+		struct finding *f = check_add(c, STATUS_FAIL, v->name, "='%s' (%s): not a valid %s, must be %lld..%lld",
+					      v->value, v->source, what, min, max);
+		finding_hint(f, "set a value in range in %s, or remove it to get NCCL's default",
+			     nccl_var_place(v, place, sizeof(place)));
+		return -1;
+	}
+	if (why) {
+		struct finding *f = check_add(c, STATUS_WARN, v->name, "='%s' (%s): %s, giving %lld", v->value,
+					      v->source, why, n);
+		finding_hint(f, "write the plain decimal number %lld in %s", n, nccl_var_place(v, place, sizeof(place)));
+	}
+	*ret = n;
+	return 1;
+}

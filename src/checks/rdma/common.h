@@ -1,0 +1,123 @@
+/* Policy helpers shared by the RDMA and NCCL checks: NIC models, the
+ * kernel's RoCE MTU rule, NCCL's device/interface list rules, GID and ToS
+ * arithmetic. Pure functions over the inventory; unit-tested directly. */
+#ifndef GPUREADY_RDMA_COMMON_H
+#define GPUREADY_RDMA_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+#include "inventory/inventory.h"
+
+#define VENDOR_MELLANOX 0x15b3
+
+/* IB port states (linux include/rdma/ib_verbs.h enum ib_port_state). */
+#define PORT_ACTIVE 4
+/* Physical port state LinkUp. */
+#define PHYS_LINKUP 5
+
+enum rdma_provider { PROVIDER_NONE, PROVIDER_MLX4, PROVIDER_MLX5 };
+
+/* ConnectX/BlueField model name for a Mellanox PCI device ID, or NULL
+ * (REFERENCE §5 IDs; pci.ids for the virtual functions). */
+const char *nic_model_name(uint32_t device);
+/* Which RDMA provider module family a Mellanox PCI device needs. */
+enum rdma_provider nic_provider(uint32_t device);
+/* A model key for grouping devices: the PCI model name, else hca_type,
+ * else the driver-less device name. Never NULL. */
+const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d);
+
+bool port_is_roce(const struct rdma_port *p);
+bool port_is_ib(const struct rdma_port *p);
+bool port_active(const struct rdma_port *p);
+/* "mlx5_0/1" into buf. */
+const char *port_label(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size);
+
+/* The RoCE active MTU the kernel derives from a netdev MTU: netdev MTU
+ * minus 96 bytes of RoCE headers, rounded down to an IB MTU, at most 4096
+ * (linux include/rdma/ib_addr.h iboe_get_mtu; mlx5 caps at 4096). 0 if
+ * below 256. */
+int roce_active_mtu(int64_t netdev_mtu);
+/* Smallest netdev MTU that gives the RoCE maximum of 4096: 4096 + 96. */
+#define ROCE_MTU_FOR_4096 4192
+
+/* GID helpers. Writes dotted IPv4 into buf for IPv4-mapped GIDs
+ * (::ffff:a.b.c.d) and returns true. */
+bool gid_ipv4(const char *gid, char *buf, size_t size);
+bool gid_link_local(const char *gid); /* fe80::/10 */
+bool gid_is_v2(const struct rdma_gid *g);
+/* The GID NCCL >= 2.21 and perftest choose by default: RoCE v2 with an
+ * IPv4-mapped address, else RoCE v2 global IPv6. NULL if none. */
+const struct rdma_gid *port_best_gid(const struct rdma_port *p);
+const struct rdma_gid *port_gid(const struct rdma_port *p, unsigned index);
+
+/* NCCL's list syntax for NCCL_IB_HCA and NCCL_SOCKET_IFNAME (nccl
+ * src/misc/utils.cc parseStringList/matchIfList): a leading '^' excludes,
+ * then a leading '=' asks for exact names, otherwise entries are name
+ * prefixes; "name:port" restricts to a port (-1 = any). */
+struct nccl_list_entry {
+	char *name;
+	int port;
+};
+struct nccl_list {
+	bool exclude;
+	bool exact;
+	struct nccl_list_entry *v;
+	size_t n;
+};
+void nccl_list_parse(const char *s, struct nccl_list *out);
+void nccl_list_free(struct nccl_list *l);
+/* Does one entry match this name/port (port -1 = not a port)? */
+bool nccl_entry_matches(const struct nccl_list *l, const struct nccl_list_entry *e, const char *name, int port);
+/* Would NCCL select this name/port? An empty list selects everything
+ * (and so "^" alone excludes everything, as in NCCL). */
+bool nccl_list_selects(const struct nccl_list *l, const char *name, int port);
+
+/* Would NCCL's IB transport use this port (active, IB or Ethernet link
+ * layer, selected by NCCL_IB_HCA)? hca may be NULL (unset). */
+bool nccl_uses_port(const struct nccl_list *hca, const struct rdma_dev *d, const struct rdma_port *p);
+
+/* ToS byte helpers: DSCP is the top 6 bits, ECN the low 2. */
+static inline int tos_dscp(int tos) { return tos >> 2; }
+static inline int tos_ecn(int tos) { return tos & 3; }
+/* "ToS 104 = DSCP 26 + ECN 0 (Not-ECT)" into buf. */
+const char *tos_describe(int tos, char *buf, size_t size);
+
+/* A finding's subject for a whole-node statement about RDMA. */
+#define SUBJECT_NODE "rdma"
+
+#endif
+
+/* The integer NCCL reads from a variable: NCCL_PARAM parses with
+ * strtoll(value, NULL, 0) (nccl src/misc/param.cc ncclLoadParam; see
+ * docs/nccl-variables.md §1). So "0x14" is 20, "010" is 8, "08" is 0,
+ * "20s" is 20 and "yes" is 0, silently. Returns 0 with *ret, -ENODATA for
+ * an empty value and -ERANGE for overflow (NCCL then uses its default).
+ * *surprise (may be NULL) is set to a short explanation when NCCL's
+ * reading differs from the plain decimal reading a person expects. */
+int nccl_param_int(const char *s, long long *ret, const char **surprise);
+
+/* Where an operator changes a variable: the file of its source without the
+ * line number, or "the job environment". Into buf. */
+const char *nccl_var_place(const struct nccl_var *v, char *buf, size_t size);
+
+/* Does the node have RDMA hardware: an RDMA device, or a ConnectX/BlueField
+ * NIC on PCI (which may lack its RDMA driver)? */
+bool node_has_rdma_hw(const struct inventory *inv);
+
+/* Of the counters named in `names`, appends "name=value" of the nonzero
+ * ones to nonzero and of all present ones to all (either may be NULL);
+ * returns how many of the names are present. */
+size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
+			struct strbuf *nonzero, struct strbuf *all);
+
+struct check_ctx;
+/* Reads an integer NCCL variable the way NCCL does (nccl_param_int) and
+ * reports what is wrong with it, with the variable as subject: outside
+ * min..max or unparsable is a fail saying it is not `what` (returns -1);
+ * a value NCCL reads differently than it is written is a warn (the value
+ * is still returned). Returns 1 with *ret set, 0 when unset or empty (the
+ * default applies), -1 after a fail. */
+int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max, const char *what,
+		 long long *ret);

@@ -1,0 +1,137 @@
+/* rdma.devices: RDMA devices exist, each with its uverbs device node, and
+ * every Mellanox NIC on PCI has one.
+ *
+ * No RDMA device at all is a fail, with the note that RDMA is only needed
+ * for multi-server training (seed 000, "When Do You Need RDMA?"). A
+ * ConnectX/BlueField PCI function without an RDMA device means the
+ * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind. */
+#include "checks/check.h"
+#include "common.h"
+
+#include "core/readers.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool pci_has_rdma(const struct inventory *inv, const char *bdf)
+{
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		if (inv->rdma.v[i].pci_bdf && !strcasecmp(inv->rdma.v[i].pci_bdf, bdf))
+			return true;
+	return false;
+}
+
+static void describe(struct check_ctx *c, const struct rdma_dev *d)
+{
+	const struct inventory *inv = c->inv;
+	const struct rdma_info *ri = &inv->rdma;
+	struct finding *f;
+	if (d->dir_err < 0) {
+		check_add(c, STATUS_SKIP, d->name, "listed in /sys/class/infiniband, but its sysfs directory is %s",
+			  d->dir_err == -ENOENT ? "missing (a dangling link: not recorded, or the device is gone)"
+						: read_strerror(d->dir_err));
+		return;
+	}
+	char what[160];
+	snprintf(what, sizeof(what), "%s%s%s", rdma_dev_model(inv, d), d->pci_bdf ? " at " : "",
+		 d->pci_bdf ? d->pci_bdf : "");
+	if (!d->uverbs) {
+		enum module_state uv = modules_state(&inv->modules, "ib_uverbs");
+		if (!ri->uverbs_class && uv != MODULE_ABSENT) {
+			check_add(c, STATUS_SKIP, d->name, "%s: uverbs entries were not recorded in this tree", what);
+			return;
+		}
+		f = check_add(c, STATUS_FAIL, d->name, "%s has no user-space verbs device (no uverbs entry in sysfs): "
+						       "libibverbs and NCCL cannot open it",
+			      what);
+		finding_hint(f, "modprobe ib_uverbs (and add it to /etc/modules-load.d/rdma.conf)");
+		return;
+	}
+	if (!d->uverbs_node && ri->dev_recorded) {
+		f = check_add(c, STATUS_FAIL, d->name, "%s: /dev/infiniband/%s is missing: libibverbs cannot open it",
+			      what, d->uverbs);
+		finding_hint(f, "udevadm trigger --subsystem-match=infiniband_verbs (rdma-core's udev rules create "
+				"the node); check `ls -l /dev/infiniband/`");
+		return;
+	}
+	f = check_add(c, STATUS_OK, d->name, "%s, firmware %s, %s%s", what, d->fw_ver ? d->fw_ver : "unknown",
+		      d->uverbs_node ? "/dev/infiniband/" : "", d->uverbs_node ? d->uverbs : d->uverbs);
+	if (!d->uverbs_node)
+		finding_detail(f, "/dev was not recorded in this tree: the device node could not be checked");
+	finding_detail(f, "node type %s, node GUID %s, board %s", d->node_type_name ? d->node_type_name : "unknown",
+		       d->node_guid ? d->node_guid : "unknown", d->board_id ? d->board_id : "unknown");
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct finding *f;
+	struct strbuf orphans = STRBUF_INIT;
+	size_t n_orphans = 0;
+	const struct pci_dev *first = NULL;
+
+	/* ConnectX/BlueField functions without an RDMA device */
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		if (p->ids_err || p->vendor != VENDOR_MELLANOX || nic_provider(p->device) == PROVIDER_NONE ||
+		    pci_has_rdma(inv, p->bdf))
+			continue;
+		strbuf_addf(&orphans, "%s%s", n_orphans ? ", " : "", p->bdf);
+		if (!first)
+			first = p;
+		n_orphans++;
+	}
+	const char *ib = first && nic_provider(first->device) == PROVIDER_MLX4 ? "mlx4_ib" : "mlx5_ib";
+
+	if (inv->rdma.n == 0 && n_orphans) {
+		f = check_add(c, STATUS_FAIL, SUBJECT_NODE,
+			      "no RDMA device, although %zu %s NIC%s (driver %s) %s present: the RDMA provider is "
+			      "not loaded, so NCCL cannot use %s",
+			      n_orphans, nic_model_name(first->device), n_orphans == 1 ? "" : "s",
+			      first->driver ? first->driver : "none", n_orphans == 1 ? "is" : "are",
+			      n_orphans == 1 ? "it" : "them");
+		finding_detail(f, "without an RDMA device: %s", orphans.buf);
+		finding_hint(f, "modprobe %s (see rdma.modules); then `dmesg | grep -i mlx` for errors", ib);
+	} else if (inv->rdma.n == 0) {
+		f = check_add(c, STATUS_FAIL, SUBJECT_NODE,
+			      "no RDMA device (/sys/class/infiniband is %s); RDMA is only needed for multi-server "
+			      "training, single-server multi-GPU work does not use it",
+			      inv->rdma.err ? "missing" : "empty");
+		finding_hint(f, "if this node should do multi-server training: install a ConnectX NIC and "
+				"`modprobe mlx5_core mlx5_ib` (apt install rdma-core ibverbs-utils)");
+	} else if (n_orphans) {
+		f = check_add(c, STATUS_FAIL, orphans.buf, "%zu %s NIC%s without an RDMA device: NCCL cannot use %s",
+			      n_orphans, nic_model_name(first->device), n_orphans == 1 ? "" : "s",
+			      n_orphans == 1 ? "it" : "them");
+		finding_hint(f, "modprobe %s; then `dmesg | grep -i mlx` for errors (a function in a bad state may "
+				"need `mlxfwreset` or a reboot)",
+			     ib);
+	}
+	strbuf_release(&orphans);
+
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		describe(c, &inv->rdma.v[i]);
+
+	if (inv->rdma.n > 0) {
+		if (!inv->rdma.dev_recorded) {
+			check_add(c, STATUS_SKIP, "rdma_cm", "/dev was not recorded in this tree: /dev/infiniband/rdma_cm "
+							     "could not be checked");
+		} else if (inv->rdma.rdma_cm_node) {
+			check_add(c, STATUS_OK, "rdma_cm", "/dev/infiniband/rdma_cm present (librdmacm can connect)");
+		} else {
+			f = check_add(c, STATUS_WARN, "rdma_cm",
+				      "/dev/infiniband/rdma_cm missing: RDMA-CM tools (rping, perftest -R, MPI/UCX "
+				      "using rdmacm) fail; NCCL does not need it");
+			finding_hint(f, "modprobe rdma_ucm");
+		}
+	}
+	return 0;
+}
+
+const struct check_def check_rdma_devices = {
+	.id = "rdma.devices",
+	.section = "RDMA Devices",
+	.summary = "RDMA devices exist with their uverbs nodes; every ConnectX NIC has one",
+	.run = run,
+};

@@ -1,0 +1,60 @@
+/* rdma.firmware: NICs of the same model run the same firmware.
+ *
+ * Mixed firmware on identical NICs in one node is a classic source of
+ * "one rail is slow" and of behaviour that differs between rails; vendors
+ * qualify a fleet on one version. Grouped by model (PCI ID, else
+ * hca_type). */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct strv done = STRV_INIT;
+	if (inv->rdma.n == 0) {
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA devices");
+		return 0;
+	}
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const char *model = rdma_dev_model(inv, &inv->rdma.v[i]);
+		if (strv_contains(&done, model))
+			continue;
+		strv_add(&done, model);
+		struct strv versions = STRV_INIT;
+		struct strbuf who = STRBUF_INIT;
+		size_t count = 0;
+		for (size_t k = i; k < inv->rdma.n; k++) {
+			const struct rdma_dev *d = &inv->rdma.v[k];
+			if (strcmp(rdma_dev_model(inv, d), model))
+				continue;
+			count++;
+			const char *fw = d->fw_ver ? d->fw_ver : "unknown";
+			if (!strv_contains(&versions, fw))
+				strv_add(&versions, fw);
+			strbuf_addf(&who, "%s%s=%s", who.len ? ", " : "", d->name, fw);
+		}
+		if (versions.n > 1) {
+			struct finding *f = check_add(c, STATUS_WARN, model, "%zu NICs run %zu firmware versions: %s",
+						      count, versions.n, who.buf);
+			finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
+					"`mlxfwmanager -u`), then reboot or `mlxfwreset`",
+				     model);
+		} else {
+			check_add(c, STATUS_OK, model, "%zu NIC%s on firmware %s", count, count == 1 ? "" : "s",
+				  versions.v[0]);
+		}
+		strv_free(&versions);
+		strbuf_release(&who);
+	}
+	strv_free(&done);
+	return 0;
+}
+
+const struct check_def check_rdma_firmware = {
+	.id = "rdma.firmware",
+	.section = "Port Health",
+	.summary = "NICs of one model run one firmware version",
+	.run = run,
+};

@@ -1,0 +1,57 @@
+/* rdma.hw_counters: retransmission and timeout counters are zero.
+ *
+ * mlx5 hw_counters (REFERENCE §1): out_of_sequence and packet_seq_err
+ * count packets that arrived out of order (drops upstream, so go-back-N
+ * retransmission: a lossy fabric, usually missing PFC on RoCE);
+ * local_ack_timeout_err counts transport timeouts (the peer did not ack in
+ * time); rnr_nak_retry_err counts receivers that ran out of buffers. Other
+ * drivers have no such files: skip. */
+#include "checks/check.h"
+#include "common.h"
+
+
+static const char *const retrans[] = {
+	"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err",
+};
+
+static int run(struct check_ctx *c)
+{
+	char lbl[96];
+	size_t ports = 0;
+	for (size_t i = 0; i < c->inv->rdma.n; i++) {
+		const struct rdma_dev *d = &c->inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			port_label(d, p, lbl, sizeof(lbl));
+			ports++;
+			if (p->n_hw_counters == 0) {
+				check_add(c, STATUS_SKIP, lbl, "no hw_counters (only some drivers, e.g. mlx5, have them)");
+				continue;
+			}
+			struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT;
+			counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all);
+			if (bad.len) {
+				struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
+							      bad.buf);
+				finding_hint(f, "out_of_sequence/packet_seq_err rising means packet loss: on RoCE enable "
+						"PFC for the RDMA priority (`mlnx_qos -i <if> --trust dscp --pfc "
+						"0,0,0,1,0,0,0,0`) on hosts and switches; local_ack_timeout_err means "
+						"the peer stalled or the path is lossy");
+			} else {
+				check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
+			}
+			strbuf_release(&bad);
+			strbuf_release(&all);
+		}
+	}
+	if (ports == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");
+	return 0;
+}
+
+const struct check_def check_rdma_hw_counters = {
+	.id = "rdma.hw_counters",
+	.section = "Port Health",
+	.summary = "mlx5 retransmission/timeout hw_counters are zero (a lossy fabric shows here)",
+	.run = run,
+};

@@ -1,0 +1,98 @@
+/* rdma.link_rate: each active port runs at the rate its siblings and its
+ * Ethernet link say it should.
+ *
+ * A port slower than the fastest port of the same NIC model in the node, or
+ * a RoCE port whose netdev speed is below the port's rate, is a warn: a bad
+ * cable or transceiver, or a link that trained at a lower speed (seed 004:
+ * 1139 MB/s = a 10G negotiation on a 40G ConnectX-3 link, fixed by a new
+ * DAC). On RoCE the `rate` file only approximates the Ethernet speed
+ * (REFERENCE §1: mlx5 maps PTYS speeds to IB names), so the netdev speed
+ * (Mb/s) is the real value. --link-rate sets a site minimum. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+
+/* The rate of a port in Gb/s: the netdev speed for RoCE when known. */
+static double port_gbps(const struct inventory *inv, const struct rdma_port *p)
+{
+	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
+	if (n && n->speed > 0)
+		return (double)n->speed / 1000.0;
+	return p->rate_gbps;
+}
+
+static double model_best(const struct inventory *inv, const char *model)
+{
+	double best = 0;
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		if (strcmp(rdma_dev_model(inv, d), model))
+			continue;
+		for (size_t k = 0; k < d->n_ports; k++)
+			if (port_active(&d->ports[k]) && port_gbps(inv, &d->ports[k]) > best)
+				best = port_gbps(inv, &d->ports[k]);
+	}
+	return best;
+}
+
+static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p)
+{
+	const struct inventory *inv = c->inv;
+	char lbl[96];
+	port_label(d, p, lbl, sizeof(lbl));
+	if (!port_active(p)) {
+		check_add(c, STATUS_SKIP, lbl, "port not active; no rate to judge (%s)", p->rate ? p->rate : "no rate");
+		return;
+	}
+	if (p->rate_gbps <= 0) {
+		check_add(c, STATUS_SKIP, lbl, "rate unreadable under the root");
+		return;
+	}
+	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
+	double gbps = port_gbps(inv, p);
+	const char *model = rdma_dev_model(inv, d);
+	double best = model_best(inv, model);
+	struct finding *f;
+
+	if (n && n->speed > 0 && (double)n->speed / 1000.0 < p->rate_gbps) {
+		f = check_add(c, STATUS_WARN, lbl, "%s runs at %g Gb/s but the port reports %s",
+			      n->name, (double)n->speed / 1000.0, p->rate);
+		finding_hint(f, "the link trained below its rate: reseat or replace the cable/transceiver, "
+				"check `ethtool %s` (Speed, Link partner advertised) and the switch port",
+			     n->name);
+	} else if (gbps < best) {
+		f = check_add(c, STATUS_WARN, lbl, "%g Gb/s, slower than other %s ports on this node (%g Gb/s)", gbps,
+			      model, best);
+		finding_hint(f, "a slow port drags down every collective that uses it: check the cable "
+				"(`mlxlink -d %s` if MFT is installed) and the switch port speed",
+			     d->pci_bdf ? d->pci_bdf : d->name);
+	} else if (c->set->link_rate > 0 && gbps < c->set->link_rate) {
+		f = check_add(c, STATUS_WARN, lbl, "%g Gb/s, below the expected %g Gb/s (--link-rate)", gbps,
+			      c->set->link_rate);
+		finding_hint(f, "check the cable, transceiver and switch port; or set link_rate in "
+				"/etc/gpuready.conf to what this site runs");
+	} else {
+		check_add(c, STATUS_OK, lbl, "%g Gb/s (%s)%s%s", gbps, p->rate, n ? ", netdev " : "", n ? n->name : "");
+	}
+}
+
+static int run(struct check_ctx *c)
+{
+	size_t ports = 0;
+	for (size_t i = 0; i < c->inv->rdma.n; i++) {
+		const struct rdma_dev *d = &c->inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++, ports++)
+			one(c, d, &d->ports[k]);
+	}
+	if (ports == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");
+	return 0;
+}
+
+const struct check_def check_rdma_link_rate = {
+	.id = "rdma.link_rate",
+	.section = "Link Rate",
+	.summary = "active ports run as fast as their siblings, their Ethernet link and --link-rate",
+	.run = run,
+};

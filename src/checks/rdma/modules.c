@@ -1,0 +1,78 @@
+/* rdma.modules: the kernel modules of the RDMA stack are loaded.
+ *
+ * Core modules (REFERENCE §3): ib_core (RDMA core), ib_uverbs
+ * (/dev/infiniband/uverbs*, needed by libibverbs), rdma_cm (connection
+ * manager) and rdma_ucm (/dev/infiniband/rdma_cm, needed by librdmacm).
+ * Provider modules follow the NICs present: ConnectX-4 and later need
+ * mlx5_core + mlx5_ib, ConnectX-3 needs mlx4_core + mlx4_ib (PCI IDs in
+ * common.c). A Mellanox NIC whose provider is missing is a fail: the NIC
+ * works as Ethernet but has no RDMA device. Without any RDMA hardware the
+ * modules are not needed, so they are skipped, not failed. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+
+static const char *const core_modules[] = { "ib_core", "ib_uverbs", "rdma_cm", "rdma_ucm" };
+
+static void one(struct check_ctx *c, const char *name, const char *why, bool needed)
+{
+	const struct modules_info *m = &c->inv->modules;
+	enum module_state st = modules_state(m, name);
+	struct finding *f;
+	switch (st) {
+	case MODULE_LOADED:
+		check_add(c, STATUS_OK, name, "loaded (%s)", modules_source(m, name));
+		break;
+	case MODULE_BUILTIN:
+		check_add(c, STATUS_OK, name, "built into the kernel (%s)", modules_source(m, name));
+		break;
+	case MODULE_ABSENT:
+		if (!needed) {
+			check_add(c, STATUS_SKIP, name, "not loaded; not needed: %s", why);
+			break;
+		}
+		f = check_add(c, STATUS_FAIL, name, "not loaded, needed for %s", why);
+		finding_hint(f, "modprobe %s && echo %s > /etc/modules-load.d/%s.conf", name, name, name);
+		break;
+	case MODULE_UNKNOWN:
+		check_add(c, STATUS_SKIP, name,
+			  "cannot tell: neither /proc/modules nor /sys/module could be read under the root");
+		break;
+	}
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	bool need_mlx4 = false, need_mlx5 = false;
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		if (p->ids_err || p->vendor != VENDOR_MELLANOX)
+			continue;
+		enum rdma_provider pr = nic_provider(p->device);
+		need_mlx4 |= pr == PROVIDER_MLX4;
+		need_mlx5 |= pr == PROVIDER_MLX5;
+	}
+	bool rdma_hw = node_has_rdma_hw(inv);
+	const char *no_hw = "no RDMA NIC or device on this node";
+
+	for (size_t i = 0; i < ARRAY_SIZE(core_modules); i++)
+		one(c, core_modules[i], rdma_hw ? "the RDMA stack" : no_hw, rdma_hw);
+	if (need_mlx5) {
+		one(c, "mlx5_core", "the ConnectX-4 or later NICs present", true);
+		one(c, "mlx5_ib", "RDMA on the ConnectX-4 or later NICs present", true);
+	}
+	if (need_mlx4) {
+		one(c, "mlx4_core", "the ConnectX-3 NICs present", true);
+		one(c, "mlx4_ib", "RDMA on the ConnectX-3 NICs present", true);
+	}
+	return 0;
+}
+
+const struct check_def check_rdma_modules = {
+	.id = "rdma.modules",
+	.section = "Inbox RDMA Kernel Modules",
+	.summary = "RDMA core modules and the provider modules the NICs present need are loaded",
+	.run = run,
+};

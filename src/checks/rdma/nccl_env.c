@@ -1,0 +1,33 @@
+/* rdma.nccl_env: the effective value of each NCCL_* variable, and where it
+ * comes from (process environment, login-shell files, NCCL's config files;
+ * precedence in inventory/nccl_conf.c). Lower-priority definitions that
+ * lose are listed as details. Informational: always ok or skip. */
+#include "checks/check.h"
+#include "common.h"
+
+static int run(struct check_ctx *c)
+{
+	const struct nccl_config *nc = &c->inv->nccl;
+	if (!nc->env_known)
+		check_add(c, STATUS_SKIP, "environment",
+			  "process environment not recorded in this tree (.gpuready/environ): only files are considered");
+	if (nc->n == 0) {
+		check_add(c, STATUS_OK, SUBJECT_NODE, "no NCCL_* variables set anywhere: NCCL uses its defaults");
+		return 0;
+	}
+	for (size_t i = 0; i < nc->n; i++) {
+		const struct nccl_var *v = &nc->v[i];
+		struct finding *f = check_add(c, STATUS_OK, v->name, "=%s (%s%s)", v->value, v->source,
+					      v->login_only ? ", login shells only" : "");
+		for (size_t k = 0; k < v->shadowed.n; k++)
+			finding_detail(f, "also set, not used: %s", v->shadowed.v[k]);
+	}
+	return 0;
+}
+
+const struct check_def check_rdma_nccl_env = {
+	.id = "rdma.nccl_env",
+	.section = "NCCL Configuration",
+	.summary = "effective NCCL_* values and where each comes from",
+	.run = run,
+};

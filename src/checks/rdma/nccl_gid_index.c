@@ -1,0 +1,152 @@
+/* rdma.nccl_gid_index: NCCL_IB_GID_INDEX points at a RoCE v2 GID on every
+ * port NCCL will use.
+ *
+ * A wrong index shows up as `ibv_modify_qp ... Invalid argument` or as
+ * RoCE v1 traffic that routers drop (REFERENCE §8). Unset, NCCL >= 2.21
+ * picks a RoCE v2 GID itself (NCCL_IB_ROCE_VERSION_NUM=2, IPv4 first);
+ * older NCCL uses index 0, which is RoCE v1 on mlx5 — reported as a note
+ * because the NCCL version is not known from files. A RoCE v2 GID with a
+ * link-local (fe80::) address only works inside one L2 segment: warn.
+ * Since 2.22 NCCL ignores the index on InfiniBand ports, so only RoCE
+ * ports count. One finding for the variable; each port is a detail line. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct verdict {
+	enum status worst;
+	size_t ports, bad;
+	const struct rdma_gid *suggest; /* a RoCE v2 routable GID index seen */
+	struct strbuf first_problem;
+};
+
+static void bump(struct verdict *v, enum status s)
+{
+	static const int rank[] = { [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3 };
+	if (rank[s] > rank[v->worst])
+		v->worst = s;
+}
+
+/* Judges one port for index idx (-1: unset); appends a detail line. */
+static enum status judge(const struct rdma_dev *d, const struct rdma_port *p, int idx, struct strbuf *line,
+			 struct verdict *v)
+{
+	char lbl[96], ip[32];
+	const struct rdma_gid *best = port_best_gid(p);
+	port_label(d, p, lbl, sizeof(lbl));
+	if (best && !v->suggest)
+		v->suggest = best;
+	if (idx < 0) {
+		const struct rdma_gid *g0 = port_gid(p, 0);
+		if (!best) {
+			strbuf_addf(line, "%s: no RoCE v2 GID for NCCL to select (see rdma.roce_gid)", lbl);
+			return STATUS_SKIP;
+		}
+		strbuf_addf(line, "%s: NCCL >= 2.21 selects index %u (%s)", lbl, best->index,
+			    gid_ipv4(best->gid, ip, sizeof(ip)) ? ip : best->gid);
+		if (g0 && g0->type && !gid_is_v2(g0))
+			strbuf_addf(line, "; NCCL < 2.21 would use index 0, RoCE v1");
+		return STATUS_OK;
+	}
+	const struct rdma_gid *g = port_gid(p, (unsigned)idx);
+	if (!g) {
+		strbuf_addf(line, "%s: GID %d is empty (ibv_modify_qp fails with Invalid argument)", lbl, idx);
+		return STATUS_FAIL;
+	}
+	if (g->type && !gid_is_v2(g)) {
+		strbuf_addf(line, "%s: GID %d is %s (%s), not RoCE v2", lbl, idx, g->type, g->gid);
+		return STATUS_FAIL;
+	}
+	if (gid_link_local(g->gid)) {
+		strbuf_addf(line, "%s: GID %d is RoCE v2 but link-local (%s): not routable beyond one L2 segment", lbl,
+			    idx, g->gid);
+		return STATUS_WARN;
+	}
+	strbuf_addf(line, "%s: GID %d is %s %s", lbl, idx, g->type ? g->type : "(type unknown)",
+		    gid_ipv4(g->gid, ip, sizeof(ip)) ? ip : g->gid);
+	return STATUS_OK;
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_IB_GID_INDEX");
+	const struct nccl_var *hv = nccl_get(&inv->nccl, "NCCL_IB_HCA");
+	struct nccl_list hca;
+	struct finding *f;
+	char ip[32], place[256];
+	int idx = -1;
+
+	long long n = -1;
+	int r = nccl_int_var(c, v, -1, 255, "a GID index", &n);
+	if (r < 0)
+		return 0;
+	idx = (int)n;
+	nccl_list_parse(hv ? hv->value : NULL, &hca);
+	struct verdict vd = { .worst = STATUS_OK, .first_problem = STRBUF_INIT };
+	struct strv lines = STRV_INIT;
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			if (!port_is_roce(p) || !nccl_uses_port(hv ? &hca : NULL, d, p))
+				continue;
+			struct strbuf line = STRBUF_INIT;
+			enum status s = judge(d, p, idx, &line, &vd);
+			vd.ports++;
+			if (s == STATUS_WARN || s == STATUS_FAIL) {
+				vd.bad++;
+				if (!vd.first_problem.len)
+					strbuf_adds(&vd.first_problem, line.buf);
+			}
+			bump(&vd, s);
+			strv_push(&lines, strbuf_detach(&line));
+		}
+	}
+	nccl_list_free(&hca);
+
+	if (vd.ports == 0) {
+		check_add(c, STATUS_SKIP, "NCCL_IB_GID_INDEX", "no active RoCE port that NCCL would use");
+	} else if (idx < 0) {
+		if (vd.worst == STATUS_SKIP)
+			f = check_add(c, STATUS_SKIP, "NCCL_IB_GID_INDEX",
+				      "not set, and no port has a RoCE v2 GID for NCCL to select (see rdma.roce_gid)");
+		else
+			f = check_add(c, STATUS_OK, "NCCL_IB_GID_INDEX",
+				      "not set: NCCL >= 2.21 selects a RoCE v2 GID on %s %zu port%s (e.g. index %u); "
+				      "NCCL < 2.21 uses index 0",
+				      vd.ports == 1 ? "its" : "each of its", vd.ports, vd.ports == 1 ? "" : "s",
+				      vd.suggest ? vd.suggest->index : 0);
+		for (size_t i = 0; i < lines.n; i++)
+			finding_detail(f, "%s", lines.v[i]);
+	} else {
+		if (vd.bad)
+			f = check_add(c, vd.worst, "NCCL_IB_GID_INDEX", "=%d (%s) is wrong on %zu of %zu port(s): %s", idx,
+				      v->source, vd.bad, vd.ports, vd.first_problem.buf);
+		else
+			f = check_add(c, vd.worst == STATUS_SKIP ? STATUS_OK : vd.worst, "NCCL_IB_GID_INDEX",
+				      "=%d (%s) is a routable RoCE v2 GID on all %zu port(s) NCCL uses", idx, v->source,
+				      vd.ports);
+		for (size_t i = 0; i < lines.n; i++)
+			finding_detail(f, "%s", lines.v[i]);
+		if (vd.bad && vd.suggest)
+			finding_hint(f, "set NCCL_IB_GID_INDEX=%u (RoCE v2, %s) in %s, or unset it on NCCL >= 2.21",
+				     vd.suggest->index, gid_ipv4(vd.suggest->gid, ip, sizeof(ip)) ? ip : vd.suggest->gid,
+				     nccl_var_place(v, place, sizeof(place)));
+		else if (vd.bad)
+			finding_hint(f, "give the RDMA interfaces IP addresses first (see rdma.roce_gid)");
+	}
+	strv_free(&lines);
+	strbuf_release(&vd.first_problem);
+	return 0;
+}
+
+const struct check_def check_rdma_nccl_gid_index = {
+	.id = "rdma.nccl_gid_index",
+	.section = "NCCL Configuration",
+	.summary = "NCCL_IB_GID_INDEX is a RoCE v2 GID on every port NCCL uses",
+	.run = run,
+};

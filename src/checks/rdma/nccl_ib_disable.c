@@ -1,0 +1,52 @@
+/* rdma.nccl_ib_disable: nothing forces NCCL off RDMA.
+ *
+ * NCCL_IB_DISABLE=1 disables the IB/RoCE transport and NCCL_NET=Socket
+ * selects the socket transport: either way NCCL logs `Using network Socket`
+ * and multi-node traffic goes over TCP (REFERENCE §8; seed 000
+ * troubleshooting "RDMA Not Being Used"). NCCL_NET=IB on a node without
+ * RDMA devices makes NCCL fail to initialise instead of falling back. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+#include <strings.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	const struct nccl_var *dis = nccl_get(&inv->nccl, "NCCL_IB_DISABLE");
+	const struct nccl_var *net = nccl_get(&inv->nccl, "NCCL_NET");
+	struct finding *f;
+	bool bad = false;
+
+	if (dis && strcmp(dis->value, "0") && strcmp(dis->value, "")) {
+		f = check_add(c, STATUS_FAIL, "NCCL_IB_DISABLE", "=%s (%s): NCCL will not use RDMA and falls back "
+								 "to TCP sockets (`Using network Socket`)",
+			      dis->value, dis->source);
+		finding_hint(f, "remove NCCL_IB_DISABLE from %s (or set it to 0)", dis->source);
+		bad = true;
+	}
+	if (net && !strcasecmp(net->value, "Socket")) {
+		f = check_add(c, STATUS_FAIL, "NCCL_NET", "=%s (%s): NCCL is forced onto TCP sockets", net->value,
+			      net->source);
+		finding_hint(f, "remove NCCL_NET from %s, or set NCCL_NET=IB", net->source);
+		bad = true;
+	} else if (net && !strcasecmp(net->value, "IB") && inv->rdma.n == 0) {
+		f = check_add(c, STATUS_FAIL, "NCCL_NET", "=IB (%s) but this node has no RDMA device: NCCL "
+							  "initialisation will fail instead of falling back",
+			      net->source);
+		finding_hint(f, "fix the RDMA devices (see rdma.devices) or unset NCCL_NET");
+		bad = true;
+	}
+	if (!bad)
+		check_add(c, STATUS_OK, "NCCL_IB_DISABLE", "%s%s%s: NCCL may use RDMA", dis ? "=" : "not set",
+			  dis ? dis->value : "", net ? ", NCCL_NET allows IB" : "");
+	return 0;
+}
+
+const struct check_def check_rdma_nccl_ib_disable = {
+	.id = "rdma.nccl_ib_disable",
+	.section = "NCCL Configuration",
+	.summary = "NCCL_IB_DISABLE / NCCL_NET do not force NCCL onto TCP sockets",
+	.run = run,
+};

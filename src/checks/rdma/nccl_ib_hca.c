@@ -1,0 +1,133 @@
+/* rdma.nccl_ib_hca: NCCL_IB_HCA selects real, active ports.
+ *
+ * Parsed with NCCL's rules (common.h: '^' excludes, '=' exact, else name
+ * prefixes, so `mlx5_1` also matches `mlx5_10`; ':port' restricts). NCCL
+ * only considers ACTIVE ports with an IB or Ethernet link layer and skips
+ * the rest silently, so an entry that matches no device, or only down
+ * ports, is a fail: the operator asked for NICs NCCL will not use. An
+ * exclusion entry that matches nothing is a warn (probably a typo), and a
+ * selection that leaves no port is a fail (NCCL falls back to sockets).
+ * Every finding says which ports NCCL will actually use. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct ports {
+	struct strbuf used;   /* ports NCCL will use */
+	struct strbuf active; /* every active RDMA port, as an NCCL_IB_HCA value */
+	size_t n_used, n_active;
+};
+
+static void collect(const struct inventory *inv, const struct nccl_list *l, struct ports *ps)
+{
+	char lbl[96];
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
+			const struct rdma_dev *d = &inv->rdma.v[i];
+			const struct rdma_port *p = &d->ports[k];
+			if (nccl_uses_port(NULL, d, p)) {
+				strbuf_addf(&ps->active, "%s%s:%u", ps->n_active ? "," : "", d->name, p->num);
+				ps->n_active++;
+			}
+			if (nccl_uses_port(l, d, p)) {
+				strbuf_addf(&ps->used, "%s%s", ps->n_used ? ", " : "", port_label(d, p, lbl, sizeof(lbl)));
+				ps->n_used++;
+			}
+		}
+}
+
+/* One entry: 0 fine, else the finding it produced. */
+static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, const struct nccl_list_entry *e)
+{
+	const struct inventory *inv = c->inv;
+	size_t matched = 0, active = 0;
+	struct strbuf down = STRBUF_INIT;
+	char lbl[96], et[96];
+	struct finding *f = NULL;
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			if (!nccl_entry_matches(l, e, d->name, (int)p->num))
+				continue;
+			matched++;
+			if (port_active(p))
+				active++;
+			else
+				strbuf_addf(&down, "%s%s (%s)", down.len ? ", " : "", port_label(d, p, lbl, sizeof(lbl)),
+					    p->state_name ? p->state_name : "state unknown");
+		}
+	}
+	if (e->port >= 0)
+		snprintf(et, sizeof(et), "%s:%d", e->name, e->port);
+	else
+		snprintf(et, sizeof(et), "%s", e->name);
+	if (matched == 0)
+		f = check_add(c, l->exclude ? STATUS_WARN : STATUS_FAIL, "NCCL_IB_HCA",
+			      "entry '%s' matches no RDMA device or port%s", et,
+			      l->exclude ? " (excluding it changes nothing: a typo?)" : "");
+	else if (!l->exclude && active == 0)
+		f = check_add(c, STATUS_FAIL, "NCCL_IB_HCA", "entry '%s' names only ports that are down: %s", et,
+			      down.buf);
+	else if (!l->exclude && down.len)
+		f = check_add(c, STATUS_WARN, "NCCL_IB_HCA", "entry '%s' includes ports that are down: %s", et, down.buf);
+	strbuf_release(&down);
+	return f;
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_IB_HCA");
+	struct nccl_list l;
+	struct ports ps = { .used = STRBUF_INIT, .active = STRBUF_INIT };
+	char place[256];
+
+	if (inv->rdma.n == 0) {
+		check_add(c, STATUS_SKIP, "NCCL_IB_HCA", "no RDMA devices to select from");
+		return 0;
+	}
+	nccl_list_parse(v ? v->value : NULL, &l);
+	collect(inv, v ? &l : NULL, &ps);
+
+	bool bad = false;
+	for (size_t e = 0; v && e < l.n; e++) {
+		struct finding *f = entry(c, &l, &l.v[e]);
+		if (!f)
+			continue;
+		bad = true;
+		finding_detail(f, "NCCL_IB_HCA=%s (%s): NCCL will use %zu of %zu active ports: %s", v->value, v->source,
+			       ps.n_used, ps.n_active, ps.n_used ? ps.used.buf : "none");
+		finding_hint(f, "set NCCL_IB_HCA to ports that exist and are ACTIVE (`rdma link show`), e.g. "
+				"NCCL_IB_HCA=%s, in %s; or unset it to use every active port",
+			     ps.n_active ? ps.active.buf : "mlx5_0:1", nccl_var_place(v, place, sizeof(place)));
+	}
+	if (ps.n_used == 0) {
+		struct finding *f;
+		if (v)
+			f = check_add(c, STATUS_FAIL, "NCCL_IB_HCA",
+				      "=%s selects no active port: NCCL falls back to TCP sockets", v->value);
+		else
+			f = check_add(c, STATUS_FAIL, "NCCL_IB_HCA",
+				      "not set, but no RDMA port is active: NCCL falls back to TCP sockets");
+		finding_hint(f, "bring a port up (see rdma.port_state)%s%s", v ? " or fix NCCL_IB_HCA in " : "",
+			     v ? nccl_var_place(v, place, sizeof(place)) : "");
+	} else if (!bad) {
+		check_add(c, STATUS_OK, "NCCL_IB_HCA", "%s%s%s: NCCL will use %s", v ? "=" : "not set",
+			  v ? v->value : " (every active port)", v && ps.n_used < ps.n_active ? " (a subset)" : "",
+			  ps.used.buf);
+	}
+	strbuf_release(&ps.used);
+	strbuf_release(&ps.active);
+	nccl_list_free(&l);
+	return 0;
+}
+
+const struct check_def check_rdma_nccl_ib_hca = {
+	.id = "rdma.nccl_ib_hca",
+	.section = "NCCL Configuration",
+	.summary = "NCCL_IB_HCA, read with NCCL's matching rules, selects existing active ports",
+	.run = run,
+};

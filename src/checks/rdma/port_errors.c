@@ -1,0 +1,54 @@
+/* rdma.port_errors: the port error counters are zero.
+ *
+ * PMA counters in ports/N/counters (REFERENCE §1): symbol errors, link
+ * downs, receive errors, link error recoveries, local link integrity and
+ * buffer overrun errors point at cables, transceivers or a flapping link.
+ * They count since the last reset (driver load or `perfquery -R`), so a
+ * small value can be old news: the values are shown for the operator. */
+#include "checks/check.h"
+#include "common.h"
+
+
+static const char *const error_counters[] = {
+	"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery",
+	"local_link_integrity_errors", "excessive_buffer_overrun_errors",
+};
+
+static int run(struct check_ctx *c)
+{
+	char lbl[96];
+	size_t ports = 0;
+	for (size_t i = 0; i < c->inv->rdma.n; i++) {
+		const struct rdma_dev *d = &c->inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			port_label(d, p, lbl, sizeof(lbl));
+			ports++;
+			if (p->n_counters == 0) {
+				check_add(c, STATUS_SKIP, lbl, "no counters readable");
+				continue;
+			}
+			struct strbuf bad = STRBUF_INIT;
+			size_t seen = counters_summary(p->counters, p->n_counters, error_counters, ARRAY_SIZE(error_counters),
+						       &bad, NULL);
+			if (bad.len) {
+				struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
+				finding_hint(f, "check the cable/transceiver and the switch port (`mlxlink`, switch "
+						"logs); clear with `perfquery -R` and watch whether they grow");
+			} else {
+				check_add(c, STATUS_OK, lbl, "%zu error counters are 0", seen);
+			}
+			strbuf_release(&bad);
+		}
+	}
+	if (ports == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");
+	return 0;
+}
+
+const struct check_def check_rdma_port_errors = {
+	.id = "rdma.port_errors",
+	.section = "Port Health",
+	.summary = "port error counters (symbol errors, link downs, receive errors...) are zero",
+	.run = run,
+};

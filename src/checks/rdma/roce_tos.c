@@ -1,0 +1,63 @@
+/* rdma.roce_tos: RDMA-CM marks RoCE traffic with the site's lossless class.
+ *
+ * /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_tos (REFERENCE
+ * §2) is the IP ToS byte of RDMA-CM connections (librdmacm users: perftest
+ * -R, rping, MPI/UCX over rdmacm, storage). A missing directory means the
+ * kernel default 0. The expected class is --tos (default 104 = DSCP 26, the
+ * seed's "ToS 104 = DSCP 26 = TC3"); values with the same DSCP but other
+ * ECN bits are the same class. Wrong or unset is a fail for RDMA-CM users.
+ * NCCL does not use these files (it sets NCCL_IB_TC itself; see
+ * rdma.nccl_ib_tc). */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	int want = c->set->tos;
+	char lbl[96], d1[96], d2[96];
+	size_t roce = 0;
+
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			if (!port_is_roce(p))
+				continue;
+			roce++;
+			port_label(d, p, lbl, sizeof(lbl));
+			int tos = p->roce_tos >= 0 ? p->roce_tos : 0;
+			bool unset = p->roce_tos < 0;
+			/* DSCP>>3 is the priority in the default DSCP->priority map (REFERENCE §2, vendor examples). */
+			if (tos_dscp(tos) == tos_dscp(want)) {
+				check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
+					  tos_describe(tos, d1, sizeof(d1)), unset ? ", kernel default" : "",
+					  tos_dscp(tos) >> 3);
+				continue;
+			}
+			struct finding *f =
+				check_add(c, STATUS_FAIL, lbl, "RDMA-CM %s%s, expected %s: RDMA-CM traffic is not in "
+							       "the lossless class",
+					  tos_describe(tos, d1, sizeof(d1)),
+					  unset ? " (no rdma_cm configfs entry: kernel default)" : "",
+					  tos_describe(want, d2, sizeof(d2)));
+			finding_hint(f,
+				     "modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
+				     "mkdir -p /sys/kernel/config/rdma_cm/%s && echo %d > "
+				     "/sys/kernel/config/rdma_cm/%s/ports/%u/default_roce_tos",
+				     d->name, want, d->name, p->num);
+		}
+	}
+	if (roce == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand uses service levels, not ToS)");
+	return 0;
+}
+
+const struct check_def check_rdma_roce_tos = {
+	.id = "rdma.roce_tos",
+	.section = "RoCE Traffic Class (QoS)",
+	.summary = "rdma_cm default_roce_tos of every RoCE port carries the expected DSCP (--tos)",
+	.run = run,
+};

@@ -1,0 +1,66 @@
+/* rdma.tos_persist: the rdma_cm ToS setting survives a reboot.
+ *
+ * configfs is rebuilt empty at boot (REFERENCE §2), so a non-default ToS
+ * needs something that writes it at boot: an enabled systemd unit (seed
+ * 000's rdma-cm-tos.service), a udev rule, or rc.local (inventory/
+ * persist.c finds them by what they write). None is a warn; a unit that
+ * exists but is not enabled is a warn naming `systemctl enable`. When the
+ * expected ToS is the kernel default 0 nothing needs persisting. */
+#include "checks/check.h"
+#include "common.h"
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	const struct persist_info *ps = &inv->persist;
+	bool roce = false;
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++)
+			roce |= port_is_roce(&inv->rdma.v[i].ports[k]);
+	if (!roce) {
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports");
+		return 0;
+	}
+	if (tos_dscp(c->set->tos) == 0) {
+		check_add(c, STATUS_OK, SUBJECT_NODE, "expected ToS is the kernel default (DSCP 0): nothing to persist");
+		return 0;
+	}
+	const struct tos_writer *disabled = NULL;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct tos_writer *w = &ps->v[i];
+		if (!w->enabled) {
+			disabled = w;
+			continue;
+		}
+		struct finding *f = check_add(c, STATUS_OK, w->unit ? w->unit : w->path,
+					      "%s%s sets default_roce_tos at boot%s%s", w->unit ? "enabled unit " : "",
+					      w->path, w->via ? " via " : "", w->via ? w->via : "");
+		finding_detail(f, "found by its text mentioning default_roce_tos or cma_roce_tos");
+		return 0;
+	}
+	struct finding *f;
+	if (disabled) {
+		f = check_add(c, STATUS_WARN, disabled->unit, "%s writes default_roce_tos but is not enabled: the ToS "
+							     "is lost at the next reboot",
+			      disabled->path);
+		finding_hint(f, "systemctl enable --now %s", disabled->unit);
+		return 0;
+	}
+	f = check_add(c, STATUS_WARN, SUBJECT_NODE,
+		      "nothing sets default_roce_tos at boot (no systemd unit, udev rule or rc.local mentions it): "
+		      "configfs values are lost at reboot");
+	finding_hint(f,
+		     "create /etc/systemd/system/rdma-cm-tos.service (Type=oneshot, RemainAfterExit=yes, "
+		     "After=network.target) whose ExecStart runs a script doing, for each RDMA device D: "
+		     "mkdir -p /sys/kernel/config/rdma_cm/D && echo %d > /sys/kernel/config/rdma_cm/D/ports/1/"
+		     "default_roce_tos; then systemctl enable --now rdma-cm-tos",
+		     c->set->tos);
+	return 0;
+}
+
+const struct check_def check_rdma_tos_persist = {
+	.id = "rdma.tos_persist",
+	.section = "RoCE Traffic Class (QoS)",
+	.summary = "an enabled systemd unit, udev rule or rc.local re-applies the rdma_cm ToS at boot",
+	.run = run,
+};

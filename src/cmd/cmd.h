@@ -1,0 +1,64 @@
+/* The commands. One file per command under src/cmd/, one entry point each;
+ * the table in main.c lists them.
+ *
+ * Adding a command: write src/cmd/<name>.c with `int cmd_<name>(struct
+ * cmd_env *env)`, declare it here, add one row to `commands[]` in main.c
+ * (name, handler, option scope, argument bounds, one-line summary, busybox
+ * alias if any), add it to meson.build, and add a CLI test. Handlers return
+ * the process exit code: 0 ok, 1 a check failed, 2 the tool could not run
+ * (EXIT_* below); they print their own output and errors. */
+#ifndef GPUREADY_CMD_H
+#define GPUREADY_CMD_H
+
+#include <stdio.h>
+
+#include "core/strv.h"
+#include "settings.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_CHECK_FAILED = 1,
+	EXIT_TOOL_ERROR = 2,
+};
+
+struct command;
+
+struct cmd_env {
+	const struct command *cmd;
+	struct settings *set;
+	const bool *cli_set;     /* which settings_opts were given on the command line */
+	struct strv args;        /* positional arguments */
+	const char *progname;
+};
+
+struct command {
+	const char *name;
+	int (*fn)(struct cmd_env *env);
+	unsigned scope;          /* which options it takes */
+	int min_args, max_args;
+	const char *usage;       /* argument synopsis */
+	const char *summary;
+	const char *alias;       /* busybox-style program name, or NULL */
+	const char *description; /* longer help text for --help and the man page */
+	bool hidden;
+};
+
+extern const struct command commands[];
+extern const size_t n_commands;
+
+int cmd_check(struct cmd_env *env);
+int cmd_rdma(struct cmd_env *env);
+int cmd_snapshot(struct cmd_env *env);
+int cmd_help(struct cmd_env *env);
+int cmd_version(struct cmd_env *env);
+int cmd_list_checks(struct cmd_env *env);
+int cmd_man(struct cmd_env *env);
+
+/* Shared by the check commands: runs the checks of `area` (NULL = all) on
+ * the configured root and prints the report. */
+int run_check_command(struct cmd_env *env, const char *area);
+
+/* Prints `gpuready <cmd> --help`. */
+void print_command_help(FILE *out, const struct command *c);
+
+#endif

@@ -1,0 +1,46 @@
+/* `gpuready help [COMMAND]`, `gpuready --help`, `gpuready <cmd> --help`.
+ * Generated from the command table and the option table. */
+#include "cmd.h"
+#include "config.h"
+
+#include <string.h>
+
+void print_command_help(FILE *out, const struct command *c)
+{
+	fprintf(out, "usage: gpuready %s %s\n", c->name, c->usage);
+	if (c->alias)
+		fprintf(out, "   or: %s %s\n", c->alias, c->usage);
+	fprintf(out, "\n%s.\n", c->summary);
+	if (c->description)
+		fprintf(out, "\n%s\n", c->description);
+	fprintf(out, "\nOptions:\n");
+	opt_print_help(out, settings_opts, settings_n_opts, c->scope);
+	if (c->scope & SCOPE_CHECK)
+		fprintf(out, "\nExit status: 0 no check failed; 1 a check failed (or warned, with --strict); "
+			     "2 gpuready could not run.\n");
+}
+
+int cmd_help(struct cmd_env *env)
+{
+	if (env->args.n == 1) {
+		for (size_t i = 0; i < n_commands; i++)
+			if (!strcmp(commands[i].name, env->args.v[0])) {
+				print_command_help(stdout, &commands[i]);
+				return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+			}
+		fprintf(stderr, "gpuready help: no command '%s'\n", env->args.v[0]);
+		return EXIT_TOOL_ERROR;
+	}
+	printf("gpuready %s: is this GPU node ready for distributed training?\n\n"
+	       "usage: gpuready <command> [options]\n\nCommands:\n",
+	       GPUREADY_VERSION);
+	for (size_t i = 0; i < n_commands; i++)
+		if (!commands[i].hidden)
+			printf("  %-13s %s\n", commands[i].name, commands[i].summary);
+	printf("\nAliases (installed as links to gpuready):\n");
+	for (size_t i = 0; i < n_commands; i++)
+		if (commands[i].alias)
+			printf("  %-13s gpuready %s\n", commands[i].alias, commands[i].name);
+	printf("\n`gpuready <command> --help` shows a command's options. `man gpuready` has the rest.\n");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+}

@@ -1,0 +1,14 @@
+/* `gpuready list-checks`: every check ID with its one-line summary, for
+ * --only/--skip and for the docs. */
+#include "cmd.h"
+#include "checks/check.h"
+
+int cmd_list_checks(struct cmd_env *env)
+{
+	for (size_t i = 0; i < check_registry_n; i++) {
+		const struct check_def *d = check_registry[i];
+		if (check_selected(env->set, d->id))
+			printf("%-26s %s\n", d->id, d->summary);
+	}
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+}

@@ -1,0 +1,83 @@
+/* `gpuready man`: the man page, generated from the command and option
+ * tables so that it cannot drift from --help. docs/gpuready.1 is this
+ * command's output; a test compares the two. */
+#include "cmd.h"
+#include "checks/check.h"
+#include "config.h"
+
+static void roff_text(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-' || *s == '\\')
+			putchar('\\');
+		putchar(*s);
+	}
+}
+
+int cmd_man(struct cmd_env *env)
+{
+	(void)env;
+	printf(".TH GPUREADY 1 \"\" \"gpuready %s\" \"User Commands\"\n", GPUREADY_VERSION);
+	printf(".SH NAME\ngpuready \\- is this GPU node ready for distributed training?\n");
+	printf(".SH SYNOPSIS\n");
+	for (size_t i = 0; i < n_commands; i++)
+		if (!commands[i].hidden) {
+			printf(".B gpuready %s\n", commands[i].name);
+			roff_text(commands[i].usage);
+			printf("\n.br\n");
+		}
+	printf(".SH DESCRIPTION\n"
+	       "gpuready reads a node's sysfs, procfs, configfs and configuration files (live, or a recorded "
+	       "tree given with \\-\\-sysroot) and reports, check by check, whether the RDMA stack and NCCL "
+	       "configuration are ready for multi\\-node training, and how to fix what is not.\n"
+	       "Each finding has an ID, a status (ok, warn, fail, skip), a subject, a message with the "
+	       "observed and expected values and, for warn and fail, a fix.\n");
+	printf(".SH COMMANDS\n");
+	for (size_t i = 0; i < n_commands; i++) {
+		const struct command *c = &commands[i];
+		if (c->hidden)
+			continue;
+		printf(".SS \"%s\"\n", c->name);
+		roff_text(c->summary);
+		printf(".\n");
+		if (c->description) {
+			printf(".PP\n");
+			roff_text(c->description);
+			printf("\n");
+		}
+		if (c->alias) {
+			printf(".PP\nAlso installed as \\fB");
+			roff_text(c->alias);
+			printf("\\fR.\n");
+		}
+	}
+	printf(".SH OPTIONS\n.SS \"Check commands (check, rdma)\"\n");
+	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_CHECK);
+	printf(".SS \"snapshot\"\n");
+	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_SNAPSHOT);
+	printf(".SH CHECKS\n");
+	for (size_t i = 0; i < check_registry_n; i++) {
+		printf(".TP\n.B ");
+		roff_text(check_registry[i]->id);
+		printf("\n");
+		roff_text(check_registry[i]->summary);
+		printf(".\n");
+	}
+	printf(".SH CONFIGURATION FILE\n"
+	       "Site expectations are read from \\fI/etc/gpuready.conf\\fR inside the sysroot, or from "
+	       "\\fB\\-\\-config\\fR \\fIFILE\\fR. Lines are \\fIkey\\fR = \\fIvalue\\fR; '#' and ';' start "
+	       "comments; an optional [gpuready] section header is allowed. The keys are listed with the "
+	       "options above (\"Config key\"). Command-line options override the file. An unknown key "
+	       "is an error (exit status 2), so typos do not pass silently.\n");
+	printf(".SH EXIT STATUS\n.TP\n0\nNo check failed.\n.TP\n1\nAt least one check failed (or warned, "
+	       "with \\-\\-strict).\n.TP\n2\ngpuready itself could not run: a usage error, an unreadable "
+	       "configuration file, or an internal error.\n");
+	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
+	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES "
+	       "environment, and the user and architecture it was taken as.\n");
+	printf(".SH EXAMPLES\n.nf\ngpuready check\nverify\\-rdma \\-\\-json\n"
+	       "gpuready rdma \\-\\-only 'rdma.nccl_*'\n"
+	       "gpuready check \\-\\-prom /var/lib/node_exporter/textfile/gpuready.prom\n"
+	       "gpuready snapshot /tmp/node17 && gpuready check \\-\\-sysroot /tmp/node17\n.fi\n");
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+}

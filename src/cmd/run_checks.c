@@ -1,0 +1,72 @@
+/* The shared body of the check commands (check, rdma, ...): open the root,
+ * read the config file, load the inventory, run the selected checks,
+ * render. Only here and in main.c are errors printed. */
+#include "cmd.h"
+#include "checks/check.h"
+#include "config.h"
+#include "core/cleanup.h"
+#include "core/report.h"
+#include "inventory/inventory.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int run_check_command(struct cmd_env *env, const char *area)
+{
+	struct settings *s = env->set;
+	const char *dir = s->sysroot ? s->sysroot : "/";
+	_cleanup_root_ struct root *root = NULL;
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	char *err = NULL;
+	int r;
+
+	if ((r = root_open(dir, &root)) < 0) {
+		fprintf(stderr, "%s: cannot open sysroot %s: %s\n", env->progname, dir, strerror(-r));
+		return EXIT_TOOL_ERROR;
+	}
+	if (settings_load_config(s, env->cli_set, root, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		free(err);
+		return EXIT_TOOL_ERROR;
+	}
+	if ((r = inventory_load(root, &inv)) < 0) {
+		fprintf(stderr, "%s: reading the machine failed: %s\n", env->progname, strerror(-r));
+		return EXIT_TOOL_ERROR;
+	}
+
+	struct report rep;
+	report_init(&rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
+	int internal = checks_run(area, inv, s, &rep);
+	if (rep.n == 0) {
+		fprintf(stderr, "%s: no check matches --only/--skip (see `gpuready list-checks`)\n", env->progname);
+		report_free(&rep);
+		return EXIT_TOOL_ERROR;
+	}
+
+	int ret = report_exit_code(&rep, s->strict);
+	if (internal < 0)
+		ret = EXIT_TOOL_ERROR;
+	if (s->prom) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = report_write_prom(&rep, s->prom, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+		if (r < 0) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", env->progname, s->prom, strerror(-r));
+			ret = EXIT_TOOL_ERROR;
+		}
+	}
+	if (s->json) {
+		r = report_write_json(&rep, stdout);
+	} else {
+		struct render_opts o = { .color = !s->no_color && isatty(STDOUT_FILENO), .verbose = s->verbose };
+		r = report_write_text(&rep, stdout, &o);
+	}
+	report_free(&rep);
+	if (fflush(stdout) != 0 || r < 0) {
+		fprintf(stderr, "%s: writing the report failed: %s\n", env->progname, strerror(errno ? errno : EIO));
+		return EXIT_TOOL_ERROR;
+	}
+	return ret;
+}

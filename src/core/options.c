@@ -1,0 +1,280 @@
+/* Declarative option parsing, help and man page output; see options.h. */
+#include "options.h"
+#include "parse.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char **err, const char *fmt, const char *a, const char *b)
+{
+	*err = xasprintf(fmt, a, b);
+	return -EINVAL;
+}
+
+static int parse_size(const char *v, uint64_t *ret)
+{
+	char buf[64];
+	size_t n = strlen(v);
+	uint64_t mul = 1;
+	if (n == 0 || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, v, n + 1);
+	switch (buf[n - 1]) {
+	case 'K': case 'k': mul = 1ull << 10; break;
+	case 'M': case 'm': mul = 1ull << 20; break;
+	case 'G': case 'g': mul = 1ull << 30; break;
+	}
+	if (mul != 1)
+		buf[n - 1] = '\0';
+	uint64_t x;
+	int r = parse_u64(buf, 0, &x);
+	if (r < 0)
+		return r;
+	if (x > UINT64_MAX / mul)
+		return -ERANGE;
+	*ret = x * mul;
+	return 0;
+}
+
+int opt_assign(const struct opt *o, void *target, const char *value, char **err)
+{
+	char *p = (char *)target + o->offset;
+	switch (o->type) {
+	case OPT_FLAG: {
+		bool b;
+		if (!value || !strcmp(value, "1") || !strcasecmp(value, "yes") || !strcasecmp(value, "true") ||
+		    !strcasecmp(value, "on"))
+			b = true;
+		else if (!strcmp(value, "0") || !strcasecmp(value, "no") || !strcasecmp(value, "false") ||
+			 !strcasecmp(value, "off"))
+			b = false;
+		else
+			return fail(err, "--%s: '%s' is not a boolean (yes/no)", o->name, value);
+		*(bool *)p = b;
+		return 0;
+	}
+	case OPT_STRING:
+		free(*(char **)p);
+		*(char **)p = xstrdup(value);
+		return 0;
+	case OPT_INT: {
+		/* decimal, or hex with 0x; never octal: "010" is ten */
+		int v;
+		bool hex = value[0] == '0' && (value[1] == 'x' || value[1] == 'X');
+		if (parse_int(value, hex ? 16 : 10, &v) < 0)
+			return fail(err, "--%s: '%s' is not an integer", o->name, value);
+		if ((o->min || o->max) && (v < o->min || v > o->max)) {
+			*err = xasprintf("--%s: %d is out of range %g..%g", o->name, v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(int *)p = v;
+		return 0;
+	}
+	case OPT_U64: {
+		uint64_t v;
+		if (parse_size(value, &v) < 0)
+			return fail(err, "--%s: '%s' is not a size (digits with optional K/M/G)", o->name, value);
+		*(uint64_t *)p = v;
+		return 0;
+	}
+	case OPT_DOUBLE: {
+		double v;
+		char *end;
+		if (!*value)
+			return fail(err, "--%s: empty value%s", o->name, "");
+		v = strtod(value, &end);
+		if (*end || !isfinite(v))
+			return fail(err, "--%s: '%s' is not a number", o->name, value);
+		if ((o->min || o->max) && (v < o->min || v > o->max)) {
+			*err = xasprintf("--%s: %g is out of range %g..%g", o->name, v, o->min, o->max);
+			return -EINVAL;
+		}
+		*(double *)p = v;
+		return 0;
+	}
+	case OPT_LIST: {
+		struct strv *sv = (struct strv *)p;
+		char *copy = xstrdup(value), *save = NULL;
+		for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			t = str_trim(t);
+			if (*t)
+				strv_add(sv, t);
+		}
+		free(copy);
+		return 0;
+	}
+	}
+	return fail(err, "--%s: internal error%s", o->name, "");
+}
+
+static const struct opt *find_long(const struct opt *opts, size_t n, const char *name, size_t len, size_t *idx)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len)) {
+			*idx = i;
+			return &opts[i];
+		}
+	return NULL;
+}
+
+static const struct opt *find_short(const struct opt *opts, size_t n, char c, size_t *idx)
+{
+	for (size_t i = 0; i < n; i++)
+		if (opts[i].short_name && opts[i].short_name == c) {
+			*idx = i;
+			return &opts[i];
+		}
+	return NULL;
+}
+
+int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char **argv, void *target, bool *set,
+	      struct strv *pos, char **err)
+{
+	bool only_pos = false;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_pos || a[0] != '-' || !a[1]) {
+			strv_add(pos, a);
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		const struct opt *o;
+		size_t idx = 0;
+		const char *value = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			o = find_long(opts, n, name, len, &idx);
+			if (!o || !(o->scope & scope))
+				return fail(err, "unknown option '%s'%s", a, "");
+			if (eq)
+				value = eq + 1;
+		} else {
+			o = find_short(opts, n, a[1], &idx);
+			if (!o || !(o->scope & scope))
+				return fail(err, "unknown option '%s'%s", a, "");
+			if (a[2]) {
+				if (o->type == OPT_FLAG) {
+					*err = xasprintf("option '-%c' takes no value ('%s')", a[1], a);
+					return -EINVAL;
+				}
+				value = a + 2;
+			}
+		}
+		if (o->type == OPT_FLAG) {
+			if (value)
+				return fail(err, "option '--%s' takes no value%s", o->name, "");
+		} else if (!value) {
+			if (i + 1 >= argc)
+				return fail(err, "option '--%s' needs a value (%s)", o->name, o->metavar ? o->metavar : "VALUE");
+			value = argv[++i];
+		}
+		int r = opt_assign(o, target, value, err);
+		if (r < 0)
+			return r;
+		if (set)
+			set[idx] = true;
+	}
+	return 0;
+}
+
+static void print_names(struct strbuf *sb, const struct opt *o)
+{
+	if (o->short_name)
+		strbuf_addf(sb, "-%c, ", o->short_name);
+	strbuf_addf(sb, "--%s", o->name);
+	if (o->type != OPT_FLAG)
+		strbuf_addf(sb, " %s", o->metavar ? o->metavar : "VALUE");
+}
+
+void opt_print_help(FILE *out, const struct opt *opts, size_t n, unsigned scope)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct opt *o = &opts[i];
+		if (!(o->scope & scope))
+			continue;
+		struct strbuf sb = STRBUF_INIT;
+		print_names(&sb, o);
+		fprintf(out, "  %-24s %s", sb.buf, o->help);
+		if (o->def)
+			fprintf(out, " (default: %s)", o->def);
+		if (o->key)
+			fprintf(out, " [config: %s]", o->key);
+		fputc('\n', out);
+		strbuf_release(&sb);
+	}
+}
+
+/* roff needs '-' written as '\-', and a '.' or '\'' at the start of a
+ * line (which roff reads as a request) guarded with the zero-width '\&'.
+ * Every call starts a line or continues one; line_start says which. */
+static void roff_at(FILE *out, const char *s, bool line_start)
+{
+	if (line_start && (*s == '.' || *s == '\''))
+		fputs("\\&", out);
+	for (; *s; s++) {
+		if (*s == '-' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+		if (*s == '\n' && (s[1] == '.' || s[1] == '\''))
+			fputs("\\&", out);
+	}
+}
+
+static void roff(FILE *out, const char *s)
+{
+	roff_at(out, s, false);
+}
+
+void opt_print_man(FILE *out, const struct opt *opts, size_t n, unsigned scope)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct opt *o = &opts[i];
+		if (!(o->scope & scope))
+			continue;
+		fputs(".TP\n\\fB", out);
+		if (o->short_name)
+			fprintf(out, "\\-%c\\fR, \\fB", o->short_name);
+		fputs("\\-\\-", out);
+		roff(out, o->name);
+		fputs("\\fR", out);
+		if (o->type != OPT_FLAG) {
+			fputs(" \\fI", out);
+			roff(out, o->metavar ? o->metavar : "VALUE");
+			fputs("\\fR", out);
+		}
+		fputc('\n', out);
+		roff_at(out, o->help, true);
+		if (o->def) {
+			fputs(" Default: ", out);
+			roff(out, o->def);
+			fputc('.', out);
+		}
+		if (o->key) {
+			fputs(" Config key: \\fB", out);
+			roff(out, o->key);
+			fputs("\\fR.", out);
+		}
+		fputc('\n', out);
+	}
+}
+
+void opt_free_values(const struct opt *opts, size_t n, void *target)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *p = (char *)target + opts[i].offset;
+		if (opts[i].type == OPT_STRING) {
+			free(*(char **)p);
+			*(char **)p = NULL;
+		} else if (opts[i].type == OPT_LIST) {
+			strv_free((struct strv *)p);
+		}
+	}
+}

@@ -1,0 +1,341 @@
+/* The report model and its three renderers (text, JSON, Prometheus). */
+#define _GNU_SOURCE
+#include "report.h"
+#include "cleanup.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const status_names[STATUS__COUNT] = {
+	[STATUS_OK] = "ok",
+	[STATUS_WARN] = "warn",
+	[STATUS_FAIL] = "fail",
+	[STATUS_SKIP] = "skip",
+};
+
+const char *status_name(enum status s)
+{
+	return s < STATUS__COUNT ? status_names[s] : "?";
+}
+
+void report_init(struct report *r, const char *version, const char *host, const char *sysroot)
+{
+	memset(r, 0, sizeof(*r));
+	r->version = xstrdup(version);
+	r->host = xstrdup(host);
+	r->sysroot = xstrdup(sysroot);
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct finding *f = r->v[i];
+		free(f->id);
+		free(f->section);
+		free(f->subject);
+		free(f->message);
+		free(f->hint);
+		strv_free(&f->details);
+		free(f);
+	}
+	free(r->v);
+	free(r->version);
+	free(r->host);
+	free(r->sysroot);
+	memset(r, 0, sizeof(*r));
+}
+
+struct finding *report_vadd(struct report *r, const char *id, const char *section, enum status st,
+			    const char *subject, const char *fmt, va_list ap)
+{
+	struct finding *f = xcalloc(1, sizeof(*f));
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_vaddf(&sb, fmt, ap);
+	f->id = xstrdup(id);
+	f->section = xstrdup(section);
+	f->subject = xstrdup(subject);
+	f->message = strbuf_detach(&sb);
+	f->status = st;
+	r->v = xreallocarray(r->v, r->n + 1, sizeof(*r->v));
+	r->v[r->n++] = f;
+	r->counts[st]++;
+	return f;
+}
+
+struct finding *report_add(struct report *r, const char *id, const char *section, enum status st,
+			   const char *subject, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct finding *f = report_vadd(r, id, section, st, subject, fmt, ap);
+	va_end(ap);
+	return f;
+}
+
+void finding_hint(struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	if (f->hint) {
+		strbuf_adds(&sb, f->hint);
+		strbuf_adds(&sb, "; ");
+		free(f->hint);
+	}
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	f->hint = strbuf_detach(&sb);
+}
+
+void finding_detail(struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strv_push(&f->details, strbuf_detach(&sb));
+}
+
+int report_exit_code(const struct report *r, bool strict)
+{
+	if (r->counts[STATUS_FAIL] > 0)
+		return 1;
+	if (strict && r->counts[STATUS_WARN] > 0)
+		return 1;
+	return 0;
+}
+
+/* ---- text ---- */
+
+static const char *const tags[STATUS__COUNT] = {
+	[STATUS_OK] = "OK", [STATUS_WARN] = "WARN", [STATUS_FAIL] = "FAIL", [STATUS_SKIP] = "SKIP",
+};
+static const char *const colors[STATUS__COUNT] = {
+	[STATUS_OK] = "\033[32m", [STATUS_WARN] = "\033[33m", [STATUS_FAIL] = "\033[1;31m", [STATUS_SKIP] = "\033[36m",
+};
+#define RULE "=========================================="
+
+static void section_title(FILE *out, const char *title, bool first)
+{
+	fprintf(out, "%s%s\n%s\n%s\n", first ? "" : "\n", RULE, title, RULE);
+}
+
+int report_write_text(const struct report *r, FILE *out, const struct render_opts *o)
+{
+	const char *section = NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finding *f = r->v[i];
+		if (!section || strcmp(section, f->section)) {
+			section_title(out, f->section, section == NULL);
+			section = f->section;
+		}
+		if (o->color)
+			fprintf(out, "%s[%s]\033[0m ", colors[f->status], tags[f->status]);
+		else
+			fprintf(out, "[%s] ", tags[f->status]);
+		fprintf(out, "%s: %s\n", f->subject, f->message);
+		bool problem = f->status == STATUS_WARN || f->status == STATUS_FAIL;
+		if (f->hint && problem)
+			fprintf(out, "       fix: %s\n", f->hint);
+		if (problem || o->verbose)
+			for (size_t k = 0; k < f->details.n; k++)
+				fprintf(out, "       %s\n", f->details.v[k]);
+	}
+	section_title(out, "Results", section == NULL);
+	fprintf(out, "OK: %u  WARN: %u  FAIL: %u  SKIP: %u\n", r->counts[STATUS_OK], r->counts[STATUS_WARN],
+		r->counts[STATUS_FAIL], r->counts[STATUS_SKIP]);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- JSON ---- */
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid
+ * (overlong forms, surrogates and code points above U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned min, cp;
+	if (c < 0x80)
+		return 1;
+	if ((c & 0xe0) == 0xc0)
+		n = 2, min = 0x80, cp = c & 0x1f;
+	else if ((c & 0xf0) == 0xe0)
+		n = 3, min = 0x800, cp = c & 0x0f;
+	else if ((c & 0xf8) == 0xf0)
+		n = 4, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* s with every byte that is not part of valid UTF-8 replaced by U+FFFD:
+ * JSON (RFC 8259) and the Prometheus format require UTF-8, and bytes from
+ * files (a Latin-1 config, a corrupt attribute) end up in messages. */
+static char *utf8_clean(const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	while (*p) {
+		size_t n = utf8_seq(p);
+		if (n) {
+			strbuf_add(&sb, p, n);
+			p += n;
+		} else {
+			strbuf_adds(&sb, "\xef\xbf\xbd");
+			p++;
+		}
+	}
+	return strbuf_detach(&sb);
+}
+
+static json_object *jstr(const char *s)
+{
+	char *clean = utf8_clean(s);
+	json_object *o = json_object_new_string(clean);
+	free(clean);
+	return o;
+}
+
+int report_write_json(const struct report *r, FILE *out)
+{
+	json_object *root = json_object_new_object();
+	json_object_object_add(root, "version", jstr(r->version));
+	json_object_object_add(root, "host", jstr(r->host));
+	json_object_object_add(root, "sysroot", jstr(r->sysroot));
+	json_object *checks = json_object_new_array();
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finding *f = r->v[i];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "id", jstr(f->id));
+		json_object_object_add(o, "section", jstr(f->section));
+		json_object_object_add(o, "status", jstr(status_name(f->status)));
+		json_object_object_add(o, "subject", jstr(f->subject));
+		json_object_object_add(o, "message", jstr(f->message));
+		if (f->hint)
+			json_object_object_add(o, "hint", jstr(f->hint));
+		if (f->details.n) {
+			json_object *d = json_object_new_array();
+			for (size_t k = 0; k < f->details.n; k++)
+				json_object_array_add(d, jstr(f->details.v[k]));
+			json_object_object_add(o, "details", d);
+		}
+		json_object_array_add(checks, o);
+	}
+	json_object_object_add(root, "checks", checks);
+	json_object *sum = json_object_new_object();
+	for (int s = 0; s < STATUS__COUNT; s++)
+		json_object_object_add(sum, status_name(s), json_object_new_int((int)r->counts[s]));
+	json_object_object_add(root, "summary", sum);
+	const char *txt = json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+	fputs(txt, out);
+	fputc('\n', out);
+	json_object_put(root);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- Prometheus ---- */
+
+static void prom_label(FILE *out, const char *raw)
+{
+	char *clean = utf8_clean(raw);
+	for (const char *s = clean; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '"')
+			fputs("\\\"", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+	free(clean);
+}
+
+int report_write_prom_stream(const struct report *r, FILE *out, double now)
+{
+	fputs("# HELP gpuready_check_status Result of one gpuready finding: 0 ok, 1 warn, 2 fail, 3 skip.\n"
+	      "# TYPE gpuready_check_status gauge\n",
+	      out);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finding *f = r->v[i];
+		/* The exposition format forbids duplicate series: keep the
+		 * worst status (ok < skip < warn < fail) of a repeated pair. */
+		static const int rank[STATUS__COUNT] = {
+			[STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3,
+		};
+		bool shadowed = false;
+		for (size_t k = 0; k < r->n && !shadowed; k++) {
+			const struct finding *g = r->v[k];
+			if (k == i || strcmp(g->id, f->id) || strcmp(g->subject, f->subject))
+				continue;
+			shadowed = rank[g->status] > rank[f->status] || (g->status == f->status && k < i);
+		}
+		if (shadowed)
+			continue;
+		fputs("gpuready_check_status{id=\"", out);
+		prom_label(out, f->id);
+		fputs("\",subject=\"", out);
+		prom_label(out, f->subject);
+		fprintf(out, "\"} %d\n", (int)f->status);
+	}
+	fputs("# HELP gpuready_checks Number of gpuready findings per status.\n"
+	      "# TYPE gpuready_checks gauge\n",
+	      out);
+	for (int s = 0; s < STATUS__COUNT; s++)
+		fprintf(out, "gpuready_checks{status=\"%s\"} %u\n", status_name(s), r->counts[s]);
+	fputs("# HELP gpuready_last_run_timestamp_seconds When gpuready last ran, as Unix time.\n"
+	      "# TYPE gpuready_last_run_timestamp_seconds gauge\n",
+	      out);
+	fprintf(out, "gpuready_last_run_timestamp_seconds %.3f\n", now);
+	fputs("# HELP gpuready_info Version of gpuready and the root it read.\n"
+	      "# TYPE gpuready_info gauge\n"
+	      "gpuready_info{version=\"",
+	      out);
+	prom_label(out, r->version);
+	fputs("\",sysroot=\"", out);
+	prom_label(out, r->sysroot);
+	fputs("\"} 1\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
+int report_write_prom(const struct report *r, const char *path, double now)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = -errno;
+		close(fd);
+		unlink(tmp);
+		return e;
+	}
+	int ret = report_write_prom_stream(r, f, now);
+	if (fflush(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (fclose(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret < 0)
+		unlink(tmp);
+	return ret;
+}

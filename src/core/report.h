@@ -1,0 +1,78 @@
+/* The report model: what every check produces and every renderer prints.
+ *
+ * A finding has a stable dotted id ("rdma.port_state"), the section title it
+ * is shown under, a subject (what it is about: "mlx5_0/1", "NCCL_IB_HCA"),
+ * a status, a one-line message with the observed and expected values, and
+ * for warn/fail a hint: the exact command or file content that fixes it.
+ * Details are extra lines (tables, values) shown for problems, and for ok
+ * findings only in verbose mode.
+ *
+ * The report owns its findings and their strings. Renderers (text, JSON,
+ * Prometheus) only read it. */
+#ifndef GPUREADY_REPORT_H
+#define GPUREADY_REPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "strv.h"
+
+enum status {
+	STATUS_OK,
+	STATUS_WARN,
+	STATUS_FAIL,
+	STATUS_SKIP,
+	STATUS__COUNT,
+};
+
+struct finding {
+	char *id;
+	char *section;
+	char *subject;
+	char *message;
+	char *hint;
+	enum status status;
+	struct strv details;
+};
+
+struct report {
+	struct finding **v;
+	size_t n;
+	char *version;
+	char *host;
+	char *sysroot;
+	unsigned counts[STATUS__COUNT];
+};
+
+const char *status_name(enum status s); /* "ok", "warn", "fail", "skip" */
+
+void report_init(struct report *r, const char *version, const char *host, const char *sysroot);
+void report_free(struct report *r);
+
+/* Appends a finding; returns it so the caller can add a hint and details. */
+struct finding *report_add(struct report *r, const char *id, const char *section, enum status st,
+			   const char *subject, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+struct finding *report_vadd(struct report *r, const char *id, const char *section, enum status st,
+			    const char *subject, const char *fmt, va_list ap);
+void finding_hint(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void finding_detail(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1 if the report fails (any fail, or any warn when strict), else 0. */
+int report_exit_code(const struct report *r, bool strict);
+
+struct render_opts {
+	bool color;
+	bool verbose;
+};
+
+/* Renderers return 0 or -errno (a failed write to the stream or file). */
+int report_write_text(const struct report *r, FILE *out, const struct render_opts *o);
+int report_write_json(const struct report *r, FILE *out);
+/* Prometheus text exposition, written to path atomically (temp + rename).
+ * `now` is the run's Unix time, for gpuready_last_run_timestamp_seconds. */
+int report_write_prom(const struct report *r, const char *path, double now);
+/* The same exposition into a stream (for tests and stdout). */
+int report_write_prom_stream(const struct report *r, FILE *out, double now);
+
+#endif

@@ -1,0 +1,518 @@
+/* Root context: textual symlink resolution inside a directory that stands
+ * for "/". See root.h for the contract.
+ *
+ * Resolution keeps a stack of resolved components. Each component of the
+ * input is appended and lstat'ed (fstatat with AT_SYMLINK_NOFOLLOW relative
+ * to the root's directory fd); a symlink's target is spliced in front of the
+ * remaining components, with absolute targets restarting at the root and
+ * ".." never climbing above it. That is how the kernel resolves sysfs links,
+ * and it keeps a recorded tree closed: nothing outside the root is read. */
+#define _GNU_SOURCE
+#include "root.h"
+#include "cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- directory cache ----
+ * Resolution costs an lstat per component, and the checks read thousands of
+ * attributes under a few hundred directories. Directories already resolved
+ * are remembered: key "canonical parent/component" -> canonical directory.
+ * Trees do not change during a run; setting a recorder empties the cache so
+ * a recording sees every link at least once. */
+struct dcache_ent {
+	char *key;
+	char *val;
+};
+
+struct dcache {
+	struct dcache_ent *v;
+	size_t cap, n;
+};
+
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void dcache_clear(struct dcache *c)
+{
+	for (size_t i = 0; i < c->cap; i++) {
+		free(c->v[i].key);
+		free(c->v[i].val);
+	}
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static const char *dcache_get(const struct dcache *c, const char *key)
+{
+	if (!c->cap)
+		return NULL;
+	for (size_t i = hash(key) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		if (!c->v[i].key)
+			return NULL;
+		if (!strcmp(c->v[i].key, key))
+			return c->v[i].val;
+	}
+}
+
+static void dcache_put(struct dcache *c, const char *key, const char *val)
+{
+	if ((c->n + 1) * 2 > c->cap) {
+		struct dcache old = *c;
+		c->cap = old.cap ? old.cap * 2 : 256;
+		c->v = xcalloc(c->cap, sizeof(*c->v));
+		c->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.v[i].key) {
+				size_t k = hash(old.v[i].key) & (c->cap - 1);
+				while (c->v[k].key)
+					k = (k + 1) & (c->cap - 1);
+				c->v[k] = old.v[i];
+				c->n++;
+			}
+		free(old.v);
+	}
+	size_t i = hash(key) & (c->cap - 1);
+	while (c->v[i].key) {
+		if (!strcmp(c->v[i].key, key))
+			return;
+		i = (i + 1) & (c->cap - 1);
+	}
+	c->v[i].key = xstrdup(key);
+	c->v[i].val = xstrdup(val);
+	c->n++;
+}
+
+struct root {
+	int dirfd;
+	struct dcache *cache;
+	char *dir;
+	bool live;
+	struct root_recorder rec;
+	bool recording;
+};
+
+int root_open(const char *dir, struct root **ret)
+{
+	if (!dir || !*dir)
+		return -EINVAL;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat a, b;
+	bool live = false;
+	if (fstat(fd, &a) == 0 && stat("/", &b) == 0)
+		live = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	struct root *r = xcalloc(1, sizeof(*r));
+	r->dirfd = fd;
+	r->dir = xstrdup(dir);
+	r->live = live;
+	r->cache = xcalloc(1, sizeof(*r->cache));
+	*ret = r;
+	return 0;
+}
+
+void root_free(struct root *r)
+{
+	if (!r)
+		return;
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	free(r->dir);
+	dcache_clear(r->cache);
+	free(r->cache);
+	free(r);
+}
+
+bool root_is_live(const struct root *r) { return r->live; }
+const char *root_dir(const struct root *r) { return r->dir; }
+int root_dirfd(const struct root *r) { return r->dirfd; }
+
+void root_set_recorder(struct root *r, const struct root_recorder *rec)
+{
+	dcache_clear(r->cache);
+	if (rec) {
+		r->rec = *rec;
+		r->recording = true;
+	} else {
+		memset(&r->rec, 0, sizeof(r->rec));
+		r->recording = false;
+	}
+}
+
+/* In-root relative form of a canonical absolute path: "/a/b" -> "a/b",
+ * "/" -> ".". Points into the given string. */
+static const char *rel(const char *abs)
+{
+	while (*abs == '/')
+		abs++;
+	return *abs ? abs : ".";
+}
+
+/* Pops the last component of the canonical path in sb (never the root). */
+static void pop_component(struct strbuf *sb)
+{
+	char *s = strrchr(sb->buf, '/');
+	if (!s)
+		return;
+	strbuf_setlen(sb, s == sb->buf ? 1 : (size_t)(s - sb->buf));
+}
+
+static void push_component(struct strbuf *sb, const char *c, size_t n)
+{
+	if (sb->len == 0 || sb->buf[sb->len - 1] != '/')
+		strbuf_addch(sb, '/');
+	strbuf_add(sb, c, n);
+}
+
+/* A recorded tree copied by a tool that does not keep symlinks holds each
+ * link as a small regular file whose whole content is the link's target
+ * text (no newline). sysfs links always start with "../" (kernfs builds
+ * them that way), and no sysfs or procfs attribute reads like that, so in a
+ * recorded root such a file is followed as the link it stands for. Never
+ * on the live root. Returns the target length, or -1 if it is no stand-in. */
+static ssize_t stand_in(const struct root *r, const char *path, const struct stat *st, char *buf, size_t size)
+{
+	if (r->live || st->st_size < 4 || (size_t)st->st_size >= size)
+		return -1;
+	_cleanup_close_ int fd = openat(r->dirfd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	if (n != st->st_size || strncmp(buf, "../", 3))
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0' || buf[i] == '\n' || buf[i] == ' ')
+			return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Core resolver: `path` into canonical `out`.
+ *   follow_last: follow a final symlink (and stand-in);
+ *   standin_last: also treat a final regular file as a possible stand-in
+ *                 (root_read checks that itself, after reading it once);
+ *   links: hop counter shared across the recursion for link targets. */
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+		      struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
+	char linkbuf[4096];
+
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	strbuf_addch(&cur, '/');
+	const char *s = path;
+	for (;;) {
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		const char *c = s;
+		while (*s && *s != '/')
+			s++;
+		size_t n = (size_t)(s - c);
+		const char *rest = s;
+		while (*rest == '/')
+			rest++;
+		bool last = *rest == '\0';
+		bool want_dir = last && *s == '/'; /* "x/" must name a directory */
+
+		if (n == 1 && c[0] == '.')
+			continue;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			pop_component(&cur);
+			continue;
+		}
+		size_t saved = cur.len;
+		push_component(&cur, c, n);
+
+		/* A cached directory answers a component unless it is a final
+		 * link the caller wants unresolved (readlink). */
+		const char *hit = last && !follow_last ? NULL : dcache_get(r->cache, cur.buf);
+		if (hit) {
+			strbuf_reset(&cur);
+			strbuf_adds(&cur, hit);
+			continue;
+		}
+
+		struct stat st;
+		if (fstatat(r->dirfd, rel(cur.buf), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = -errno;
+			if (e == -ENOENT && last) {
+				strbuf_reset(out);
+				strbuf_add(out, cur.buf, cur.len);
+			}
+			return e;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			dcache_put(r->cache, cur.buf, cur.buf);
+			continue;
+		}
+		if (want_dir && !S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode))
+			return -ENOTDIR;
+		if (last && !follow_last && !want_dir)
+			continue;
+		ssize_t l = -1;
+		if (S_ISLNK(st.st_mode)) {
+			l = readlinkat(r->dirfd, rel(cur.buf), linkbuf, sizeof(linkbuf) - 1);
+			if (l < 0)
+				return -errno;
+			if (l == 0)
+				return -ENOENT;
+			linkbuf[l] = '\0';
+		} else if (S_ISREG(st.st_mode) && (!last || standin_last)) {
+			l = stand_in(r, cur.buf, &st, linkbuf, sizeof(linkbuf));
+		}
+		if (l < 0) {
+			if (!last || want_dir)
+				return -ENOTDIR;
+			continue;
+		}
+		if (++*links > ROOT_MAX_LINKS)
+			return -ELOOP;
+		if (r->recording && r->rec.link)
+			r->rec.link(r->rec.ud, cur.buf, linkbuf);
+		/* The target, resolved on its own, replaces this component. */
+		strbuf_reset(&target);
+		if (linkbuf[0] != '/') {
+			strbuf_add(&target, cur.buf, saved);
+			strbuf_addch(&target, '/');
+		}
+		strbuf_add(&target, linkbuf, (size_t)l);
+		int e = resolve_at(r, target.buf, true, true, links, &sub);
+		if (e < 0) {
+			if (e == -ENOENT && last) {
+				strbuf_reset(out);
+				strbuf_add(out, sub.buf, sub.len);
+			}
+			return e;
+		}
+		if (!last || want_dir) {
+			struct stat dst;
+			if (fstatat(r->dirfd, rel(sub.buf), &dst, AT_SYMLINK_NOFOLLOW) < 0)
+				return -errno;
+			if (!S_ISDIR(dst.st_mode))
+				return -ENOTDIR;
+			dcache_put(r->cache, cur.buf, sub.buf);
+		}
+		strbuf_reset(&cur);
+		strbuf_add(&cur, sub.buf, sub.len);
+	}
+	strbuf_reset(out);
+	strbuf_add(out, cur.buf, cur.len);
+	return 0;
+}
+
+static int resolve(const struct root *r, const char *path, bool follow_last, struct strbuf *out)
+{
+	int links = 0;
+	return resolve_at(r, path, follow_last, true, &links, out);
+}
+
+int root_resolve(const struct root *r, const char *path, struct strbuf *out)
+{
+	return resolve(r, path, true, out);
+}
+
+/* Does data read from a file of a recorded tree stand for a symlink? */
+static bool is_stand_in(const struct root *r, const struct strbuf *data)
+{
+	if (r->live || data->len < 4 || data->len >= 4096 || strncmp(data->buf, "../", 3))
+		return false;
+	return !memchr(data->buf, '\0', data->len) && !memchr(data->buf, '\n', data->len) &&
+	       !memchr(data->buf, ' ', data->len);
+}
+
+static int read_at(const struct root *r, const char *path, size_t max, int *links, struct strbuf *out);
+
+int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out)
+{
+	int links = 0;
+	return read_at(r, path, max, &links, out);
+}
+
+static int read_at(const struct root *r, const char *path, size_t max, int *links, struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
+	int ret;
+	_cleanup_close_ int fd = -1;
+	/* Fast path: resolve the directory, then open the last component
+	 * without following it; only a symlink there (ELOOP) needs the full
+	 * resolution. Saves an lstat per file read. */
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (slash && *base && strcmp(base, ".") && strcmp(base, "..")) {
+		_cleanup_free_ char *dir = xstrndup(path, (size_t)(slash - path) + 1);
+		ret = resolve_at(r, dir, true, true, links, &p);
+		if (ret < 0)
+			return ret;
+		push_component(&p, base, strlen(base));
+		fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0 && errno != ELOOP) {
+			ret = -errno;
+			goto done;
+		}
+	}
+	if (fd < 0) {
+		ret = resolve_at(r, path, true, false, links, &p);
+		if (ret < 0)
+			return ret;
+		fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0) {
+			ret = -errno;
+			goto done;
+		}
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto done;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = -EISDIR;
+		goto done;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* Never block on a FIFO or device node in a recorded tree. */
+		ret = -EINVAL;
+		goto done;
+	}
+	for (;;) {
+		strbuf_grow(&data, 4096);
+		ssize_t n = read(fd, data.buf + data.len, data.alloc - data.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			goto done;
+		}
+		if (n == 0)
+			break;
+		data.len += (size_t)n;
+		data.buf[data.len] = '\0';
+		if (data.len > max) {
+			ret = -EFBIG;
+			goto done;
+		}
+		/* A regular file of a recorded tree has its true size; sysfs
+		 * and procfs files do not (4096 or 0), so they read to EOF. */
+		if (st.st_size > 0 && (off_t)data.len == st.st_size)
+			break;
+	}
+	ret = 0;
+	if (is_stand_in(r, &data)) {
+		/* A link stored as a file (see stand_in()): follow it. */
+		if (++*links > ROOT_MAX_LINKS)
+			return -ELOOP;
+		if (r->recording && r->rec.link)
+			r->rec.link(r->rec.ud, p.buf, data.buf);
+		_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
+		const char *ps = strrchr(p.buf, '/');
+		strbuf_add(&target, p.buf, ps ? (size_t)(ps - p.buf) : 0);
+		strbuf_addch(&target, '/');
+		strbuf_add(&target, data.buf, data.len);
+		return read_at(r, target.buf, max, links, out);
+	}
+done:
+	if (r->recording && r->rec.file && ret != -EFBIG)
+		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, ret);
+	if (ret == 0) {
+		strbuf_release(out);
+		*out = data;
+		strbuf_init(&data);
+	}
+	return ret;
+}
+
+int root_readlink(const struct root *r, const char *path, struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	char buf[4096];
+	int ret = resolve(r, path, false, &p);
+	if (ret < 0)
+		return ret;
+	ssize_t l = readlinkat(r->dirfd, rel(p.buf), buf, sizeof(buf) - 1);
+	if (l < 0) {
+		int e = errno;
+		struct stat st;
+		if (e != EINVAL)
+			return -e;
+		if (fstatat(r->dirfd, rel(p.buf), &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		    (l = stand_in(r, p.buf, &st, buf, sizeof(buf))) < 0)
+			return -EINVAL;
+	}
+	buf[l] = '\0';
+	if (r->recording && r->rec.link)
+		r->rec.link(r->rec.ud, p.buf, buf);
+	strbuf_reset(out);
+	strbuf_add(out, buf, (size_t)l);
+	return 0;
+}
+
+int root_list(const struct root *r, const char *path, struct strv *out)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	int ret = resolve(r, path, true, &p);
+	if (ret < 0)
+		return ret;
+	int fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	struct strv names = STRV_INIT;
+	struct dirent *de;
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		strv_add(&names, de->d_name);
+	}
+	strv_sort(&names);
+	if (r->recording && r->rec.dir)
+		r->rec.dir(r->rec.ud, p.buf);
+	strv_free(out);
+	*out = names;
+	return 0;
+}
+
+int root_stat(const struct root *r, const char *path, struct stat *st)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	int ret = resolve(r, path, true, &p);
+	if (ret < 0)
+		return ret;
+	struct stat s;
+	if (fstatat(r->dirfd, rel(p.buf), &s, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (r->recording) {
+		if (S_ISDIR(s.st_mode) && r->rec.dir)
+			r->rec.dir(r->rec.ud, p.buf);
+		else if (!S_ISDIR(s.st_mode) && r->rec.exists)
+			r->rec.exists(r->rec.ud, p.buf, s.st_mode);
+	}
+	*st = s;
+	return 0;
+}
+
+bool root_exists(const struct root *r, const char *path)
+{
+	struct stat st;
+	return root_stat(r, path, &st) == 0;
+}

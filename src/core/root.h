@@ -1,0 +1,83 @@
+/* The root context: every file the tool reads goes through here.
+ *
+ * A root is a directory that stands for `/` (the live system, or a recorded
+ * tree such as a `gpuready snapshot` or a test fixture). Paths given to these
+ * functions are absolute-looking ("/sys/class/net") and are interpreted
+ * inside the root. Symbolic links are resolved textually, component by
+ * component, with `..` and absolute targets clamped at the root, exactly as
+ * sysfs' relative links are meant to be read (never realpath()). A link
+ * chain longer than ROOT_MAX_LINKS gives -ELOOP.
+ *
+ * All functions return 0 or a negative errno and leave their outputs
+ * untouched on failure. Nothing here prints.
+ *
+ * A recorder, when set, is told about every file read, every directory
+ * listed and every path tested, and about each link followed at least once
+ * (resolved directories are cached; setting a recorder empties the cache);
+ * `gpuready snapshot` uses it to copy exactly what the checks looked at. */
+#ifndef GPUREADY_ROOT_H
+#define GPUREADY_ROOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "strbuf.h"
+#include "strv.h"
+
+#define ROOT_MAX_LINKS 40
+/* Largest file root_read() accepts by default (sysfs attributes are at most
+ * a page; procfs tables and config files stay far below this). */
+#define ROOT_READ_MAX (4u << 20)
+
+struct root;
+
+struct root_recorder {
+	/* A symlink at `path` (resolved parent, in-root) with `target` text. */
+	void (*link)(void *ud, const char *path, const char *target);
+	/* A directory that was listed or traversed. */
+	void (*dir)(void *ud, const char *path);
+	/* A file that was read: its bytes, or err < 0 if reading failed. */
+	void (*file)(void *ud, const char *path, const char *data, size_t len, int err);
+	/* A non-directory whose existence was tested (device nodes and such). */
+	void (*exists)(void *ud, const char *path, mode_t mode);
+	void *ud;
+};
+
+int root_open(const char *dir, struct root **ret);
+void root_free(struct root *r);
+static inline void root_freep(struct root **r) { root_free(*r); }
+#define _cleanup_root_ __attribute__((cleanup(root_freep)))
+
+/* True when the root is the running system's "/": live-only facts (process
+ * environment, verbs queries, systemctl) may be used only then. */
+bool root_is_live(const struct root *r);
+/* The directory given to root_open(), as given. */
+const char *root_dir(const struct root *r);
+void root_set_recorder(struct root *r, const struct root_recorder *rec);
+
+/* Resolves `path` to its in-root canonical form ("/sys/devices/..."): every
+ * symlink followed, "." and ".." removed. The last component need not exist
+ * (then the result names where it would be and the return is -ENOENT). */
+int root_resolve(const struct root *r, const char *path, struct strbuf *out);
+
+/* Reads the whole file (following links) into out, which is reset first.
+ * Files larger than max give -EFBIG (never a silent truncation). */
+int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out);
+
+/* The raw target text of the symlink at path (the last component is not
+ * followed; earlier ones are). -EINVAL if it is not a link. */
+int root_readlink(const struct root *r, const char *path, struct strbuf *out);
+
+/* Sorted entry names of a directory, without "." and "..". */
+int root_list(const struct root *r, const char *path, struct strv *out);
+
+/* stat() of the resolved path. */
+int root_stat(const struct root *r, const char *path, struct stat *st);
+bool root_exists(const struct root *r, const char *path);
+
+/* The directory fd of the root and the in-root relative form of a resolved
+ * path; for callers (snapshot) that must open files themselves. */
+int root_dirfd(const struct root *r);
+
+#endif

@@ -1,0 +1,280 @@
+/* What the machine has, read once from a root into typed structs.
+ *
+ * Data flows one way: root -> inventory -> checks -> report. The inventory
+ * readers hold all parsing; checks only apply policy to these structs. Every
+ * field that could not be read keeps the reason as a negative errno in a
+ * matching *_err field (0 = read fine), so a check can say "skip: missing"
+ * instead of guessing. Strings are owned by the inventory.
+ *
+ * Live-only facts (verbs port queries, the process environment, resource
+ * limits) are filled in only when the root is the running system; for a
+ * recorded tree they come from the tree's `.gpuready/` files or stay unset
+ * with their reason. */
+#ifndef GPUREADY_INVENTORY_H
+#define GPUREADY_INVENTORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/root.h"
+#include "core/strv.h"
+
+/* ---- kernel and host ---- */
+
+struct kernel_info {
+	char *release;   /* "6.8.0-52-generic"; NULL if unknown */
+	char *cmdline;   /* /proc/cmdline */
+	char *hostname;  /* live gethostname, else proc/etc files, else NULL */
+	char *arch;      /* uname machine, or .gpuready/meta arch */
+};
+
+/* Who the recorded or live user is, and where NCCL finds ~/.nccl.conf. */
+struct user_info {
+	char *home;
+	char *name;
+	long uid;        /* -1 if unknown */
+};
+
+/* ---- kernel modules ---- */
+
+enum module_state {
+	MODULE_UNKNOWN,  /* no source could tell */
+	MODULE_ABSENT,
+	MODULE_LOADED,   /* /proc/modules, /sys/module/<m>/initstate, or a bound driver */
+	MODULE_BUILTIN,  /* modules.builtin, or /sys/module/<m> without initstate */
+};
+
+struct modules_info {
+	struct strv loaded;        /* from /proc/modules (state Live/Loading) */
+	struct strv sysmodule;     /* /sys/module entries with initstate */
+	struct strv sysmodule_builtin; /* /sys/module entries without initstate */
+	struct strv builtin;       /* names from modules.builtin */
+	struct strv bound_drivers; /* PCI driver names bound to some device */
+	int proc_err;              /* reading /proc/modules */
+	int sys_err;               /* listing /sys/module */
+	int builtin_err;           /* reading modules.builtin */
+};
+
+enum module_state modules_state(const struct modules_info *m, const char *name);
+/* Where the answer came from, for messages: "/proc/modules", ... */
+const char *modules_source(const struct modules_info *m, const char *name);
+
+/* ---- PCI ---- */
+
+struct pci_dev {
+	char *bdf;          /* "0000:17:00.0" */
+	char *path;         /* canonical in-root sysfs path of the function */
+	uint32_t vendor, device, subsys_vendor, subsys_device, class_code;
+	int ids_err;        /* vendor/device unreadable */
+	int class_err;
+	char *driver;       /* bound driver name, NULL if none */
+	int numa_node;      /* -1 unknown */
+	double cur_speed, max_speed; /* GT/s; 0 unknown */
+	int cur_width, max_width;    /* lanes; 0 unknown */
+	char *root_bus;     /* "pci0000:00": the host bridge the path starts at */
+	struct strv upstream; /* BDFs of the bridges above, nearest last */
+};
+
+struct pci_info {
+	struct pci_dev *v;
+	size_t n;
+	int err;            /* listing /sys/bus/pci/devices */
+};
+
+const struct pci_dev *pci_find(const struct pci_info *p, const char *bdf);
+
+/* ---- network interfaces ---- */
+
+struct netdev {
+	char *name;
+	char *operstate;    /* NULL if unreadable */
+	int carrier;        /* 0/1, -1 unknown (down links refuse the read) */
+	int64_t speed;      /* Mb/s; -1 unknown */
+	int64_t mtu;        /* -1 unknown */
+	int type;           /* ARPHRD: 1 ether, 32 infiniband; -1 unknown */
+	char *pci_bdf;      /* NULL for virtual interfaces */
+	bool is_virtual;
+};
+
+struct net_info {
+	struct netdev *v;
+	size_t n;
+	int err;
+};
+
+const struct netdev *net_find(const struct net_info *n, const char *name);
+
+/* ---- RDMA ---- */
+
+struct rdma_gid {
+	unsigned index;
+	char *gid;          /* text as in sysfs */
+	char *type;         /* "RoCE v2", "IB/RoCE v1"; NULL unknown */
+	char *ndev;         /* NULL unknown */
+};
+
+struct counter {
+	char *name;
+	uint64_t value;
+};
+
+struct rdma_port {
+	unsigned num;
+	int state;          /* IB port state number; -1 unknown */
+	char *state_name;   /* "ACTIVE" */
+	int phys_state;     /* -1 unknown */
+	char *phys_name;    /* "LinkUp" */
+	char *link_layer;   /* "Ethernet", "InfiniBand"; NULL unknown */
+	char *rate;         /* raw rate text */
+	double rate_gbps;   /* 0 unknown */
+	char *netdev;       /* RoCE netdev (gid_attrs/ndevs or PCI net/); NULL */
+	struct rdma_gid *gids; /* populated (non-zero) entries only */
+	size_t n_gids;
+	bool gid_types_known; /* gid_attrs/types exists */
+	struct counter *counters;
+	size_t n_counters;
+	struct counter *hw_counters;
+	size_t n_hw_counters;
+	/* rdma_cm configfs: -1 when no directory (kernel default 0 applies) */
+	int roce_tos;
+	int roce_tos_err;
+	char *roce_mode;
+	/* live verbs query; verbs_err says why not when unset */
+	bool verbs_ok;
+	int active_mtu, max_mtu; /* bytes */
+};
+
+struct rdma_dev {
+	char *name;
+	int node_type;      /* -1 unknown */
+	char *node_type_name;
+	char *fw_ver, *hca_type, *board_id, *node_guid;
+	char *pci_bdf;      /* NULL if no device link */
+	char *uverbs;       /* "uverbs0"; NULL if none found */
+	bool uverbs_node;   /* /dev/infiniband/<uverbs> exists */
+	struct rdma_port *ports;
+	size_t n_ports;
+	int ports_err;
+	int dir_err;        /* resolving /sys/class/infiniband/<name> (dangling link) */
+};
+
+struct rdma_info {
+	struct rdma_dev *v;
+	size_t n;
+	int err;            /* listing /sys/class/infiniband */
+	bool rdma_cm_node;  /* /dev/infiniband/rdma_cm */
+	bool dev_recorded;  /* the tree has /dev at all (recordings may lack it) */
+	bool uverbs_class;  /* /sys/class/infiniband_verbs exists */
+	bool configfs_present; /* /sys/kernel/config/rdma_cm exists */
+	char *verbs_status; /* NULL when verbs queried fine, else why not */
+};
+
+const struct rdma_dev *rdma_find(const struct rdma_info *r, const char *name);
+
+/* ---- persistence of rdma_cm ToS (systemd units, udev rules, scripts) ---- */
+
+struct tos_writer {
+	char *kind;         /* "systemd", "udev", "script" */
+	char *path;         /* file that mentions default_roce_tos */
+	char *unit;         /* systemd unit name, if any */
+	bool enabled;       /* unit has a .wants/ link; udev/rc files always apply */
+	char *via;          /* script path the unit runs, if that is where it was found */
+};
+
+struct persist_info {
+	struct tos_writer *v;
+	size_t n;
+};
+
+/* ---- NCCL configuration ---- */
+
+struct nccl_var {
+	char *name;
+	char *value;
+	char *source;       /* "environment", "/etc/profile.d/x.sh:4", ... */
+	bool login_only;    /* from /etc/profile.d: applies to login shells */
+	char *file_source;  /* first file (with line) that defines it, effective or not; NULL */
+	struct strv shadowed; /* lower-priority definitions: "value (source)" */
+};
+
+struct nccl_config {
+	struct nccl_var *v;
+	size_t n;
+	bool env_recorded;  /* environment came from .gpuready/environ */
+	bool env_known;     /* live, or recorded */
+	struct strv files;  /* config files that were read */
+};
+
+const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name);
+
+/* ---- host tuning ---- */
+
+struct limit_entry {
+	char *domain, *type, *item, *value;
+	char *source;       /* "/etc/security/limits.conf:12" */
+};
+
+struct host_info {
+	uint64_t rmem_max, wmem_max;
+	int rmem_err, wmem_err;
+	struct limit_entry *limits; /* memlock entries only */
+	size_t n_limits;
+	int limits_err;     /* limits.conf unreadable (not: absent) */
+	bool rlimit_known;  /* live process limit */
+	bool rlimit_unlimited;
+	uint64_t rlimit_soft, rlimit_hard;
+};
+
+struct inventory {
+	bool live;
+	struct kernel_info kernel;
+	struct user_info user;
+	struct modules_info modules;
+	struct pci_info pci;
+	struct net_info net;
+	struct rdma_info rdma;
+	struct persist_info persist;
+	struct nccl_config nccl;
+	struct host_info host;
+};
+
+/* Reads everything under the root. Never fails for what the machine lacks
+ * (that is recorded in the structs); returns -errno only for internal
+ * errors. The caller frees with inventory_free(). */
+int inventory_load(struct root *r, struct inventory **ret);
+void inventory_free(struct inventory *inv);
+static inline void inventory_freep(struct inventory **p) { inventory_free(*p); }
+#define _cleanup_inventory_ __attribute__((cleanup(inventory_freep)))
+
+/* The individual loaders, in the order inventory_load() runs them. Each
+ * fills its part and returns 0 or -errno for internal errors only. */
+int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u);
+int modules_load(const struct root *r, const char *release, struct modules_info *m);
+int pci_load(const struct root *r, struct pci_info *p);
+int net_load(const struct root *r, struct net_info *n);
+int rdma_load(const struct root *r, struct rdma_info *ri);
+int rdma_cm_load(const struct root *r, struct rdma_info *ri);
+int verbs_load(const struct root *r, struct rdma_info *ri);
+int persist_load(const struct root *r, struct persist_info *p);
+int nccl_config_load(const struct root *r, const struct user_info *u, struct nccl_config *c);
+int host_load(const struct root *r, struct host_info *h);
+
+void kernel_free(struct kernel_info *k, struct user_info *u);
+void modules_free(struct modules_info *m);
+void pci_free(struct pci_info *p);
+void net_free(struct net_info *n);
+void rdma_free(struct rdma_info *r);
+void persist_free(struct persist_info *p);
+void nccl_config_free(struct nccl_config *c);
+void host_free(struct host_info *h);
+
+/* The last PCI BDF component of a sysfs path ("/sys/devices/pci0000:00/
+ * 0000:00:01.0/0000:01:00.0/net/x" -> "0000:01:00.0"), or NULL. */
+char *sysfs_path_bdf(const char *path);
+
+/* The recorded environment of a tree (.gpuready/environ) or, when live,
+ * the process environment, as NAME=value strings. */
+int env_load(const struct root *r, struct strv *out, bool *recorded);
+
+#endif

@@ -1,0 +1,159 @@
+/* The NCCL configuration a job on this node will see (REFERENCE §8).
+ *
+ * Order of precedence, highest first:
+ *   1. the process environment (live), or the environment recorded in
+ *      .gpuready/environ (snapshot);
+ *   2. what login shells export: /etc/environment, then /etc/profile.d/<name>.sh
+ *      in glob order (a later file overrides an earlier one) — a variable
+ *      from here is marked login_only: jobs started outside a login shell
+ *      (systemd units, some launchers) do not get it;
+ *   3. $NCCL_CONF_FILE if set, else ~/.nccl.conf;
+ *   4. /etc/nccl.conf.
+ * NCCL applies 3 and 4 with setenv(..., 0), so an earlier definition always
+ * wins; lower ones are kept in `shadowed` so a report can show conflicts.
+ * Only NCCL_* names are kept. */
+#include "inventory.h"
+#include "textfmt.h"
+#include "core/cleanup.h"
+#include "core/parse.h"
+#include "core/readers.h"
+
+#include <string.h>
+
+struct collect {
+	struct nccl_config *c;
+	const char *file;
+	bool login_only;
+	bool override;      /* later definitions from the same layer win */
+	size_t layer_start; /* index of the first variable of this layer */
+};
+
+static struct nccl_var *find(struct nccl_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].name, name))
+			return &c->v[i];
+	return NULL;
+}
+
+static void set(struct collect *k, const char *name, const char *value, const char *source)
+{
+	struct nccl_config *c = k->c;
+	struct nccl_var *v = find(c, name);
+	if (v && !v->file_source && source[0] == '/')
+		v->file_source = xstrdup(source);
+	if (v) {
+		bool same_layer = (size_t)(v - c->v) >= k->layer_start;
+		if (same_layer && k->override) {
+			strv_push(&v->shadowed, xasprintf("%s (%s, overridden by %s)", v->value, v->source, source));
+			free(v->value);
+			free(v->source);
+			v->value = xstrdup(value);
+			v->source = xstrdup(source);
+		} else {
+			strv_push(&v->shadowed, xasprintf("%s (%s)", value, source));
+		}
+		return;
+	}
+	c->v = xreallocarray(c->v, c->n + 1, sizeof(*c->v));
+	v = &c->v[c->n++];
+	memset(v, 0, sizeof(*v));
+	v->name = xstrdup(name);
+	v->value = xstrdup(value);
+	v->source = xstrdup(source);
+	v->login_only = k->login_only;
+	if (source[0] == '/')
+		v->file_source = xstrdup(source);
+}
+
+static void on_assign(void *ud, const char *name, const char *value, unsigned lineno)
+{
+	struct collect *k = ud;
+	if (!str_startswith(name, "NCCL_"))
+		return;
+	_cleanup_free_ char *src = xasprintf("%s:%u", k->file, lineno);
+	set(k, name, value, src);
+}
+
+static void read_file(const struct root *r, struct collect *k, const char *path,
+		      void (*parse)(const char *, size_t, assign_fn, void *))
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (root_read(r, path, 1u << 20, &sb) < 0)
+		return;
+	strv_add(&k->c->files, path);
+	k->file = path;
+	parse(sb.buf, sb.len, on_assign, k);
+}
+
+int nccl_config_load(const struct root *r, const struct user_info *u, struct nccl_config *c)
+{
+	struct collect k = { .c = c };
+	_cleanup_strv_ struct strv env = STRV_INIT;
+	bool recorded = false;
+
+	/* 1. environment */
+	if (env_load(r, &env, &recorded) == 0) {
+		c->env_known = true;
+		c->env_recorded = recorded;
+		for (size_t i = 0; i < env.n; i++) {
+			char *eq = strchr(env.v[i], '=');
+			if (!eq || !str_startswith(env.v[i], "NCCL_"))
+				continue;
+			*eq = '\0';
+			set(&k, env.v[i], eq + 1, recorded ? "recorded environment" : "environment");
+		}
+	}
+
+	/* 2. login shells */
+	k.login_only = true;
+	k.override = true;
+	k.layer_start = c->n;
+	read_file(r, &k, "/etc/environment", textfmt_environment);
+	_cleanup_strv_ struct strv prof = STRV_INIT;
+	if (root_list(r, "/etc/profile.d", &prof) == 0)
+		for (size_t i = 0; i < prof.n; i++) {
+			if (!str_endswith(prof.v[i], ".sh"))
+				continue;
+			_cleanup_free_ char *p = xasprintf("/etc/profile.d/%s", prof.v[i]);
+			read_file(r, &k, p, textfmt_shell_exports);
+		}
+
+	/* 3 and 4: NCCL's own files, never overriding */
+	k.login_only = false;
+	k.override = false;
+	k.layer_start = c->n;
+	const struct nccl_var *cf = find(c, "NCCL_CONF_FILE");
+	_cleanup_free_ char *user_conf = NULL;
+	if (cf && cf->value[0] == '/')
+		user_conf = xstrdup(cf->value);
+	else if (u->home)
+		user_conf = xasprintf("%s/.nccl.conf", strcmp(u->home, "/") ? u->home : "");
+	if (user_conf)
+		read_file(r, &k, user_conf, textfmt_nccl_conf);
+	k.layer_start = c->n;
+	read_file(r, &k, "/etc/nccl.conf", textfmt_nccl_conf);
+	return 0;
+}
+
+const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].name, name))
+			return &c->v[i];
+	return NULL;
+}
+
+void nccl_config_free(struct nccl_config *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].name);
+		free(c->v[i].value);
+		free(c->v[i].source);
+		free(c->v[i].file_source);
+		strv_free(&c->v[i].shadowed);
+	}
+	free(c->v);
+	strv_free(&c->files);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,88 @@
+/* Network interfaces from /sys/class/net (REFERENCE §1, sysfs-class-net).
+ *
+ * `carrier` and `speed` refuse to be read on a link that is down (EINVAL
+ * live; empty files in recorded trees): both are then "unknown", not 0. An
+ * interface is physical when its resolved sysfs path runs through a PCI
+ * function; that function's BDF is the last one in the path. */
+#include "inventory.h"
+#include "core/cleanup.h"
+#include "core/parse.h"
+#include "core/readers.h"
+
+#include <errno.h>
+#include <string.h>
+
+char *sysfs_path_bdf(const char *path)
+{
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *save = NULL, *last = NULL;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+		if (is_pci_bdf(c))
+			last = c;
+	return last ? xstrdup(last) : NULL;
+}
+
+static void load_one(const struct root *r, const char *name, struct netdev *n)
+{
+	_cleanup_free_ char *base = xasprintf("/sys/class/net/%s", name);
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
+	n->name = xstrdup(name);
+	if (root_resolve(r, base, &path) < 0) {
+		/* dangling link (e.g. lo into an uncaptured devices/virtual) */
+		n->is_virtual = true;
+		n->carrier = -1;
+		n->speed = -1;
+		n->mtu = -1;
+		n->type = -1;
+		return;
+	}
+	char *s = NULL;
+	if (read_str(r, &s, "%s/operstate", path.buf) == 0)
+		n->operstate = s;
+	int64_t v;
+	n->carrier = read_s64(r, &v, "%s/carrier", path.buf) == 0 && (v == 0 || v == 1) ? (int)v : -1;
+	n->speed = read_s64(r, &v, "%s/speed", path.buf) == 0 && v > 0 ? v : -1;
+	n->mtu = read_s64(r, &v, "%s/mtu", path.buf) == 0 && v > 0 ? v : -1;
+	n->type = read_s64(r, &v, "%s/type", path.buf) == 0 && v >= 0 && v < 65536 ? (int)v : -1;
+	n->pci_bdf = str_startswith(path.buf, "/sys/devices/virtual/") ? NULL : sysfs_path_bdf(path.buf);
+	n->is_virtual = n->pci_bdf == NULL;
+}
+
+int net_load(const struct root *r, struct net_info *ni)
+{
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	ni->err = root_list(r, "/sys/class/net", &names);
+	if (ni->err < 0)
+		return 0;
+	ni->v = xcalloc(names.n, sizeof(*ni->v));
+	for (size_t i = 0; i < names.n; i++) {
+		/* bonding_masters is a regular file in the class directory */
+		_cleanup_free_ char *p = xasprintf("/sys/class/net/%s", names.v[i]);
+		struct stat st;
+		if (root_stat(r, p, &st) == 0 && !S_ISDIR(st.st_mode))
+			continue;
+		load_one(r, names.v[i], &ni->v[ni->n++]);
+	}
+	return 0;
+}
+
+const struct netdev *net_find(const struct net_info *n, const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < n->n; i++)
+		if (!strcmp(n->v[i].name, name))
+			return &n->v[i];
+	return NULL;
+}
+
+void net_free(struct net_info *n)
+{
+	for (size_t i = 0; i < n->n; i++) {
+		free(n->v[i].name);
+		free(n->v[i].operstate);
+		free(n->v[i].pci_bdf);
+	}
+	free(n->v);
+	memset(n, 0, sizeof(*n));
+}

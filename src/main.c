@@ -1,0 +1,137 @@
+/* gpuready: is this GPU node ready for distributed training?
+ *
+ * main() picks the command (from argv[1], or from the program name when
+ * installed as a busybox-style alias such as verify-rdma), parses the
+ * options declared in settings.c for that command's scope, and maps the
+ * handler's result to the exit code: 0 no failure, 1 a check failed (or
+ * warned, with --strict), 2 the tool itself could not run. Nothing below
+ * src/core prints or exits; this is the boundary. */
+#include "cmd/cmd.h"
+#include "config.h"
+#include "core/parse.h"
+#include "core/strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct command commands[] = {
+	{ .name = "check", .fn = cmd_check, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	  .summary = "Run every check on this node (RDMA stack, NCCL configuration, host tuning)",
+	  .description = "Runs every check area against the machine (or the tree given with --sysroot) and "
+			 "prints one report. Each finding is ok, warn, fail or skip; warn and fail carry the "
+			 "command that fixes them." },
+	{ .name = "rdma", .fn = cmd_rdma, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	  .alias = "verify-rdma",
+	  .summary = "Verify the RDMA stack: modules, devices, ports, MTU, GIDs, QoS, NCCL settings, tuning",
+	  .description = "Checks what multi-server training needs from the RDMA stack: kernel modules, RDMA "
+			 "devices and uverbs nodes, port state and rate, RoCE MTU, RoCE v2 GIDs, the RDMA-CM "
+			 "traffic class and its persistence, the effective NCCL configuration, socket buffers, "
+			 "locked-memory limits, port error counters and firmware." },
+	{ .name = "snapshot", .fn = cmd_snapshot, .scope = SCOPE_SNAPSHOT, .min_args = 1, .max_args = 1,
+	  .usage = "[--sysroot SRC] DIR",
+	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",
+	  .description = "Records this machine (or SRC) into DIR: every sysfs, procfs, configfs and /etc file "
+			 "the checks read, with symlinks kept as they are, plus the NCCL_*, UCX_* and "
+			 "CUDA_VISIBLE_DEVICES environment in DIR/.gpuready/environ. `gpuready check --sysroot DIR` "
+			 "elsewhere then reproduces the file-based result. Nothing else from the environment "
+			 "is captured. DIR must not exist or be empty." },
+	{ .name = "list-checks", .fn = cmd_list_checks, .scope = SCOPE_LIST, .max_args = 0, .usage = "[--only P] [--skip P]",
+	  .summary = "List the check IDs (for --only and --skip)" },
+	{ .name = "help", .fn = cmd_help, .scope = SCOPE_OTHER, .max_args = 1, .usage = "[COMMAND]",
+	  .summary = "Show help for gpuready or a command" },
+	{ .name = "version", .fn = cmd_version, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
+	  .summary = "Print the version" },
+	{ .name = "man", .fn = cmd_man, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
+	  .summary = "Print the man page (roff) generated from the option tables", .hidden = true },
+};
+const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < n_commands; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static const struct command *find_alias(const char *progname)
+{
+	for (size_t i = 0; i < n_commands; i++)
+		if (commands[i].alias && !strcmp(commands[i].alias, progname))
+			return &commands[i];
+	return NULL;
+}
+
+static void suggest(const char *name)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+	for (size_t i = 0; i < n_commands; i++) {
+		unsigned d = str_distance(name, commands[i].name, 2);
+		if (d < bd && !commands[i].hidden) {
+			bd = d;
+			best = commands[i].name;
+		}
+	}
+	if (best)
+		fprintf(stderr, "Did you mean '%s'?\n", best);
+}
+
+int main(int argc, char **argv)
+{
+	const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
+	const char *progname = slash ? slash + 1 : argv[0] ? argv[0] : "gpuready";
+	const struct command *cmd = find_alias(progname);
+	int first = 1;
+
+	if (!cmd) {
+		progname = "gpuready";
+		if (argc < 2) {
+			fprintf(stderr, "usage: gpuready <command> [options]  (try `gpuready help`)\n");
+			return EXIT_TOOL_ERROR;
+		}
+		const char *a = argv[1];
+		if (!strcmp(a, "--version") || !strcmp(a, "-V"))
+			cmd = find_command("version");
+		else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			cmd = find_command("help");
+		else
+			cmd = find_command(a);
+		if (!cmd) {
+			fprintf(stderr, "gpuready: '%s' is not a gpuready command. See `gpuready help`.\n", a);
+			suggest(a);
+			return EXIT_TOOL_ERROR;
+		}
+		first = 2;
+	}
+
+	struct settings s;
+	settings_init(&s);
+	bool *set = calloc(settings_n_opts, sizeof(bool));
+	struct cmd_env env = { .cmd = cmd, .set = &s, .cli_set = set, .args = STRV_INIT, .progname = progname };
+	char *err = NULL;
+	int ret;
+
+	if (!set) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return EXIT_TOOL_ERROR;
+	}
+	if (opt_parse(settings_opts, settings_n_opts, cmd->scope, argc - first, argv + first, &s, set, &env.args,
+		      &err) < 0) {
+		fprintf(stderr, "%s %s: %s (see `gpuready %s --help`)\n", progname, cmd->name, err, cmd->name);
+		free(err);
+		ret = EXIT_TOOL_ERROR;
+	} else if (s.help) {
+		print_command_help(stdout, cmd);
+		ret = fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+	} else if ((int)env.args.n < cmd->min_args || (int)env.args.n > cmd->max_args) {
+		fprintf(stderr, "usage: gpuready %s %s\n", cmd->name, cmd->usage);
+		ret = EXIT_TOOL_ERROR;
+	} else {
+		ret = cmd->fn(&env);
+	}
+	strv_free(&env.args);
+	settings_free(&s);
+	free(set);
+	return ret;
+}

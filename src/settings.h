@@ -1,0 +1,62 @@
+/* Everything a run is told: output options and the site's expectations.
+ *
+ * Values come from, lowest priority first: the defaults below, the config
+ * file (/etc/gpuready.conf inside the root, or --config FILE), and the
+ * command line. The single option table in settings.c drives the parser,
+ * --help, the man page and the config-file keys. */
+#ifndef GPUREADY_SETTINGS_H
+#define GPUREADY_SETTINGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/options.h"
+#include "core/root.h"
+
+/* Scopes: which commands take an option. */
+enum {
+	SCOPE_CHECK = 1u << 0,    /* check, rdma, and later areas */
+	SCOPE_SNAPSHOT = 1u << 1,
+	SCOPE_OTHER = 1u << 2,    /* help, version, man */
+	SCOPE_LIST = 1u << 3,     /* list-checks */
+	SCOPE_ALL = 0xffu,
+};
+
+/* Defaults, each with where it comes from. */
+/* ToS 104 = DSCP 26 (AF31) << 2, the lossless class of seed 000
+ * ("NCCL: Pre-configured for RoCE (TC 104 / DSCP 26)"). */
+#define DEFAULT_TOS 104
+/* net.core.rmem_max / wmem_max seed 001 sets ("System Optimization"). */
+#define DEFAULT_MIN_SOCKBUF 268435456ull
+
+struct settings {
+	bool help;
+	char *sysroot;
+	bool json;
+	char *prom;
+	struct strv only;
+	struct strv skip;
+	bool strict;
+	bool no_color;
+	bool verbose;
+	char *config;
+	/* site expectations */
+	int tos;
+	int mtu;           /* expected MTU of RDMA netdevs; 0 = any */
+	double link_rate;  /* minimum port rate in Gb/s; 0 = none */
+	uint64_t min_sockbuf;
+};
+
+extern const struct opt settings_opts[];
+extern const size_t settings_n_opts;
+
+void settings_init(struct settings *s);
+void settings_free(struct settings *s);
+
+/* Reads the config file: `path` (from --config, a host path) if given,
+ * else /etc/gpuready.conf inside the root (absent is fine). Keys already
+ * set on the command line (cli_set, indexed like settings_opts) keep their
+ * command-line value. Returns 0 or -errno with *err set. */
+int settings_load_config(struct settings *s, const bool *cli_set, const struct root *r, char **err);
+
+#endif

@@ -1,0 +1,241 @@
+#!/bin/sh
+# CLI tests: run the real gpuready binary and compare with expected output.
+#
+#   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
+#                         JSON, against tests/fixtures/NAME/expected/
+#   run.sh basics|config|output|schema|snapshot|realdata|man|install|nosubprocess
+#
+# Environment (set by tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
+# GPUREADY_FIXTURES, MESON_BUILD_ROOT. GPUREADY_UPDATE=1 rewrites the expected
+# files instead of comparing (for output that changed on purpose; review the
+# diff before committing). Exit 0 pass, 1 fail, 77 skip (meson's convention).
+set -u
+
+BIN=${GPUREADY_BIN:?}
+SRC=${GPUREADY_SOURCE_DIR:?}
+FIX=${GPUREADY_FIXTURES:?}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuready-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_exit WANT CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
+expect_exit() {
+	want=$1; shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		fail "exit $got (want $want): $*"; sed 's/^/  stderr: /' "$TMP/err" | head -5 >&2
+		return 1
+	fi
+	return 0
+}
+
+# contains FILE STRING DESCRIPTION
+contains() {
+	if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: '$2' not in output"; sed 's/^/  | /' "$1" | head -20 >&2; fi
+}
+lacks() {
+	if grep -qF -- "$2" "$1"; then fail "$3: '$2' unexpectedly in output"; else pass "$3"; fi
+}
+
+# Normalises what legitimately differs between runs: the sysroot path and
+# the version.
+normalize_json() {
+	sed -e "s#\"sysroot\": \".*\"#\"sysroot\": \"ROOT\"#" -e "s#\"version\": \".*\"#\"version\": \"VERSION\"#"
+}
+
+# compare EXPECTED ACTUAL NAME
+compare() {
+	if [ "${GPUREADY_UPDATE:-0}" = 1 ]; then
+		mkdir -p "$(dirname "$1")"; cp "$2" "$1"; pass "$3 (updated)"; return
+	fi
+	if [ ! -f "$1" ]; then fail "$3: no expected file $1 (run with GPUREADY_UPDATE=1)"; return; fi
+	if diff -u "$1" "$2" >"$TMP/diff"; then pass "$3"; else fail "$3 differs:"; head -80 "$TMP/diff" >&2; fi
+}
+
+t_fixture() {
+	name=$1
+	root=$FIX/$name/root
+	exp=$FIX/$name/expected
+	[ -d "$root" ] || { fail "no fixture $root"; return; }
+	"$BIN" rdma --sysroot "$root" --no-color >"$TMP/rdma.txt" 2>"$TMP/err"
+	echo $? >"$TMP/rdma.exit"
+	"$BIN" rdma --sysroot "$root" --json 2>>"$TMP/err" | normalize_json >"$TMP/rdma.json"
+	[ -s "$TMP/err" ] && { echo "stderr:" >&2; cat "$TMP/err" >&2; fail "$name: gpuready wrote to stderr"; }
+	compare "$exp/rdma.txt" "$TMP/rdma.txt" "$name text"
+	compare "$exp/rdma.json" "$TMP/rdma.json" "$name json"
+	compare "$exp/rdma.exit" "$TMP/rdma.exit" "$name exit code"
+	# verify-rdma is the same command
+	ln -s "$BIN" "$TMP/verify-rdma"
+	"$TMP/verify-rdma" --sysroot "$root" --no-color >"$TMP/alias.txt" 2>/dev/null
+	if cmp -s "$TMP/alias.txt" "$TMP/rdma.txt"; then pass "$name verify-rdma alias"; else fail "$name verify-rdma differs"; fi
+}
+
+t_basics() {
+	expect_exit 0 "$BIN" --version && contains "$TMP/out" "gpuready " "--version"
+	expect_exit 0 "$BIN" version && contains "$TMP/out" "gpuready " "version command"
+	expect_exit 0 "$BIN" help && contains "$TMP/out" "verify-rdma" "help lists aliases"
+	expect_exit 0 "$BIN" --help && contains "$TMP/out" "snapshot" "--help lists commands"
+	expect_exit 0 "$BIN" help rdma && contains "$TMP/out" "--sysroot" "help rdma shows options"
+	expect_exit 0 "$BIN" rdma --help && contains "$TMP/out" "Exit status" "rdma --help documents exit codes"
+	expect_exit 0 "$BIN" check -h && contains "$TMP/out" "--prom" "check -h"
+	expect_exit 2 "$BIN" && contains "$TMP/err" "usage" "no command: usage, exit 2"
+	expect_exit 2 "$BIN" chek && contains "$TMP/err" "Did you mean 'check'" "unknown command suggests"
+	expect_exit 2 "$BIN" rdm && contains "$TMP/err" "not a gpuready command" "no prefix abbreviations"
+	expect_exit 2 "$BIN" rdma --bogus && contains "$TMP/err" "unknown option '--bogus'" "unknown option"
+	expect_exit 2 "$BIN" rdma --tos && contains "$TMP/err" "needs a value" "missing option value"
+	expect_exit 2 "$BIN" rdma --tos 300 && contains "$TMP/err" "out of range" "option range"
+	expect_exit 2 "$BIN" rdma extra && contains "$TMP/err" "usage: gpuready rdma" "stray argument"
+	expect_exit 2 "$BIN" snapshot && contains "$TMP/err" "usage: gpuready snapshot" "snapshot needs DIR"
+	expect_exit 2 "$BIN" version --json && contains "$TMP/err" "unknown option" "options are per command"
+	expect_exit 2 "$BIN" rdma --sysroot "$TMP/nonexistent" && contains "$TMP/err" "cannot open sysroot" "bad sysroot"
+	expect_exit 0 "$BIN" list-checks && contains "$TMP/out" "rdma.port_state" "list-checks"
+	expect_exit 0 "$BIN" list-checks --only 'rdma.nccl_*' && lacks "$TMP/out" "rdma.mtu" "list-checks --only"
+	expect_exit 2 "$BIN" rdma --sysroot "$FIX/plain-no-rdma/root" --only nothing.matches && contains "$TMP/err" "no check matches" "--only matching nothing is an error"
+	expect_exit 1 "$BIN" rdma --sysroot "$FIX/plain-no-rdma/root" --no-color && contains "$TMP/out" "RDMA is only needed for multi-server training" "no RDMA explains"
+}
+
+t_config() {
+	root=$TMP/root
+	cp -a "$FIX/h100-8x-cx7-roce/root" "$root"
+	expect_exit 0 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --no-color && contains "$TMP/out" "[OK] mlx5_0/1" "default tos 104"
+	printf '# site policy\n[gpuready]\ntos = 96\n' >"$root/etc/gpuready.conf"
+	expect_exit 1 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --no-color && contains "$TMP/out" "expected ToS 96" "config tos applies"
+	expect_exit 0 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --tos 106 && pass "command line beats config file"
+	printf 'tos = 104\nlnk_rate = 400\n' >"$root/etc/gpuready.conf"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" && contains "$TMP/err" "/etc/gpuready.conf:2: unknown key 'lnk_rate'" "unknown key names the line"
+	printf 'tos = lots\n' >"$root/etc/gpuready.conf"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" && contains "$TMP/err" "key 'tos'" "bad value is an error"
+	rm "$root/etc/gpuready.conf"
+	printf 'link_rate = 800\n' >"$TMP/site.conf"
+	expect_exit 0 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --no-color && contains "$TMP/out" "below the expected 800 Gb/s" "--config FILE"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --config "$TMP/missing.conf" && contains "$TMP/err" "cannot read config file" "missing --config"
+	expect_exit 1 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --strict && pass "--strict turns warnings into exit 1"
+}
+
+t_output() {
+	root=$FIX/h100-roce-broken/root
+	expect_exit 1 "$BIN" rdma --sysroot "$root" --json
+	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["summary"]["fail"]>0 and len(d["checks"])>0' "$TMP/out"; then pass "json parses"; else fail "json does not parse"; fi
+	expect_exit 1 "$BIN" rdma --sysroot "$root" --prom "$TMP/m.prom" --no-color
+	contains "$TMP/m.prom" 'gpuready_check_status{id="rdma.port_state",subject="mlx5_3/1"} 2' "prom status series"
+	contains "$TMP/m.prom" 'gpuready_checks{status="fail"}' "prom summary"
+	if ls "$TMP" | grep -q 'm.prom.tmp'; then fail "prom temp file left behind"; else pass "prom written atomically"; fi
+	dup=$(grep '^gpuready_check_status' "$TMP/m.prom" | sed 's/} .*//' | sort | uniq -d | head -1)
+	[ -z "$dup" ] && pass "prom series unique" || fail "duplicate prom series $dup"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --prom "$TMP/no/such/dir/m.prom" && contains "$TMP/err" "cannot write" "prom write error is exit 2"
+	"$BIN" rdma --sysroot "$root" >/dev/full 2>"$TMP/err"; rc=$?
+	[ "$rc" -eq 2 ] && pass "stdout write error is exit 2" || fail "stdout to /dev/full exited $rc"
+	expect_exit 1 "$BIN" rdma --sysroot "$root"
+	if grep -q "$(printf '\033')" "$TMP/out"; then fail "color when not a terminal"; else pass "no color off a terminal"; fi
+	expect_exit 0 "$BIN" rdma --sysroot "$FIX/h100-8x-cx7-roce/root" -v --only rdma.roce_gid
+	contains "$TMP/out" "DEV     PORT INDEX GID" "-v shows ok details"
+	expect_exit 0 "$BIN" rdma --sysroot "$FIX/h100-8x-cx7-roce/root" --only rdma.roce_gid
+	lacks "$TMP/out" "DEV     PORT INDEX GID" "details hidden without -v"
+}
+
+t_schema() {
+	command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
+	python3 -c 'import jsonschema' 2>/dev/null || { echo "python3-jsonschema missing"; exit 77; }
+	for d in "$FIX"/*/; do
+		n=$(basename "$d")
+		[ -d "$d/root" ] || continue
+		"$BIN" check --sysroot "$d/root" --json >"$TMP/$n.json" 2>/dev/null
+	done
+	"$BIN" check --json >"$TMP/live.json" 2>/dev/null
+	if python3 "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP"/*.json; then pass "reports validate against docs/report.schema.json"; else fail "schema validation"; fi
+	# The validator itself must reject a broken report.
+	echo '{"version": "x", "checks": [{"id": "Bad ID", "status": "great"}]}' >"$TMP/bad.json"
+	if python3 "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi
+}
+
+t_snapshot() {
+	for d in "$FIX"/*/; do
+		n=$(basename "$d")
+		[ -d "$d/root" ] || continue
+		out=$TMP/snap-$n
+		expect_exit 0 "$BIN" snapshot --sysroot "$d/root" "$out" || continue
+		"$BIN" check --sysroot "$d/root" --json | normalize_json >"$TMP/a.json"
+		"$BIN" check --sysroot "$out" --json | normalize_json >"$TMP/b.json"
+		if diff -u "$TMP/a.json" "$TMP/b.json" >"$TMP/diff"; then pass "snapshot of $n reproduces its report"; else fail "snapshot of $n differs:"; head -40 "$TMP/diff" >&2; fi
+	done
+	mkdir -p "$TMP/full" && touch "$TMP/full/x"
+	expect_exit 2 "$BIN" snapshot "$TMP/full" && contains "$TMP/err" "not empty" "snapshot refuses a non-empty dir"
+	# live: only NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES are kept
+	expect_exit 0 env GPUREADY_TEST_SECRET=hunter2 NCCL_TEST_MARKER=1 UCX_TLS=rc CUDA_VISIBLE_DEVICES=0 "$BIN" snapshot "$TMP/live"
+	tr '\0' '\n' <"$TMP/live/.gpuready/environ" >"$TMP/env.txt"
+	contains "$TMP/env.txt" "NCCL_TEST_MARKER=1" "snapshot keeps NCCL_*"
+	contains "$TMP/env.txt" "UCX_TLS=rc" "snapshot keeps UCX_*"
+	contains "$TMP/env.txt" "CUDA_VISIBLE_DEVICES=0" "snapshot keeps CUDA_VISIBLE_DEVICES"
+	if grep -rq hunter2 "$TMP/live" 2>/dev/null; then fail "snapshot captured a secret"; else pass "snapshot captures no other environment"; fi
+	"$BIN" check --sysroot "$TMP/live" --json >"$TMP/live.json"; rc=$?
+	[ "$rc" -le 1 ] && pass "live snapshot checks (exit $rc)" || fail "live snapshot check exited $rc"
+	contains "$TMP/live.json" '"subject": "NCCL_TEST_MARKER"' "recorded environment is read back"
+}
+
+t_realdata() {
+	tarball=$SRC/tests/realdata.tar.xz
+	[ -f "$tarball" ] || { fail "missing $tarball"; return; }
+	tar -xJf "$tarball" -C "$TMP" || { fail "cannot extract realdata"; return; }
+	while IFS='|' read -r dir want; do
+		case "$dir" in ''|'#'*) continue ;; esac
+		root=$TMP/realdata/$dir
+		"$BIN" check --sysroot "$root" --json >"$TMP/rd.json" 2>"$TMP/rd.err"; rc=$?
+		if [ "$rc" -gt 1 ]; then fail "$dir: exit $rc"; cat "$TMP/rd.err" >&2; continue; fi
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/rd.json" || { fail "$dir: invalid JSON"; continue; }
+		rest=$want
+		while [ -n "$rest" ]; do
+			w=${rest%%|*}
+			[ "$w" = "$rest" ] && rest="" || rest=${rest#*|}
+			contains "$TMP/rd.json" "$w" "$dir names $w"
+		done
+		rm -rf "$TMP/rdsnap"
+		if "$BIN" snapshot --sysroot "$root" "$TMP/rdsnap" 2>/dev/null; then
+			"$BIN" check --sysroot "$TMP/rdsnap" --json | normalize_json >"$TMP/b.json"
+			normalize_json <"$TMP/rd.json" >"$TMP/a.json"
+			if diff -q "$TMP/a.json" "$TMP/b.json" >/dev/null; then pass "$dir snapshot reproduces"; else fail "$dir snapshot differs"; diff -u "$TMP/a.json" "$TMP/b.json" | head -30 >&2; fi
+		else
+			fail "$dir: snapshot failed"
+		fi
+	done <"$SRC/tests/realdata.expect"
+}
+
+t_man() {
+	"$BIN" man >"$TMP/gpuready.1" || { fail "gpuready man"; return; }
+	compare "$SRC/docs/gpuready.1" "$TMP/gpuready.1" "docs/gpuready.1 is generated from the option tables"
+	if command -v man >/dev/null 2>&1; then
+		MANWIDTH=100 man -l "$TMP/gpuready.1" >"$TMP/man.txt" 2>"$TMP/man.err"
+		contains "$TMP/man.txt" "--sysroot" "man page renders"
+	fi
+}
+
+t_install() {
+	build=${MESON_BUILD_ROOT:?}
+	dest=$TMP/dest
+	meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >"$TMP/inst.log" 2>&1 || { fail "meson install"; cat "$TMP/inst.log" >&2; return; }
+	vr=$(find "$dest" -name verify-rdma | head -1)
+	[ -n "$vr" ] || { fail "verify-rdma not installed"; return; }
+	[ -L "$vr" ] && pass "verify-rdma is a link" || fail "verify-rdma is not a link"
+	"$vr" --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/a.txt"; rc=$?
+	"$BIN" rdma --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/b.txt"
+	[ "$rc" -eq 0 ] && cmp -s "$TMP/a.txt" "$TMP/b.txt" && pass "installed verify-rdma runs gpuready rdma" || fail "installed verify-rdma (exit $rc)"
+	[ -n "$(find "$dest" -name gpuready.1)" ] && pass "man page installed" || fail "man page not installed"
+}
+
+t_nosubprocess() {
+	command -v strace >/dev/null || { echo "strace missing"; exit 77; }
+	ASAN_OPTIONS=detect_leaks=0 strace -f -qq -o "$TMP/trace" -e trace=execve,fork,vfork,clone,clone3 "$BIN" check --sysroot "$FIX/h100-8x-cx7-roce/root" >/dev/null
+	n=$(grep -c 'execve(' "$TMP/trace"); c=$(grep -cE '(fork|clone3?)\(' "$TMP/trace")
+	[ "$n" -eq 1 ] && [ "$c" -eq 0 ] && pass "check on a fixture runs no subprocess" || { fail "subprocesses: $n execve, $c fork/clone"; cat "$TMP/trace" >&2; }
+}
+
+case "${1:-}" in
+fixture) t_fixture "$2" ;;
+basics|config|output|schema|snapshot|realdata|man|install|nosubprocess) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | snapshot | realdata | man | install | nosubprocess" >&2; exit 2 ;;
+esac
+[ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
+exit 0

@@ -1,0 +1,122 @@
+/* libFuzzer target for the file parsers: every format the inventory reads
+ * from text (sysfs attribute values, /proc/modules lines, nccl.conf, shell
+ * exports, /etc/environment, limits.conf, GIDs, NCCL list syntax, config
+ * values). The first byte picks the parser so one corpus covers all. */
+#include "checks/rdma/common.h"
+#include "core/options.h"
+#include "core/parse.h"
+#include "core/strbuf.h"
+#include "inventory/textfmt.h"
+#include "settings.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static unsigned sink;
+
+static void on_assign(void *ud, const char *name, const char *value, unsigned lineno)
+{
+	(void)ud;
+	sink += (unsigned)strlen(name) + (unsigned)strlen(value) + lineno;
+}
+
+static void on_limit(void *ud, const char *d, const char *t, const char *i, const char *v, unsigned n)
+{
+	(void)ud;
+	sink += (unsigned)(strlen(d) + strlen(t) + strlen(i) + strlen(v)) + n;
+}
+
+static int on_line(void *ud, char *line, unsigned no)
+{
+	(void)ud;
+	sink += (unsigned)strlen(line) + no;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	unsigned sel = data[0];
+	const char *text = (const char *)data + 1;
+	size_t len = size - 1;
+	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
+
+	switch (sel % 12) {
+	case 0: {
+		uint64_t u;
+		int64_t i;
+		int n;
+		parse_u64(s, 0, &u);
+		parse_u64(s, 16, &u);
+		parse_s64(s, 10, &i);
+		parse_int(s, 0, &n);
+		break;
+	}
+	case 1: {
+		double d;
+		int n;
+		char *name = NULL;
+		parse_leading_double(s, &d);
+		if (parse_num_colon_name(s, &n, &name) == 0)
+			free(name);
+		break;
+	}
+	case 2:
+		textfmt_nccl_conf(text, len, on_assign, NULL);
+		break;
+	case 3:
+		textfmt_shell_exports(text, len, on_assign, NULL);
+		break;
+	case 4:
+		textfmt_environment(text, len, on_assign, NULL);
+		break;
+	case 5:
+		textfmt_limits(text, len, on_limit, NULL);
+		break;
+	case 6: {
+		char ip[32];
+		sink += gid_ipv4(s, ip, sizeof(ip)) + gid_link_local(s);
+		sink += is_pci_bdf(s);
+		break;
+	}
+	case 7: {
+		struct nccl_list l;
+		nccl_list_parse(s, &l);
+		sink += nccl_list_selects(&l, "mlx5_0", 1) + nccl_list_selects(&l, "ens1f0np0", -1);
+		nccl_list_free(&l);
+		break;
+	}
+	case 8: {
+		long long v;
+		const char *why;
+		nccl_param_int(s, &v, &why);
+		break;
+	}
+	case 9: {
+		struct settings st;
+		settings_init(&st);
+		for (size_t i = 0; i < settings_n_opts; i++) {
+			char *err = NULL;
+			if (opt_assign(&settings_opts[i], &st, s, &err) < 0)
+				free(err);
+		}
+		settings_free(&st);
+		break;
+	}
+	case 10:
+		str_foreach_line(text, len, on_line, NULL);
+		break;
+	case 11: {
+		char *l = str_first_line(s);
+		sink += str_distance(l, "NCCL_SOCKET_IFNAME", 2);
+		free(l);
+		break;
+	}
+	}
+	free(s);
+	return 0;
+}

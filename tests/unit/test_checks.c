@@ -1,0 +1,229 @@
+/* Check policy on the fixture machines: each deliberate defect gets the
+ * verdict the fixture's README argues for, and the healthy node passes.
+ * Expected-output files cover the exact wording; these tests pin the
+ * verdicts so a wording change cannot hide a policy change. */
+#include "testutil.h"
+#include "checks/check.h"
+#include "core/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct run {
+	struct report rep;
+	struct settings set;
+	struct inventory *inv;
+};
+
+static void run_fixture(struct run *r, const char *name, void (*tweak)(struct settings *))
+{
+	char *dir = tu_fixture(name);
+	struct root *root = NULL;
+	assert_int_equal(root_open(dir, &root), 0);
+	settings_init(&r->set);
+	if (tweak)
+		tweak(&r->set);
+	char *err = NULL;
+	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
+	assert_int_equal(inventory_load(root, &r->inv), 0);
+	report_init(&r->rep, "test", "host", dir);
+	assert_int_equal(checks_run(NULL, r->inv, &r->set, &r->rep), 0);
+	root_free(root);
+	free(dir);
+}
+
+static void done(struct run *r)
+{
+	report_free(&r->rep);
+	inventory_free(r->inv);
+	settings_free(&r->set);
+}
+
+/* The worst status among findings of id about subject; -1 if none. */
+static int status(const struct run *r, const char *id, const char *subject)
+{
+	static const int rank[] = { [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3 };
+	int best = -1;
+	for (size_t i = 0; i < r->rep.n; i++) {
+		const struct finding *f = r->rep.v[i];
+		if (strcmp(f->id, id) || strcmp(f->subject, subject))
+			continue;
+		if (best < 0 || rank[f->status] > rank[best])
+			best = (int)f->status;
+	}
+	if (best < 0)
+		fail_msg("no finding %s about %s", id, subject);
+	return best;
+}
+
+static bool message_has(const struct run *r, const char *id, const char *subject, const char *text)
+{
+	for (size_t i = 0; i < r->rep.n; i++) {
+		const struct finding *f = r->rep.v[i];
+		if (!strcmp(f->id, id) && !strcmp(f->subject, subject) && strstr(f->message, text))
+			return true;
+	}
+	return false;
+}
+
+static void test_healthy(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-8x-cx7-roce", NULL);
+	assert_int_equal(r.rep.counts[STATUS_FAIL], 0);
+	assert_int_equal(r.rep.counts[STATUS_WARN], 0);
+	for (size_t i = 0; i < r.rep.n; i++)
+		if (r.rep.v[i]->status == STATUS_WARN || r.rep.v[i]->status == STATUS_FAIL)
+			assert_non_null(r.rep.v[i]->hint);
+	assert_int_equal(status(&r, "rdma.port_state", "mlx5_7/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.mtu", "mlx5_0/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.roce_tos", "mlx5_3/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.tos_persist", "rdma-cm-tos.service"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.nccl_ib_tc", "NCCL_IB_TC"), STATUS_OK);
+	assert_true(message_has(&r, "rdma.roce_gid", "mlx5_0/1", "index 3 = 10.0.0.10"));
+	done(&r);
+}
+
+static void test_broken(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-roce-broken", NULL);
+	assert_int_equal(status(&r, "rdma.port_state", "mlx5_3/1"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.netdev", "ens4f0np0"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.mtu", "mlx5_5/1"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.mtu", "mlx5_5/1", "active_mtu=1024"));
+	assert_int_equal(status(&r, "rdma.mtu", "rdma"), STATUS_WARN); /* mixed MTUs */
+	assert_int_equal(status(&r, "rdma.link_rate", "mlx5_6/1"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.port_errors", "mlx5_2/1"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.hw_counters", "mlx5_2/1"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.firmware", "ConnectX-7"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.roce_gid", "mlx5_1/1"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.roce_tos", "mlx5_4/1"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.roce_tos", "mlx5_7/1"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.roce_tos", "mlx5_0/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.tos_persist", "rdma"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.nccl_ib_hca", "NCCL_IB_HCA"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.nccl_socket_ifname", "NCCL_SOCKET_IFNAME"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.nccl_ib_tc", "NCCL_IB_TC"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.nccl_ib_tc", "default_roce_tos"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.nccl_ib_tc", "default_roce_tos", "mlx5_4/1 DSCP 24"));
+	assert_int_equal(status(&r, "rdma.nccl_gid_index", "NCCL_IB_GID_INDEX"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.nccl_gid_index", "NCCL_IB_GID_INDEX", "link-local"));
+	assert_int_equal(status(&r, "rdma.nccl_names", "NCCL_IB_GDR_LEVEL"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.nccl_names", "NCCL_SOKCET_IFNAME"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.nccl_names", "NCCL_SOKCET_IFNAME", "did you mean NCCL_SOCKET_IFNAME"));
+	assert_int_equal(status(&r, "rdma.nccl_ranges", "NCCL_IB_TIMEOUT"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.nccl_debug", "NCCL_DEBUG"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.sockbuf", "net.core.rmem_max"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.memlock", "memlock"), STATUS_WARN);
+	done(&r);
+}
+
+static void test_spark_site_config(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "dgx-spark-gb10", NULL);
+	assert_int_equal(r.set.tos, 0); /* from etc/gpuready.conf */
+	assert_int_equal(status(&r, "rdma.port_state", "roceP2p1s0f0/1"), STATUS_OK);
+	/* down ports that NCCL_IB_HCA excludes are warnings, not failures */
+	assert_int_equal(status(&r, "rdma.port_state", "rocep1s0f0/1"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.nccl_ib_hca", "NCCL_IB_HCA"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.roce_tos", "roceP2p1s0f0/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.nccl_levels", "NCCL_NET_GDR_LEVEL"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.nccl_levels", "NCCL_NET_GDR_LEVEL", "legacy number for SYS"));
+	done(&r);
+}
+
+static void v100_default(struct settings *s)
+{
+	(void)s;
+}
+
+static void test_v100(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "v100-cx3pro", v100_default);
+	assert_int_equal(status(&r, "rdma.modules", "mlx4_ib"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.port_state", "mlx4_0/2"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.port_state", "mlx4_0/1"), STATUS_FAIL);
+	/* NCCL_IB_HCA=mlx4_0:1,mlx4_0:2 names the port without a cable */
+	assert_int_equal(status(&r, "rdma.nccl_ib_hca", "NCCL_IB_HCA"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.nccl_gid_index", "NCCL_IB_GID_INDEX"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.hw_counters", "mlx4_0/2"), STATUS_SKIP);
+	done(&r);
+}
+
+static void test_no_provider(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-no-rdma-provider", NULL);
+	assert_int_equal(status(&r, "rdma.modules", "mlx5_ib"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.modules", "ib_uverbs"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.modules", "mlx5_core"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.devices", "rdma"), STATUS_FAIL);
+	assert_true(message_has(&r, "rdma.devices", "rdma", "although 8 ConnectX-7 NICs (driver mlx5_core) are present"));
+	assert_int_equal(status(&r, "rdma.nccl_ib_disable", "NCCL_IB_DISABLE"), STATUS_FAIL);
+	done(&r);
+}
+
+static void test_ib(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "ndr-ib-4port", NULL);
+	assert_int_equal(status(&r, "rdma.link_rate", "mlx5_3/1"), STATUS_WARN);
+	assert_int_equal(status(&r, "rdma.link_rate", "mlx5_0/1"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.mtu", "mlx5_0/1"), STATUS_SKIP); /* IB MTU needs verbs */
+	assert_int_equal(status(&r, "rdma.roce_tos", "rdma"), STATUS_SKIP);
+	assert_int_equal(status(&r, "rdma.nccl_ranges", "NCCL_IB_RETRY_CNT"), STATUS_FAIL);
+	assert_int_equal(status(&r, "rdma.nccl_ranges", "NCCL_IB_SL"), STATUS_OK);
+	assert_int_equal(status(&r, "rdma.port_errors", "mlx5_1/1"), STATUS_WARN);
+	assert_true(message_has(&r, "rdma.nccl_ib_hca", "NCCL_IB_HCA", "mlx5_0/1, mlx5_1/1, mlx5_3/1"));
+	done(&r);
+}
+
+static void test_plain(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "plain-no-rdma", NULL);
+	assert_int_equal(status(&r, "rdma.devices", "rdma"), STATUS_FAIL);
+	assert_true(message_has(&r, "rdma.devices", "rdma", "only needed for multi-server training"));
+	assert_int_equal(status(&r, "rdma.modules", "ib_core"), STATUS_SKIP);
+	assert_int_equal(status(&r, "rdma.port_state", "rdma"), STATUS_SKIP);
+	done(&r);
+}
+
+static void only_tc(struct settings *s)
+{
+	strv_add(&s->only, "rdma.nccl_ib_tc");
+	s->tos = 96;
+}
+
+static void test_selection_and_expectations(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-8x-cx7-roce", only_tc);
+	for (size_t i = 0; i < r.rep.n; i++)
+		assert_string_equal(r.rep.v[i]->id, "rdma.nccl_ib_tc");
+	/* 104 is DSCP 26; the site now expects DSCP 24 */
+	assert_int_equal(status(&r, "rdma.nccl_ib_tc", "NCCL_IB_TC"), STATUS_FAIL);
+	done(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy),     cmocka_unit_test(test_broken),
+		cmocka_unit_test(test_spark_site_config), cmocka_unit_test(test_v100),
+		cmocka_unit_test(test_no_provider), cmocka_unit_test(test_ib),
+		cmocka_unit_test(test_plain),       cmocka_unit_test(test_selection_and_expectations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,239 @@
+/* The inventory readers on recorded trees: the fixtures (written from the
+ * kernel's sysfs formats) and small synthetic trees for the odd cases real
+ * captures have (links stored as files, empty attributes, missing files). */
+#include "testutil.h"
+#include "checks/rdma/common.h"
+#include "inventory/inventory.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct inventory *load(const char *dir)
+{
+	struct root *r = NULL;
+	struct inventory *inv = NULL;
+	assert_int_equal(root_open(dir, &r), 0);
+	assert_false(root_is_live(r));
+	assert_int_equal(inventory_load(r, &inv), 0);
+	root_free(r);
+	return inv;
+}
+
+static struct inventory *load_fixture(const char *name)
+{
+	char *dir = tu_fixture(name);
+	struct inventory *inv = load(dir);
+	free(dir);
+	return inv;
+}
+
+static void test_healthy_h100(void **state)
+{
+	(void)state;
+	struct inventory *inv = load_fixture("h100-8x-cx7-roce");
+	assert_string_equal(inv->kernel.release, "6.8.0-52-generic");
+	assert_non_null(inv->kernel.hostname);
+	assert_int_equal(inv->rdma.n, 8);
+	const struct rdma_dev *d = rdma_find(&inv->rdma, "mlx5_0");
+	assert_non_null(d);
+	assert_string_equal(d->pci_bdf, "0000:19:00.0");
+	assert_string_equal(d->hca_type, "MT4129");
+	assert_string_equal(d->fw_ver, "28.39.1002");
+	assert_string_equal(d->uverbs, "uverbs0");
+	assert_true(d->uverbs_node);
+	assert_int_equal(d->n_ports, 1);
+	const struct rdma_port *p = &d->ports[0];
+	assert_int_equal(p->state, PORT_ACTIVE);
+	assert_string_equal(p->state_name, "ACTIVE");
+	assert_int_equal(p->phys_state, PHYS_LINKUP);
+	assert_string_equal(p->link_layer, "Ethernet");
+	assert_true(p->rate_gbps == 400.0);
+	assert_string_equal(p->netdev, "ens1f0np0");
+	assert_int_equal(p->n_gids, 4);
+	assert_true(p->gid_types_known);
+	assert_int_equal(port_best_gid(p)->index, 3);
+	assert_int_equal(p->roce_tos, 104);
+	assert_true(p->n_counters >= 6);
+	assert_true(p->n_hw_counters >= 4);
+	assert_string_equal(rdma_dev_model(inv, d), "ConnectX-7");
+
+	const struct netdev *n = net_find(&inv->net, "ens1f0np0");
+	assert_non_null(n);
+	assert_int_equal(n->mtu, 9000);
+	assert_int_equal(n->speed, 400000);
+	assert_int_equal(n->carrier, 1);
+	assert_string_equal(n->pci_bdf, "0000:19:00.0");
+	const struct netdev *lo = net_find(&inv->net, "lo");
+	assert_non_null(lo);
+	assert_true(lo->is_virtual);
+
+	const struct pci_dev *pd = pci_find(&inv->pci, "0000:19:00.0");
+	assert_non_null(pd);
+	assert_int_equal(pd->vendor, 0x15b3);
+	assert_int_equal(pd->device, 0x1021);
+	assert_string_equal(pd->driver, "mlx5_core");
+	assert_non_null(pd->root_bus);
+	assert_true(pd->upstream.n >= 2); /* root port and switch ports above */
+
+	assert_int_equal(modules_state(&inv->modules, "mlx5_ib"), MODULE_LOADED);
+	assert_int_equal(modules_state(&inv->modules, "rdma_ucm"), MODULE_LOADED);
+	assert_int_equal(modules_state(&inv->modules, "nvidia_peermem"), MODULE_ABSENT);
+
+	assert_true(inv->persist.n >= 1);
+	assert_true(inv->persist.v[0].enabled);
+	assert_string_equal(inv->persist.v[0].unit, "rdma-cm-tos.service");
+
+	const struct nccl_var *tc = nccl_get(&inv->nccl, "NCCL_IB_TC");
+	assert_non_null(tc);
+	assert_string_equal(tc->value, "104");
+	assert_true(tc->login_only);
+	assert_non_null(strstr(tc->source, "/etc/profile.d/"));
+
+	assert_int_equal(inv->host.rmem_max, 268435456);
+	assert_true(inv->host.n_limits >= 2);
+	assert_false(inv->host.rlimit_known); /* live only */
+	inventory_free(inv);
+}
+
+static void test_mlx4_two_ports_one_function(void **state)
+{
+	(void)state;
+	struct inventory *inv = load_fixture("v100-cx3pro");
+	const struct rdma_dev *d = rdma_find(&inv->rdma, "mlx4_0");
+	assert_non_null(d);
+	assert_int_equal(d->n_ports, 2);
+	assert_string_equal(d->ports[0].netdev, "ens6");
+	assert_string_equal(d->ports[1].netdev, "ens6d1");
+	assert_int_equal(d->ports[1].state, PORT_ACTIVE);
+	assert_int_equal(d->ports[0].state, 1);
+	assert_non_null(port_gid(&d->ports[1], 2));
+	assert_true(gid_is_v2(port_gid(&d->ports[1], 2)));
+	assert_int_equal(d->ports[1].n_hw_counters, 0);
+	assert_string_equal(rdma_dev_model(inv, d), "ConnectX-3 Pro");
+	assert_int_equal(modules_state(&inv->modules, "mlx4_ib"), MODULE_LOADED);
+	inventory_free(inv);
+}
+
+static void test_nccl_precedence(void **state)
+{
+	(void)state;
+	struct inventory *inv = load_fixture("h100-roce-broken");
+	const struct nccl_var *tc = nccl_get(&inv->nccl, "NCCL_IB_TC");
+	assert_non_null(tc);
+	assert_string_equal(tc->value, "104");
+	assert_string_equal(tc->source, "recorded environment");
+	assert_int_equal(tc->shadowed.n, 1);
+	assert_non_null(strstr(tc->shadowed.v[0], "106"));
+	const struct nccl_var *dis = nccl_get(&inv->nccl, "NCCL_IB_DISABLE");
+	assert_non_null(dis);
+	assert_non_null(strstr(dis->source, "/etc/nccl.conf:"));
+	assert_true(inv->nccl.env_recorded);
+	inventory_free(inv);
+
+	/* ~/.nccl.conf beats /etc/nccl.conf, and both lose to the environment */
+	inv = load_fixture("ndr-ib-4port");
+	const struct nccl_var *sl = nccl_get(&inv->nccl, "NCCL_IB_SL");
+	assert_non_null(sl);
+	assert_string_equal(sl->value, "3");
+	assert_non_null(strstr(sl->source, "/root/.nccl.conf"));
+	assert_int_equal(sl->shadowed.n, 1);
+	assert_non_null(strstr(sl->shadowed.v[0], "/etc/nccl.conf"));
+	inventory_free(inv);
+}
+
+static void test_ib_ports(void **state)
+{
+	(void)state;
+	struct inventory *inv = load_fixture("ndr-ib-4port");
+	const struct rdma_dev *d = rdma_find(&inv->rdma, "mlx5_3");
+	assert_non_null(d);
+	assert_string_equal(d->ports[0].link_layer, "InfiniBand");
+	assert_true(d->ports[0].rate_gbps == 200.0);
+	assert_false(d->ports[0].gid_types_known);
+	assert_string_equal(inv->rdma.verbs_status,
+			    "a recorded tree (--sysroot) cannot answer verbs queries");
+	inventory_free(inv);
+}
+
+/* A capture copied without symlinks: each link became a file holding its
+ * target text (as in the shared realdata captures). */
+static void test_link_stand_ins(void **state)
+{
+	(void)state;
+	char *t = tu_mkdtemp();
+	const char *pci = "sys/devices/pci0000:80/0000:80:02.2/0000:82:00.0";
+	char *ib = xasprintf("%s/infiniband/mlx4_0", pci);
+	char *p = xasprintf("%s/ports/1/state", ib);
+	tu_write(t, p, "4: ACTIVE\n");
+	free(p);
+	p = xasprintf("%s/ports/1/phys_state", ib);
+	tu_write(t, p, "5: LinkUp\n");
+	free(p);
+	p = xasprintf("%s/ports/1/link_layer", ib);
+	tu_write(t, p, "InfiniBand\n");
+	free(p);
+	p = xasprintf("%s/vendor", pci);
+	tu_write(t, p, "0x15b3\n");
+	free(p);
+	p = xasprintf("%s/device", pci);
+	tu_write(t, p, "0x1003\n");
+	free(p);
+	p = xasprintf("%s/device", ib);
+	tu_write(t, p, "../../../0000:82:00.0"); /* link stand-in, no newline */
+	free(p);
+	tu_write(t, "sys/class/infiniband/mlx4_0", "../../devices/pci0000:80/0000:80:02.2/0000:82:00.0/infiniband/mlx4_0");
+	tu_write(t, "sys/class/infiniband/scif0", "../../devices/scif_dma_0/infiniband/scif0"); /* dangling */
+	tu_write(t, "sys/bus/pci/devices/0000:82:00.0", "../../../devices/pci0000:80/0000:80:02.2/0000:82:00.0");
+	tu_write(t, "sys/class/net/eth1/speed", ""); /* empty attribute: unreadable */
+
+	struct inventory *inv = load(t);
+	assert_int_equal(inv->rdma.n, 2);
+	const struct rdma_dev *d = rdma_find(&inv->rdma, "mlx4_0");
+	assert_non_null(d);
+	assert_string_equal(d->pci_bdf, "0000:82:00.0");
+	assert_int_equal(d->n_ports, 1);
+	assert_int_equal(d->ports[0].state, PORT_ACTIVE);
+	assert_string_equal(rdma_dev_model(inv, d), "ConnectX-3");
+	const struct rdma_dev *s = rdma_find(&inv->rdma, "scif0");
+	assert_non_null(s);
+	assert_int_equal(s->n_ports, 0);
+	const struct pci_dev *pd = pci_find(&inv->pci, "0000:82:00.0");
+	assert_non_null(pd);
+	assert_string_equal(pd->root_bus, "pci0000:80");
+	const struct netdev *n = net_find(&inv->net, "eth1");
+	assert_non_null(n);
+	assert_int_equal(n->speed, -1);
+	assert_int_equal(n->carrier, -1);
+	inventory_free(inv);
+	free(ib);
+	tu_rmtree(t);
+	free(t);
+}
+
+static void test_empty_root(void **state)
+{
+	(void)state;
+	char *t = tu_mkdtemp();
+	struct inventory *inv = load(t);
+	assert_int_equal(inv->rdma.n, 0);
+	assert_true(inv->rdma.err < 0);
+	assert_int_equal(inv->pci.n, 0);
+	assert_null(inv->kernel.release);
+	assert_int_equal(modules_state(&inv->modules, "ib_core"), MODULE_UNKNOWN);
+	assert_int_equal(inv->host.rmem_err, -ENOENT);
+	assert_false(inv->nccl.env_known);
+	inventory_free(inv);
+	tu_rmtree(t);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy_h100),   cmocka_unit_test(test_mlx4_two_ports_one_function),
+		cmocka_unit_test(test_nccl_precedence), cmocka_unit_test(test_ib_ports),
+		cmocka_unit_test(test_link_stand_ins), cmocka_unit_test(test_empty_root),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

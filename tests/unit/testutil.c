@@ -1,0 +1,91 @@
+/* Helpers shared by the unit tests. */
+#define _GNU_SOURCE
+#include "testutil.h"
+#include "core/strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *tu_mkdtemp(void)
+{
+	const char *t = getenv("TMPDIR");
+	char *p = xasprintf("%s/gpuready-test-XXXXXX", t && *t ? t : "/tmp");
+	assert_non_null(mkdtemp(p));
+	return p;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+void tu_rmtree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void mkparents(const char *full)
+{
+	char *p = xstrdup(full);
+	for (char *c = p + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(p, 0755);
+			*c = '/';
+		}
+	free(p);
+}
+
+void tu_write_bytes(const char *dir, const char *path, const void *data, size_t len)
+{
+	char *full = xasprintf("%s/%s", dir, path[0] == '/' ? path + 1 : path);
+	mkparents(full);
+	int fd = open(full, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	free(full);
+}
+
+void tu_write(const char *dir, const char *path, const char *content)
+{
+	tu_write_bytes(dir, path, content, strlen(content));
+}
+
+void tu_symlink(const char *dir, const char *path, const char *target)
+{
+	char *full = xasprintf("%s/%s", dir, path[0] == '/' ? path + 1 : path);
+	mkparents(full);
+	assert_int_equal(symlink(target, full), 0);
+	free(full);
+}
+
+void tu_mkdir(const char *dir, const char *path)
+{
+	char *full = xasprintf("%s/%s/", dir, path[0] == '/' ? path + 1 : path);
+	mkparents(full);
+	free(full);
+}
+
+char *tu_fixture(const char *name)
+{
+	const char *f = getenv("GPUREADY_FIXTURES");
+	assert_non_null(f);
+	return xasprintf("%s/%s/root", f, name);
+}
+
+const char *tu_source_dir(void)
+{
+	const char *s = getenv("GPUREADY_SOURCE_DIR");
+	assert_non_null(s);
+	return s;
+}

@@ -1,0 +1,25 @@
+/* Helpers shared by the unit tests: temporary trees and fixture paths. */
+#ifndef GPUREADY_TESTUTIL_H
+#define GPUREADY_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* A fresh empty directory under $TMPDIR; removed by tu_rmtree(). */
+char *tu_mkdtemp(void);
+void tu_rmtree(const char *dir);
+/* Writes a file (creating parent directories) under dir. */
+void tu_write(const char *dir, const char *path, const char *content);
+void tu_write_bytes(const char *dir, const char *path, const void *data, size_t len);
+/* Creates a symlink at dir/path with the given target text. */
+void tu_symlink(const char *dir, const char *path, const char *target);
+void tu_mkdir(const char *dir, const char *path);
+/* $GPUREADY_FIXTURES/<name>/root, malloc'd. */
+char *tu_fixture(const char *name);
+/* $GPUREADY_SOURCE_DIR, not freed. */
+const char *tu_source_dir(void);
+
+#endif
