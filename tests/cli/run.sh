@@ -138,18 +138,23 @@ t_output() {
 }
 
 t_schema() {
-	command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
-	python3 -c 'import jsonschema' 2>/dev/null || { echo "python3-jsonschema missing"; exit 77; }
+	# Debian's python3-jsonschema is for /usr/bin/python3, which may not be
+	# the first python3 on PATH.
+	PY=""
+	for p in python3 /usr/bin/python3; do
+		if command -v "$p" >/dev/null && "$p" -c 'import jsonschema' 2>/dev/null; then PY=$p; break; fi
+	done
+	[ -n "$PY" ] || { echo "python3-jsonschema missing"; exit 77; }
 	for d in "$FIX"/*/; do
 		n=$(basename "$d")
 		[ -d "$d/root" ] || continue
 		"$BIN" check --sysroot "$d/root" --json >"$TMP/$n.json" 2>/dev/null
 	done
 	"$BIN" check --json >"$TMP/live.json" 2>/dev/null
-	if python3 "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP"/*.json; then pass "reports validate against docs/report.schema.json"; else fail "schema validation"; fi
+	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP"/*.json; then pass "reports validate against docs/report.schema.json"; else fail "schema validation"; fi
 	# The validator itself must reject a broken report.
 	echo '{"version": "x", "checks": [{"id": "Bad ID", "status": "great"}]}' >"$TMP/bad.json"
-	if python3 "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi
+	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi
 }
 
 t_snapshot() {
