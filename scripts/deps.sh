@@ -4,7 +4,7 @@
 # prints the command to run and fails.
 set -eu
 
-build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev"
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev"
 test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time"
 
 want=$build

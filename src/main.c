@@ -27,6 +27,28 @@ const struct command commands[] = {
 			 "devices and uverbs nodes, port state and rate, RoCE MTU, RoCE v2 GIDs, the RDMA-CM "
 			 "traffic class and its persistence, the effective NCCL configuration, socket buffers, "
 			 "locked-memory limits, port error counters and firmware." },
+	{ .name = "gpu", .fn = cmd_gpu, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	  .alias = "verify-gpu",
+	  .summary = "Verify the GPUs: PCI, driver, links, BAR1, Xid errors; live NVML, CUDA and PyTorch",
+	  .description = "Checks the NVIDIA GPUs from files (PCI functions and their driver binding, the driver "
+			 "version and flavour, PCIe link width and speed, BAR1, Xid errors in the kernel log) and, "
+			 "on the live machine, through NVML (ECC, row remapping, persistence, throttling, NVLink, "
+			 "the CUDA version the driver supports), the CUDA driver API (a memory round trip on every "
+			 "GPU) and PyTorch (torch.cuda.is_available(), device count, NCCL). Every layer must see "
+			 "the same GPUs." },
+	{ .name = "gpudirect", .fn = cmd_gpudirect, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	  .alias = "verify-gpudirect",
+	  .summary = "Verify GPUDirect RDMA: method (DMA-BUF or peer memory), topology, ACS, IOMMU, live registration",
+	  .description = "Says which GPUDirect RDMA method this node can use and why, then checks what decides "
+			 "it: the open NVIDIA module, the kernel version and configuration, nvidia_peermem, NICs "
+			 "that cannot do GPUDirect (ConnectX-3), each GPU's nearest NIC and PCIe path class against "
+			 "NCCL_NET_GDR_LEVEL, ACS on the bridges between them, IOMMU translation; live, the CUDA "
+			 "attributes and a real registration of GPU memory with each GPU's nearest NIC." },
+	{ .name = "topo", .fn = cmd_topo, .scope = SCOPE_TOPO, .max_args = 0, .usage = "[--sysroot DIR] [--json]",
+	  .summary = "Show the GPU/NIC topology matrix (like nvidia-smi topo -m)",
+	  .description = "Prints the PCIe distance between every pair of GPUs and RDMA NICs (X, PIX, PXB, PHB, "
+			 "NODE, SYS from the sysfs PCI tree and NUMA nodes; NV# from NVML on the live machine), "
+			 "with each device's CPU affinity and NUMA node, and the legend. Works under --sysroot." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .scope = SCOPE_SNAPSHOT, .min_args = 1, .max_args = 1,
 	  .usage = "[--sysroot SRC] DIR",
 	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",

@@ -19,6 +19,7 @@ enum {
 	SCOPE_SNAPSHOT = 1u << 1,
 	SCOPE_OTHER = 1u << 2,    /* help, version, man */
 	SCOPE_LIST = 1u << 3,     /* list-checks */
+	SCOPE_TOPO = 1u << 4,     /* topo */
 	SCOPE_ALL = 0xffu,
 };
 
@@ -28,6 +29,8 @@ enum {
 #define DEFAULT_TOS 104
 /* net.core.rmem_max / wmem_max seed 001 sets ("System Optimization"). */
 #define DEFAULT_MIN_SOCKBUF 268435456ull
+/* Seed 000: "CUDA version should be 12.8 or newer". */
+#define DEFAULT_MIN_CUDA "12.8"
 
 struct settings {
 	bool help;
@@ -45,6 +48,11 @@ struct settings {
 	int mtu;           /* expected MTU of RDMA netdevs; 0 = any */
 	double link_rate;  /* minimum port rate in Gb/s; 0 = none */
 	uint64_t min_sockbuf;
+	int expect_gpus;   /* 0 = the PCI count is the expectation */
+	char *min_cuda;    /* "12.8" */
+	char *python;      /* interpreter for the PyTorch check */
+	double min_bar1_gib;
+	char *config_note;  /* set by settings_load_config: keys it ignored, for the caller to print */
 };
 
 extern const struct opt settings_opts[];

@@ -2,6 +2,8 @@
  * A check file that is not listed here is caught by test_registry. */
 #include "check.h"
 
+/* Order: GPU first (seed 000 checks nvidia-smi before anything else),
+ * then RDMA, then GPUDirect RDMA, which needs both. */
 extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;
 extern const struct check_def check_rdma_port_state;
@@ -26,8 +28,36 @@ extern const struct check_def check_rdma_memlock;
 extern const struct check_def check_rdma_port_errors;
 extern const struct check_def check_rdma_hw_counters;
 extern const struct check_def check_rdma_firmware;
+extern const struct check_def check_gpu_pci;
+extern const struct check_def check_gpu_count;
+extern const struct check_def check_gpu_driver;
+extern const struct check_def check_gpu_driver_gpus;
+extern const struct check_def check_gpu_pcie_link;
+extern const struct check_def check_gpu_xid;
+extern const struct check_def check_gpu_nvml;
+extern const struct check_def check_gpu_cuda;
+extern const struct check_def check_gpu_pytorch;
+extern const struct check_def check_gpudirect_method;
+extern const struct check_def check_gpudirect_nic;
+extern const struct check_def check_gpudirect_dmabuf;
+extern const struct check_def check_gpudirect_peermem;
+extern const struct check_def check_gpudirect_path;
+extern const struct check_def check_gpudirect_acs;
+extern const struct check_def check_gpudirect_iommu;
+extern const struct check_def check_gpudirect_cuda_attrs;
+extern const struct check_def check_gpudirect_registration;
+extern const struct check_def check_gpudirect_next_steps;
 
 const struct check_def *const check_registry[] = {
+	&check_gpu_pci,
+	&check_gpu_count,
+	&check_gpu_driver,
+	&check_gpu_driver_gpus,
+	&check_gpu_pcie_link,
+	&check_gpu_xid,
+	&check_gpu_nvml,
+	&check_gpu_cuda,
+	&check_gpu_pytorch,
 	&check_rdma_modules,
 	&check_rdma_devices,
 	&check_rdma_port_state,
@@ -52,5 +82,15 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_port_errors,
 	&check_rdma_hw_counters,
 	&check_rdma_firmware,
+	&check_gpudirect_method,
+	&check_gpudirect_nic,
+	&check_gpudirect_dmabuf,
+	&check_gpudirect_peermem,
+	&check_gpudirect_path,
+	&check_gpudirect_acs,
+	&check_gpudirect_iommu,
+	&check_gpudirect_cuda_attrs,
+	&check_gpudirect_registration,
+	&check_gpudirect_next_steps,
 };
 const size_t check_registry_n = sizeof(check_registry) / sizeof(check_registry[0]);

@@ -48,6 +48,9 @@ extern const size_t n_commands;
 
 int cmd_check(struct cmd_env *env);
 int cmd_rdma(struct cmd_env *env);
+int cmd_gpu(struct cmd_env *env);
+int cmd_gpudirect(struct cmd_env *env);
+int cmd_topo(struct cmd_env *env);
 int cmd_snapshot(struct cmd_env *env);
 int cmd_help(struct cmd_env *env);
 int cmd_version(struct cmd_env *env);
@@ -57,6 +60,12 @@ int cmd_man(struct cmd_env *env);
 /* Shared by the check commands: runs the checks of `area` (NULL = all) on
  * the configured root and prints the report. */
 int run_check_command(struct cmd_env *env, const char *area);
+
+/* Opens the configured root, reads the config file and loads the
+ * inventory parts; prints its own errors. Returns 0 or EXIT_TOOL_ERROR. */
+struct root;
+struct inventory;
+int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root, struct inventory **ret_inv);
 
 /* Prints `gpuready <cmd> --help`. */
 void print_command_help(FILE *out, const struct command *c);

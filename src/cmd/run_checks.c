@@ -13,12 +13,23 @@
 #include <time.h>
 #include <unistd.h>
 
-int run_check_command(struct cmd_env *env, const char *area)
+/* Which inventory parts an area's checks read. */
+static unsigned parts_for(const char *area)
+{
+	if (!area)
+		return INV_ALL;
+	if (!strcmp(area, "rdma"))
+		return INV_RDMA;
+	if (!strcmp(area, "gpu"))
+		return INV_GPU | INV_LIVE_GPU;
+	return INV_ALL; /* gpudirect needs everything */
+}
+
+int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root, struct inventory **ret_inv)
 {
 	struct settings *s = env->set;
 	const char *dir = s->sysroot ? s->sysroot : "/";
-	_cleanup_root_ struct root *root = NULL;
-	_cleanup_inventory_ struct inventory *inv = NULL;
+	struct root *root = NULL;
 	char *err = NULL;
 	int r;
 
@@ -26,15 +37,40 @@ int run_check_command(struct cmd_env *env, const char *area)
 		fprintf(stderr, "%s: cannot open sysroot %s: %s\n", env->progname, dir, strerror(-r));
 		return EXIT_TOOL_ERROR;
 	}
+	if (!root_is_live(root) && !root_exists(root, "/sys") && !root_exists(root, "/proc")) {
+		fprintf(stderr, "%s: %s has neither sys/ nor proc/: not a machine tree (see `gpuready snapshot`)\n",
+			env->progname, dir);
+		root_free(root);
+		return EXIT_TOOL_ERROR;
+	}
 	if (settings_load_config(s, env->cli_set, root, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", env->progname, err);
 		free(err);
+		root_free(root);
 		return EXIT_TOOL_ERROR;
 	}
-	if ((r = inventory_load(root, &inv)) < 0) {
+	if (s->config_note)
+		fprintf(stderr, "%s: %s\n", env->progname, s->config_note);
+	struct load_opts o = { .parts = parts, .python = s->python };
+	if ((r = inventory_load(root, &o, ret_inv)) < 0) {
 		fprintf(stderr, "%s: reading the machine failed: %s\n", env->progname, strerror(-r));
+		root_free(root);
 		return EXIT_TOOL_ERROR;
 	}
+	*ret_root = root;
+	return 0;
+}
+
+int run_check_command(struct cmd_env *env, const char *area)
+{
+	struct settings *s = env->set;
+	const char *dir = s->sysroot ? s->sysroot : "/";
+	_cleanup_root_ struct root *root = NULL;
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	int r;
+
+	if (load_for_command(env, parts_for(area), &root, &inv))
+		return EXIT_TOOL_ERROR;
 
 	struct report rep;
 	report_init(&rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
@@ -65,7 +101,7 @@ int run_check_command(struct cmd_env *env, const char *area)
 	}
 	report_free(&rep);
 	if (fflush(stdout) != 0 || r < 0) {
-		fprintf(stderr, "%s: writing the report failed: %s\n", env->progname, strerror(errno ? errno : EIO));
+		fprintf(stderr, "%s: writing the report failed\n", env->progname);
 		return EXIT_TOOL_ERROR;
 	}
 	return ret;

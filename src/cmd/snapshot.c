@@ -73,20 +73,13 @@ static int mkparent(struct snap *s, const char *path)
 	return mkdirs(s, p);
 }
 
-static const char *rel(const char *p)
-{
-	while (*p == '/')
-		p++;
-	return p;
-}
-
 static void on_link(void *ud, const char *path, const char *target)
 {
 	struct snap *s = ud;
 	int e = mkparent(s, path);
 	if (e < 0)
 		return note_err(s, e, path);
-	if (symlinkat(target, s->dirfd, rel(path)) == 0)
+	if (symlinkat(target, s->dirfd, root_rel(path)) == 0)
 		s->links++;
 	else if (errno != EEXIST)
 		note_err(s, -errno, path);
@@ -107,7 +100,7 @@ static int write_file(struct snap *s, const char *path, const char *data, size_t
 	int e = mkparent(s, path);
 	if (e < 0)
 		return e;
-	_cleanup_close_ int fd = openat(s->dirfd, rel(path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	_cleanup_close_ int fd = openat(s->dirfd, root_rel(path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -errno;
 	while (len > 0) {
@@ -216,7 +209,8 @@ int cmd_snapshot(struct cmd_env *env)
 	}
 	struct root_recorder rec = { .link = on_link, .dir = on_dir, .file = on_file, .exists = on_exists, .ud = &s };
 	root_set_recorder(root, &rec);
-	r = inventory_load(root, &inv);
+	struct load_opts lo = { .parts = INV_FILES };
+	r = inventory_load(root, &lo, &inv);
 	if (r == 0) {
 		/* the site config is read by the check commands, not the inventory */
 		struct strbuf sb = STRBUF_INIT;

@@ -12,6 +12,7 @@ int dl_open(struct dl_lib *lib, const char *const *candidates, const struct dl_s
 	    void *table)
 {
 	struct strbuf why = STRBUF_INIT;
+	int ret = -ENOENT;
 	memset(lib, 0, sizeof(*lib));
 	for (const char *const *c = candidates; *c; c++) {
 		void *h = dlopen(*c, RTLD_NOW | RTLD_LOCAL);
@@ -22,16 +23,24 @@ int dl_open(struct dl_lib *lib, const char *const *candidates, const struct dl_s
 			strbuf_adds(&why, e ? e : *c);
 			continue;
 		}
+		const struct dl_sym *missing = NULL;
+		for (size_t i = 0; i < n_syms && !missing; i++) {
+			void *p = syms[i].version ? dlvsym(h, syms[i].name, syms[i].version) : dlsym(h, syms[i].name);
+			if (!p && !syms[i].optional)
+				missing = &syms[i];
+		}
+		if (missing) {
+			if (why.len)
+				strbuf_adds(&why, "; ");
+			strbuf_addf(&why, "%s: required symbol %s%s%s missing", *c, missing->name,
+				    missing->version ? "@" : "", missing->version ? missing->version : "");
+			dlclose(h);
+			ret = -ENOSYS;
+			continue;
+		}
+		/* only now fill the table: never leave pointers into a closed library */
 		for (size_t i = 0; i < n_syms; i++) {
 			void *p = syms[i].version ? dlvsym(h, syms[i].name, syms[i].version) : dlsym(h, syms[i].name);
-			if (!p && !syms[i].optional) {
-				strbuf_reset(&why);
-				strbuf_addf(&why, "%s: required symbol %s%s%s missing", *c, syms[i].name,
-					    syms[i].version ? "@" : "", syms[i].version ? syms[i].version : "");
-				dlclose(h);
-				lib->error = strbuf_detach(&why);
-				return -ENOSYS;
-			}
 			memcpy((char *)table + syms[i].offset, &p, sizeof(p));
 		}
 		lib->handle = h;
@@ -40,7 +49,7 @@ int dl_open(struct dl_lib *lib, const char *const *candidates, const struct dl_s
 		return 0;
 	}
 	lib->error = strbuf_detach(&why);
-	return -ENOENT;
+	return ret;
 }
 
 void dl_close(struct dl_lib *lib)

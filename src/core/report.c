@@ -23,6 +23,14 @@ const char *status_name(enum status s)
 	return s < STATUS__COUNT ? status_names[s] : "?";
 }
 
+int status_rank(enum status s)
+{
+	static const int rank[STATUS__COUNT] = {
+		[STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3,
+	};
+	return s < STATUS__COUNT ? rank[s] : 0;
+}
+
 void report_init(struct report *r, const char *version, const char *host, const char *sysroot)
 {
 	memset(r, 0, sizeof(*r));
@@ -121,6 +129,20 @@ static const char *const colors[STATUS__COUNT] = {
 };
 #define RULE "=========================================="
 
+/* Names and values come from the machine: a control character (a newline
+ * that forges a line, an escape sequence) is shown as \xNN, never sent to
+ * the terminal. */
+static void text_field(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(out, "\\x%02x", ch);
+		else
+			fputc(ch, out);
+	}
+}
+
 static void section_title(FILE *out, const char *title, bool first)
 {
 	fprintf(out, "%s%s\n%s\n%s\n", first ? "" : "\n", RULE, title, RULE);
@@ -139,13 +161,22 @@ int report_write_text(const struct report *r, FILE *out, const struct render_opt
 			fprintf(out, "%s[%s]\033[0m ", colors[f->status], tags[f->status]);
 		else
 			fprintf(out, "[%s] ", tags[f->status]);
-		fprintf(out, "%s: %s\n", f->subject, f->message);
+		text_field(out, f->subject);
+		fputs(": ", out);
+		text_field(out, f->message);
+		fputc('\n', out);
 		bool problem = f->status == STATUS_WARN || f->status == STATUS_FAIL;
-		if (f->hint && problem)
-			fprintf(out, "       fix: %s\n", f->hint);
+		if (f->hint && problem) {
+			fputs("       fix: ", out);
+			text_field(out, f->hint);
+			fputc('\n', out);
+		}
 		if (problem || o->verbose)
-			for (size_t k = 0; k < f->details.n; k++)
-				fprintf(out, "       %s\n", f->details.v[k]);
+			for (size_t k = 0; k < f->details.n; k++) {
+				fputs("       ", out);
+				text_field(out, f->details.v[k]);
+				fputc('\n', out);
+			}
 	}
 	section_title(out, "Results", section == NULL);
 	fprintf(out, "OK: %u  WARN: %u  FAIL: %u  SKIP: %u\n", r->counts[STATUS_OK], r->counts[STATUS_WARN],
@@ -275,15 +306,12 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 		const struct finding *f = r->v[i];
 		/* The exposition format forbids duplicate series: keep the
 		 * worst status (ok < skip < warn < fail) of a repeated pair. */
-		static const int rank[STATUS__COUNT] = {
-			[STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3,
-		};
 		bool shadowed = false;
 		for (size_t k = 0; k < r->n && !shadowed; k++) {
 			const struct finding *g = r->v[k];
 			if (k == i || strcmp(g->id, f->id) || strcmp(g->subject, f->subject))
 				continue;
-			shadowed = rank[g->status] > rank[f->status] || (g->status == f->status && k < i);
+			shadowed = status_rank(g->status) > status_rank(f->status) || (g->status == f->status && k < i);
 		}
 		if (shadowed)
 			continue;

@@ -46,6 +46,8 @@ struct report {
 };
 
 const char *status_name(enum status s); /* "ok", "warn", "fail", "skip" */
+/* Severity order for "the worst of": ok < skip < warn < fail. */
+int status_rank(enum status s);
 
 void report_init(struct report *r, const char *version, const char *host, const char *sysroot);
 void report_free(struct report *r);

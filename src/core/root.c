@@ -148,9 +148,7 @@ void root_set_recorder(struct root *r, const struct root_recorder *rec)
 	}
 }
 
-/* In-root relative form of a canonical absolute path: "/a/b" -> "a/b",
- * "/" -> ".". Points into the given string. */
-static const char *rel(const char *abs)
+const char *root_rel(const char *abs)
 {
 	while (*abs == '/')
 		abs++;
@@ -179,19 +177,25 @@ static void push_component(struct strbuf *sb, const char *c, size_t n)
  * them that way), and no sysfs or procfs attribute reads like that, so in a
  * recorded root such a file is followed as the link it stands for. Never
  * on the live root. Returns the target length, or -1 if it is no stand-in. */
+/* The stand-in rule on bytes already read: "../" first, no NUL, newline
+ * or space, shorter than a path buffer. */
+static bool stand_in_text(const struct root *r, const char *buf, size_t len)
+{
+	if (r->live || len < 4 || len >= 4096 || strncmp(buf, "../", 3))
+		return false;
+	return !memchr(buf, '\0', len) && !memchr(buf, '\n', len) && !memchr(buf, ' ', len);
+}
+
 static ssize_t stand_in(const struct root *r, const char *path, const struct stat *st, char *buf, size_t size)
 {
 	if (r->live || st->st_size < 4 || (size_t)st->st_size >= size)
 		return -1;
-	_cleanup_close_ int fd = openat(r->dirfd, rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	_cleanup_close_ int fd = openat(r->dirfd, root_rel(path), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	ssize_t n = read(fd, buf, size - 1);
-	if (n != st->st_size || strncmp(buf, "../", 3))
+	if (n != st->st_size || !stand_in_text(r, buf, (size_t)n))
 		return -1;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0' || buf[i] == '\n' || buf[i] == ' ')
-			return -1;
 	buf[n] = '\0';
 	return n;
 }
@@ -202,18 +206,75 @@ static ssize_t stand_in(const struct root *r, const char *path, const struct sta
  *                 (root_read checks that itself, after reading it once);
  *   links: hop counter shared across the recursion for link targets. */
 static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+		      struct strbuf *out);
+
+/* The link text of a link (or stand-in file) at cur, or -1 for anything
+ * else; -errno on failure. */
+static ssize_t link_text(const struct root *r, const char *cur, const struct stat *st, bool standin, char *buf,
+			 size_t size)
+{
+	if (S_ISLNK(st->st_mode)) {
+		ssize_t l = readlinkat(r->dirfd, root_rel(cur), buf, size - 1);
+		if (l < 0)
+			return errno == EPERM ? -EACCES : -errno; /* -1 means "not a link" */
+		if (l == 0)
+			return -ENOENT;
+		buf[l] = '\0';
+		return l;
+	}
+	if (S_ISREG(st->st_mode) && standin)
+		return stand_in(r, cur, st, buf, size);
+	return -1;
+}
+
+/* Replaces the link component at the end of cur (its parent is cur's first
+ * `parent` bytes) by its resolved target. A target that must be a
+ * directory (more components follow) is cached. */
+static int follow(const struct root *r, struct strbuf *cur, size_t parent, const char *text, bool need_dir, bool last,
+		  int *links, struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
+	if (++*links > ROOT_MAX_LINKS)
+		return -ELOOP;
+	if (r->recording && r->rec.link)
+		r->rec.link(r->rec.ud, cur->buf, text);
+	if (text[0] != '/') {
+		strbuf_add(&target, cur->buf, parent);
+		strbuf_addch(&target, '/');
+	}
+	strbuf_adds(&target, text);
+	int e = resolve_at(r, target.buf, true, true, links, &sub);
+	if (e < 0) {
+		if (e == -ENOENT && last) {
+			strbuf_reset(out);
+			strbuf_add(out, sub.buf, sub.len);
+		}
+		return e;
+	}
+	if (need_dir) {
+		struct stat dst;
+		if (fstatat(r->dirfd, root_rel(sub.buf), &dst, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!S_ISDIR(dst.st_mode))
+			return -ENOTDIR;
+		dcache_put(r->cache, cur->buf, sub.buf);
+	}
+	strbuf_reset(cur);
+	strbuf_add(cur, sub.buf, sub.len);
+	return 0;
+}
+
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
 		      struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
 	char linkbuf[4096];
 
 	if (!path || path[0] != '/')
 		return -EINVAL;
 	strbuf_addch(&cur, '/');
-	const char *s = path;
-	for (;;) {
+	for (const char *s = path;;) {
 		while (*s == '/')
 			s++;
 		if (!*s)
@@ -227,16 +288,14 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 			rest++;
 		bool last = *rest == '\0';
 		bool want_dir = last && *s == '/'; /* "x/" must name a directory */
-
 		if (n == 1 && c[0] == '.')
 			continue;
 		if (n == 2 && c[0] == '.' && c[1] == '.') {
 			pop_component(&cur);
 			continue;
 		}
-		size_t saved = cur.len;
+		size_t parent = cur.len;
 		push_component(&cur, c, n);
-
 		/* A cached directory answers a component unless it is a final
 		 * link the caller wants unresolved (readlink). */
 		const char *hit = last && !follow_last ? NULL : dcache_get(r->cache, cur.buf);
@@ -245,9 +304,8 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 			strbuf_adds(&cur, hit);
 			continue;
 		}
-
 		struct stat st;
-		if (fstatat(r->dirfd, rel(cur.buf), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fstatat(r->dirfd, root_rel(cur.buf), &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			int e = -errno;
 			if (e == -ENOENT && last) {
 				strbuf_reset(out);
@@ -259,55 +317,19 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 			dcache_put(r->cache, cur.buf, cur.buf);
 			continue;
 		}
-		if (want_dir && !S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode))
-			return -ENOTDIR;
 		if (last && !follow_last && !want_dir)
 			continue;
-		ssize_t l = -1;
-		if (S_ISLNK(st.st_mode)) {
-			l = readlinkat(r->dirfd, rel(cur.buf), linkbuf, sizeof(linkbuf) - 1);
-			if (l < 0)
-				return -errno;
-			if (l == 0)
-				return -ENOENT;
-			linkbuf[l] = '\0';
-		} else if (S_ISREG(st.st_mode) && (!last || standin_last)) {
-			l = stand_in(r, cur.buf, &st, linkbuf, sizeof(linkbuf));
-		}
-		if (l < 0) {
+		ssize_t l = link_text(r, cur.buf, &st, !last || standin_last || want_dir, linkbuf, sizeof(linkbuf));
+		if (l < -1)
+			return (int)l;
+		if (l == -1) {
 			if (!last || want_dir)
 				return -ENOTDIR;
 			continue;
 		}
-		if (++*links > ROOT_MAX_LINKS)
-			return -ELOOP;
-		if (r->recording && r->rec.link)
-			r->rec.link(r->rec.ud, cur.buf, linkbuf);
-		/* The target, resolved on its own, replaces this component. */
-		strbuf_reset(&target);
-		if (linkbuf[0] != '/') {
-			strbuf_add(&target, cur.buf, saved);
-			strbuf_addch(&target, '/');
-		}
-		strbuf_add(&target, linkbuf, (size_t)l);
-		int e = resolve_at(r, target.buf, true, true, links, &sub);
-		if (e < 0) {
-			if (e == -ENOENT && last) {
-				strbuf_reset(out);
-				strbuf_add(out, sub.buf, sub.len);
-			}
+		int e = follow(r, &cur, parent, linkbuf, !last || want_dir, last, links, out);
+		if (e < 0)
 			return e;
-		}
-		if (!last || want_dir) {
-			struct stat dst;
-			if (fstatat(r->dirfd, rel(sub.buf), &dst, AT_SYMLINK_NOFOLLOW) < 0)
-				return -errno;
-			if (!S_ISDIR(dst.st_mode))
-				return -ENOTDIR;
-			dcache_put(r->cache, cur.buf, sub.buf);
-		}
-		strbuf_reset(&cur);
-		strbuf_add(&cur, sub.buf, sub.len);
 	}
 	strbuf_reset(out);
 	strbuf_add(out, cur.buf, cur.len);
@@ -325,94 +347,87 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out)
 	return resolve(r, path, true, out);
 }
 
-/* Does data read from a file of a recorded tree stand for a symlink? */
-static bool is_stand_in(const struct root *r, const struct strbuf *data)
-{
-	if (r->live || data->len < 4 || data->len >= 4096 || strncmp(data->buf, "../", 3))
-		return false;
-	return !memchr(data->buf, '\0', data->len) && !memchr(data->buf, '\n', data->len) &&
-	       !memchr(data->buf, ' ', data->len);
-}
-
-static int read_at(const struct root *r, const char *path, size_t max, int *links, struct strbuf *out);
+static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out);
 
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
 	int links = 0;
-	return read_at(r, path, max, &links, out);
+	return read_at(r, path, max, &links, true, out);
 }
 
-static int read_at(const struct root *r, const char *path, size_t max, int *links, struct strbuf *out)
+int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
-	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
-	int ret;
-	_cleanup_close_ int fd = -1;
-	/* Fast path: resolve the directory, then open the last component
-	 * without following it; only a symlink there (ELOOP) needs the full
-	 * resolution. Saves an lstat per file read. */
+	int links = 0;
+	return read_at(r, path, max, &links, false, out);
+}
+
+/* Finds the file to read: resolves the directory, then looks at the last
+ * component without following it (fstatat), so only a symlink there costs
+ * a full resolution. Never opens anything that is not a regular file: a
+ * recorded tree may hold device nodes or FIFOs, and opening some devices
+ * has side effects. On success p holds the canonical path, st its stat. */
+static int locate(const struct root *r, const char *path, int *links, struct strbuf *p, struct stat *st)
+{
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	int ret = -ELOOP;
 	if (slash && *base && strcmp(base, ".") && strcmp(base, "..")) {
 		_cleanup_free_ char *dir = xstrndup(path, (size_t)(slash - path) + 1);
-		ret = resolve_at(r, dir, true, true, links, &p);
+		ret = resolve_at(r, dir, true, true, links, p);
 		if (ret < 0)
 			return ret;
-		push_component(&p, base, strlen(base));
-		fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (fd < 0 && errno != ELOOP) {
-			ret = -errno;
-			goto done;
-		}
+		push_component(p, base, strlen(base));
+		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		ret = S_ISLNK(st->st_mode) ? -ELOOP : 0;
 	}
-	if (fd < 0) {
-		ret = resolve_at(r, path, true, false, links, &p);
+	if (ret == -ELOOP) {
+		ret = resolve_at(r, path, true, false, links, p);
 		if (ret < 0)
 			return ret;
-		fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (fd < 0) {
-			ret = -errno;
-			goto done;
-		}
+		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto done;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = -EISDIR;
-		goto done;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* Never block on a FIFO or device node in a recorded tree. */
-		ret = -EINVAL;
-		goto done;
-	}
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	return S_ISREG(st->st_mode) ? 0 : -EINVAL;
+}
+
+/* Reads an open regular file to its end, at most max bytes (-EFBIG). A
+ * recorded file has its true size, so reading stops there; sysfs and
+ * procfs files do not (4096 or 0) and are read to EOF. */
+static int slurp(int fd, off_t size, size_t max, struct strbuf *data)
+{
 	for (;;) {
-		strbuf_grow(&data, 4096);
-		ssize_t n = read(fd, data.buf + data.len, data.alloc - data.len - 1);
+		strbuf_grow(data, 4096);
+		ssize_t n = read(fd, data->buf + data->len, data->alloc - data->len - 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			ret = -errno;
-			goto done;
+			return -errno;
 		}
 		if (n == 0)
-			break;
-		data.len += (size_t)n;
-		data.buf[data.len] = '\0';
-		if (data.len > max) {
-			ret = -EFBIG;
-			goto done;
-		}
-		/* A regular file of a recorded tree has its true size; sysfs
-		 * and procfs files do not (4096 or 0), so they read to EOF. */
-		if (st.st_size > 0 && (off_t)data.len == st.st_size)
-			break;
+			return 0;
+		data->len += (size_t)n;
+		data->buf[data->len] = '\0';
+		if (data->len > max)
+			return -EFBIG;
+		if (size > 0 && (off_t)data->len == size)
+			return 0;
 	}
-	ret = 0;
-	if (is_stand_in(r, &data)) {
+}
+
+static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
+	struct stat st;
+	int ret = locate(r, path, links, &p, &st);
+	if (ret == 0) {
+		_cleanup_close_ int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		ret = fd < 0 ? -errno : slurp(fd, st.st_size, max, &data);
+	}
+	if (ret == 0 && stand_in_text(r, data.buf, data.len)) {
 		/* A link stored as a file (see stand_in()): follow it. */
 		if (++*links > ROOT_MAX_LINKS)
 			return -ELOOP;
@@ -423,10 +438,9 @@ static int read_at(const struct root *r, const char *path, size_t max, int *link
 		strbuf_add(&target, p.buf, ps ? (size_t)(ps - p.buf) : 0);
 		strbuf_addch(&target, '/');
 		strbuf_add(&target, data.buf, data.len);
-		return read_at(r, target.buf, max, links, out);
+		return read_at(r, target.buf, max, links, record, out);
 	}
-done:
-	if (r->recording && r->rec.file && ret != -EFBIG)
+	if (record && r->recording && r->rec.file && ret != -EFBIG && ret != -ENOENT && p.len)
 		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, ret);
 	if (ret == 0) {
 		strbuf_release(out);
@@ -443,13 +457,13 @@ int root_readlink(const struct root *r, const char *path, struct strbuf *out)
 	int ret = resolve(r, path, false, &p);
 	if (ret < 0)
 		return ret;
-	ssize_t l = readlinkat(r->dirfd, rel(p.buf), buf, sizeof(buf) - 1);
+	ssize_t l = readlinkat(r->dirfd, root_rel(p.buf), buf, sizeof(buf) - 1);
 	if (l < 0) {
 		int e = errno;
 		struct stat st;
 		if (e != EINVAL)
 			return -e;
-		if (fstatat(r->dirfd, rel(p.buf), &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+		if (fstatat(r->dirfd, root_rel(p.buf), &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 		    (l = stand_in(r, p.buf, &st, buf, sizeof(buf))) < 0)
 			return -EINVAL;
 	}
@@ -461,13 +475,40 @@ int root_readlink(const struct root *r, const char *path, struct strbuf *out)
 	return 0;
 }
 
+/* A listing is recorded with its entries' kinds: links (with their text)
+ * and directories, so a snapshot lists the same names. Regular files are
+ * recorded when they are read. */
+static void record_entries(const struct root *r, const char *dir, const struct strv *names)
+{
+	_cleanup_strbuf_ struct strbuf e = STRBUF_INIT;
+	char buf[4096];
+	if (r->rec.dir)
+		r->rec.dir(r->rec.ud, dir);
+	for (size_t i = 0; i < names->n; i++) {
+		struct stat st;
+		strbuf_reset(&e);
+		strbuf_addf(&e, "%s/%s", strcmp(dir, "/") ? dir : "", names->v[i]);
+		if (fstatat(r->dirfd, root_rel(e.buf), &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode) && r->rec.link) {
+			ssize_t l = readlinkat(r->dirfd, root_rel(e.buf), buf, sizeof(buf) - 1);
+			if (l > 0) {
+				buf[l] = '\0';
+				r->rec.link(r->rec.ud, e.buf, buf);
+			}
+		} else if (S_ISDIR(st.st_mode) && r->rec.dir) {
+			r->rec.dir(r->rec.ud, e.buf);
+		}
+	}
+}
+
 int root_list(const struct root *r, const char *path, struct strv *out)
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	int ret = resolve(r, path, true, &p);
 	if (ret < 0)
 		return ret;
-	int fd = openat(r->dirfd, rel(p.buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	_cleanup_closedir_ DIR *d = fdopendir(fd);
@@ -478,15 +519,24 @@ int root_list(const struct root *r, const char *path, struct strv *out)
 	}
 	struct strv names = STRV_INIT;
 	struct dirent *de;
-	errno = 0;
-	while ((de = readdir(d))) {
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		strv_add(&names, de->d_name);
 	}
+	if (errno) {
+		/* never a silently partial listing */
+		ret = -errno;
+		strv_free(&names);
+		return ret;
+	}
 	strv_sort(&names);
-	if (r->recording && r->rec.dir)
-		r->rec.dir(r->rec.ud, p.buf);
+	if (r->recording)
+		record_entries(r, p.buf, &names);
 	strv_free(out);
 	*out = names;
 	return 0;
@@ -499,7 +549,7 @@ int root_stat(const struct root *r, const char *path, struct stat *st)
 	if (ret < 0)
 		return ret;
 	struct stat s;
-	if (fstatat(r->dirfd, rel(p.buf), &s, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(r->dirfd, root_rel(p.buf), &s, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (r->recording) {
 		if (S_ISDIR(s.st_mode) && r->rec.dir)
@@ -509,6 +559,12 @@ int root_stat(const struct root *r, const char *path, struct stat *st)
 	}
 	*st = s;
 	return 0;
+}
+
+void root_record_file(const struct root *r, const char *path, const char *data, size_t len)
+{
+	if (r->recording && r->rec.file)
+		r->rec.file(r->rec.ud, path, data, len, 0);
 }
 
 bool root_exists(const struct root *r, const char *path)

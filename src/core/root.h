@@ -65,6 +65,12 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out);
  * Files larger than max give -EFBIG (never a silent truncation). */
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
+/* root_read() without telling the recorder about the content (links on the
+ * way are still recorded): for files that are scanned for something and
+ * may hold secrets; the caller records what it keeps with
+ * root_record_file(). */
+int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out);
+
 /* The raw target text of the symlink at path (the last component is not
  * followed; earlier ones are). -EINVAL if it is not a link. */
 int root_readlink(const struct root *r, const char *path, struct strbuf *out);
@@ -75,6 +81,15 @@ int root_list(const struct root *r, const char *path, struct strv *out);
 /* stat() of the resolved path. */
 int root_stat(const struct root *r, const char *path, struct stat *st);
 bool root_exists(const struct root *r, const char *path);
+
+/* Tells the recorder (if any) about data read by other means than
+ * root_read() (the live kernel log), to be stored at `path` in a snapshot. */
+void root_record_file(const struct root *r, const char *path, const char *data, size_t len);
+
+/* In-root relative form of a canonical absolute path: "/a/b" -> "a/b",
+ * "/" -> "." (for *at() calls on root_dirfd or a copy of the tree). Points
+ * into the given string. */
+const char *root_rel(const char *abs);
 
 /* The directory fd of the root and the in-root relative form of a resolved
  * path; for callers (snapshot) that must open files themselves. */

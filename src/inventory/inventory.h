@@ -19,6 +19,7 @@
 
 #include "core/root.h"
 #include "core/strv.h"
+#include "inventory/gpu_live.h"
 
 /* ---- kernel and host ---- */
 
@@ -70,17 +71,37 @@ struct pci_dev {
 	int class_err;
 	char *driver;       /* bound driver name, NULL if none */
 	int numa_node;      /* -1 unknown */
+	char *local_cpulist; /* "0-63,128-191"; NULL unknown */
+	bool is_vf;         /* an SR-IOV virtual function (has a physfn link) */
 	double cur_speed, max_speed; /* GT/s; 0 unknown */
 	int cur_width, max_width;    /* lanes; 0 unknown */
 	char *root_bus;     /* "pci0000:00": the host bridge the path starts at */
 	struct strv upstream; /* BDFs of the bridges above, nearest last */
+	uint64_t bar_size[7]; /* from `resource`: BAR0-5 and the ROM; 0 unused */
+	int resource_err;
+	int iommu_group;    /* -1 none */
+	char *iommu_type;   /* the group's type ("identity", "DMA-FQ"...); NULL */
+	/* bridges only: the ACS capability from `config` (REFERENCE §5) */
+	int config_len;     /* bytes of config space read; 0 none */
+	int acs_off;        /* offset of the ACS capability; 0 none */
+	uint16_t acs_cap, acs_ctrl;
 };
 
 struct pci_info {
 	struct pci_dev *v;
 	size_t n;
 	int err;            /* listing /sys/bus/pci/devices */
+	bool iommu_groups;  /* /sys/kernel/iommu_groups has groups */
+	struct strv iommu_units; /* /sys/class/iommu entries (dmar0, ivhd0, ...) */
 };
+
+/* PCI class helpers (REFERENCE §5). */
+#define VENDOR_NVIDIA 0x10de
+bool pci_is_bridge(const struct pci_dev *d);     /* class 0x0604xx */
+bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x0300xx */
+/* Offset of extended capability `id` in config bytes, 0 if absent, -ENODATA
+ * if the bytes stop before the extended space (a non-root read: 64 bytes). */
+int pci_find_ext_cap(const unsigned char *cfg, size_t len, unsigned id);
 
 const struct pci_dev *pci_find(const struct pci_info *p, const char *bdf);
 
@@ -194,6 +215,7 @@ struct nccl_var {
 	char *value;
 	char *source;       /* "environment", "/etc/profile.d/x.sh:4", ... */
 	bool login_only;    /* from /etc/profile.d: applies to login shells */
+	bool computed;      /* the value holds $ or ` : computed when the shell runs */
 	char *file_source;  /* first file (with line) that defines it, effective or not; NULL */
 	struct strv shadowed; /* lower-priority definitions: "value (source)" */
 };
@@ -204,6 +226,7 @@ struct nccl_config {
 	bool env_recorded;  /* environment came from .gpuready/environ */
 	bool env_known;     /* live, or recorded */
 	struct strv files;  /* config files that were read */
+	struct strv notes;  /* what could not be followed (a relative NCCL_CONF_FILE) */
 };
 
 const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name);
@@ -226,6 +249,75 @@ struct host_info {
 	uint64_t rlimit_soft, rlimit_hard;
 };
 
+/* ---- NVIDIA driver (REFERENCE §4) ---- */
+
+enum nv_flavour { NV_FLAVOUR_UNKNOWN, NV_FLAVOUR_OPEN, NV_FLAVOUR_PROPRIETARY };
+
+struct nvidia_gpu_info {
+	char *bdf;          /* directory name, "0000:17:00.0" */
+	char *model, *uuid, *vbios, *firmware, *bus_location;
+	int excluded;       /* 1 "GPU Excluded: Yes", 0 No, -1 missing */
+	int minor;          /* /dev/nvidiaN, -1 unknown */
+};
+
+struct nvidia_info {
+	bool proc_present;  /* /proc/driver/nvidia/version readable */
+	char *version_line; /* "NVRM version: ..." */
+	char *version;      /* "570.124.06", from the version line or the module */
+	enum nv_flavour flavour_proc;  /* from the version line wording */
+	char *module_version; /* /sys/module/nvidia/version */
+	char *taint;        /* /sys/module/nvidia/taint; NULL if unreadable */
+	struct nvidia_gpu_info *gpus;
+	size_t n_gpus;
+	/* The first of NCCL's peer-memory markers that exists (REFERENCE §3):
+	 * /sys/kernel/mm/memory_peers/nv_mem/version, .../nv_mem_nc/version,
+	 * /sys/module/nvidia_peermem/version; NULL if none. */
+	const char *peermem_marker;
+};
+
+/* ---- kernel build configuration (REFERENCE §7) ---- */
+
+struct kconfig_info {
+	char *source;       /* "/boot/config-6.8.0-52-generic" or "/proc/config.gz" */
+	int err;            /* neither readable */
+	struct strv names;  /* CONFIG_ names of interest that are set... */
+	struct strv values; /* ...and their values ("y", "m", "\"str\"") */
+};
+
+/* The value of CONFIG_<name> ("y", "m", ...), "" if "is not set" or absent
+ * from a readable config, NULL if no config could be read. */
+const char *kconfig_get(const struct kconfig_info *k, const char *name);
+
+/* ---- Xid errors in the kernel log (REFERENCE §12) ---- */
+
+struct xid_event {
+	char *pci;          /* as logged, no function: "0000:18:00" */
+	int code;
+	unsigned count;
+	char *last;         /* the last such line, trimmed */
+};
+
+struct xid_info {
+	bool known;         /* a kernel log was read */
+	char *source;       /* "/dev/kmsg", "/.gpuready/kmsg" */
+	char *why_unknown;  /* when !known */
+	struct xid_event *v;
+	size_t n;
+};
+
+/* ---- PyTorch (seed 000's "CUDA available" check) ---- */
+
+struct torch_info {
+	bool probed;        /* a Python was found and run */
+	char *python;       /* the interpreter used */
+	char *why;          /* why not probed, or why the probe failed */
+	bool ok;            /* the probe script ran to the end */
+	char *torch_version, *cuda_version, *nccl_version;
+	int cuda_available; /* 1/0/-1 */
+	int device_count;   /* -1 unknown */
+	int nccl_available; /* 1/0/-1 */
+};
+
 struct inventory {
 	bool live;
 	struct kernel_info kernel;
@@ -237,12 +329,40 @@ struct inventory {
 	struct persist_info persist;
 	struct nccl_config nccl;
 	struct host_info host;
+	struct nvidia_info nvidia;
+	struct kconfig_info kconfig;
+	struct xid_info xid;
+	/* live only (NULL under a recorded root, or when not asked for) */
+	struct nvml_info *nvml;
+	struct cuda_info *cuda;
+	struct torch_info *torch;
+	struct gdr_probe *gdr;  /* one per GPU with a nearest RDMA NIC */
+	size_t n_gdr;
+	unsigned parts;         /* INV_* that were loaded */
 };
 
-/* Reads everything under the root. Never fails for what the machine lacks
- * (that is recorded in the structs); returns -errno only for internal
- * errors. The caller frees with inventory_free(). */
-int inventory_load(struct root *r, struct inventory **ret);
+/* What to load besides the base (kernel, modules, PCI, network, NCCL
+ * configuration): */
+enum {
+	INV_RDMA = 1u << 0,      /* RDMA devices, rdma_cm, persistence, host tuning, verbs */
+	INV_GPU = 1u << 1,       /* NVIDIA driver files, kernel config, Xid log */
+	INV_LIVE_NVML = 1u << 2, /* live only: NVML */
+	INV_LIVE_CUDA = 1u << 3, /* live only: CUDA (with the round trip) and PyTorch */
+	INV_LIVE_GDR = 1u << 4,  /* live only: GPU memory registration with each GPU's nearest NIC */
+	INV_LIVE_GPU = INV_LIVE_NVML | INV_LIVE_CUDA,
+	INV_FILES = INV_RDMA | INV_GPU,
+	INV_ALL = 0x1fu,
+};
+
+struct load_opts {
+	unsigned parts;
+	const char *python;      /* --python, or NULL to search */
+};
+
+/* Reads what `o->parts` asks for under the root. Never fails for what the
+ * machine lacks (that is recorded in the structs); returns -errno only
+ * for internal errors. The caller frees with inventory_free(). */
+int inventory_load(struct root *r, const struct load_opts *o, struct inventory **ret);
 void inventory_free(struct inventory *inv);
 static inline void inventory_freep(struct inventory **p) { inventory_free(*p); }
 #define _cleanup_inventory_ __attribute__((cleanup(inventory_freep)))
@@ -259,6 +379,11 @@ int verbs_load(const struct root *r, struct rdma_info *ri);
 int persist_load(const struct root *r, struct persist_info *p);
 int nccl_config_load(const struct root *r, const struct user_info *u, struct nccl_config *c);
 int host_load(const struct root *r, struct host_info *h);
+int iommu_load(const struct root *r, struct pci_info *p);
+int nvidia_load(const struct root *r, struct nvidia_info *n);
+int kconfig_load(const struct root *r, const char *release, struct kconfig_info *k);
+int xid_load(struct root *r, struct xid_info *x);
+int torch_load(const char *python, struct torch_info *t);
 
 void kernel_free(struct kernel_info *k, struct user_info *u);
 void modules_free(struct modules_info *m);
@@ -268,6 +393,21 @@ void rdma_free(struct rdma_info *r);
 void persist_free(struct persist_info *p);
 void nccl_config_free(struct nccl_config *c);
 void host_free(struct host_info *h);
+void nvidia_free(struct nvidia_info *n);
+void kconfig_free(struct kconfig_info *k);
+void xid_free(struct xid_info *x);
+void torch_free(struct torch_info *t);
+
+/* Pure parsers, unit-tested and fuzzed. */
+/* One kernel-log line (kmsg record or dmesg text): if it is an Xid line,
+ * writes the PCI id (no function) and the code and returns true. */
+bool xid_parse_line(const char *line, char *pci, size_t pci_size, int *code);
+/* "CONFIG_X=y" / "# CONFIG_X is not set" lines: calls fn for each. */
+void kconfig_parse(const char *text, size_t len, void (*fn)(void *ud, const char *name, const char *value),
+		   void *ud);
+/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06 ..."
+ * -> flavour and malloc'd version (NULL if none found). */
+enum nv_flavour nv_parse_version_line(const char *line, char **version);
 
 /* The last PCI BDF component of a sysfs path ("/sys/devices/pci0000:00/
  * 0000:00:01.0/0000:01:00.0/net/x" -> "0000:01:00.0"), or NULL. */

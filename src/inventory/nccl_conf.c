@@ -40,7 +40,8 @@ static void set(struct collect *k, const char *name, const char *value, const ch
 {
 	struct nccl_config *c = k->c;
 	struct nccl_var *v = find(c, name);
-	if (v && !v->file_source && source[0] == '/')
+	/* a file that sets the effective value (not another one) */
+	if (v && !v->file_source && source[0] == '/' && !strcmp(v->value, value))
 		v->file_source = xstrdup(source);
 	if (v) {
 		bool same_layer = (size_t)(v - c->v) >= k->layer_start;
@@ -50,6 +51,7 @@ static void set(struct collect *k, const char *name, const char *value, const ch
 			free(v->source);
 			v->value = xstrdup(value);
 			v->source = xstrdup(source);
+			v->computed = k->login_only && strpbrk(value, "$`");
 		} else {
 			strv_push(&v->shadowed, xasprintf("%s (%s)", value, source));
 		}
@@ -62,6 +64,8 @@ static void set(struct collect *k, const char *name, const char *value, const ch
 	v->value = xstrdup(value);
 	v->source = xstrdup(source);
 	v->login_only = k->login_only;
+	/* the shell expands these at login; NCCL's own files take text as is */
+	v->computed = k->login_only && strpbrk(value, "$`");
 	if (source[0] == '/')
 		v->file_source = xstrdup(source);
 }
@@ -75,12 +79,34 @@ static void on_assign(void *ud, const char *name, const char *value, unsigned li
 	set(k, name, value, src);
 }
 
+/* What a snapshot keeps of a shell file: lines that mention NCCL_, the
+ * others blanked so line numbers stay true. /etc/environment and profile.d
+ * scripts often hold proxy credentials and tokens. */
+static void record_nccl_lines(const struct root *r, const char *path, const struct strbuf *sb)
+{
+	_cleanup_strbuf_ struct strbuf keep = STRBUF_INIT;
+	for (size_t i = 0; i < sb->len;) {
+		size_t j = i;
+		while (j < sb->len && sb->buf[j] != '\n')
+			j++;
+		_cleanup_free_ char *line = xstrndup(sb->buf + i, j - i);
+		if (strstr(line, "NCCL_"))
+			strbuf_adds(&keep, line);
+		strbuf_addch(&keep, '\n');
+		i = j + 1;
+	}
+	root_record_file(r, path, keep.buf, keep.len);
+}
+
 static void read_file(const struct root *r, struct collect *k, const char *path,
 		      void (*parse)(const char *, size_t, assign_fn, void *))
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	if (root_read(r, path, 1u << 20, &sb) < 0)
+	bool shell = k->login_only;
+	if ((shell ? root_read_unrecorded(r, path, 1u << 20, &sb) : root_read(r, path, 1u << 20, &sb)) < 0)
 		return;
+	if (shell)
+		record_nccl_lines(r, path, &sb);
 	strv_add(&k->c->files, path);
 	k->file = path;
 	parse(sb.buf, sb.len, on_assign, k);
@@ -127,6 +153,10 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 	_cleanup_free_ char *user_conf = NULL;
 	if (cf && cf->value[0] == '/')
 		user_conf = xstrdup(cf->value);
+	else if (cf && cf->value[0])
+		strv_push(&c->notes, xasprintf("NCCL_CONF_FILE=%s is relative: NCCL opens it from the job's working "
+					       "directory (and then skips ~/.nccl.conf); not read here",
+					       cf->value));
 	else if (u->home)
 		user_conf = xasprintf("%s/.nccl.conf", strcmp(u->home, "/") ? u->home : "");
 	if (user_conf)
@@ -155,5 +185,6 @@ void nccl_config_free(struct nccl_config *c)
 	}
 	free(c->v);
 	strv_free(&c->files);
+	strv_free(&c->notes);
 	memset(c, 0, sizeof(*c));
 }

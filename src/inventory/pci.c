@@ -12,6 +12,8 @@
 #include "core/readers.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void split_path(struct pci_dev *d)
@@ -44,6 +46,59 @@ static int read_width(const struct root *r, const char *path, const char *attr)
 	return (int)v;
 }
 
+/* `resource`: one "start end flags" line per BAR (REFERENCE §5). */
+static void load_resource(const struct root *r, struct pci_dev *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	d->resource_err = read_all(r, &sb, "%s/resource", d->path);
+	if (d->resource_err < 0)
+		return;
+	const char *p = sb.buf;
+	for (int i = 0; i < 7 && *p; i++) {
+		unsigned long long start, end, flags;
+		if (sscanf(p, "%llx %llx %llx", &start, &end, &flags) == 3 && end > start)
+			d->bar_size[i] = end - start + 1;
+		const char *nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+int pci_find_ext_cap(const unsigned char *cfg, size_t len, unsigned id)
+{
+	if (len < 0x104)
+		return -ENODATA;
+	unsigned off = 0x100;
+	for (int guard = 0; guard < 96 && off >= 0x100 && off + 4 <= len; guard++) {
+		uint32_t h = (uint32_t)cfg[off] | (uint32_t)cfg[off + 1] << 8 | (uint32_t)cfg[off + 2] << 16 |
+			     (uint32_t)cfg[off + 3] << 24;
+		if (h == 0 || h == 0xffffffffu)
+			return 0;
+		if ((h & 0xffff) == id)
+			return (int)off;
+		off = (h >> 20) & 0xffc;
+	}
+	return 0;
+}
+
+/* The ACS capability of a bridge: Capability at +4, Control at +6. */
+static void load_acs(const struct root *r, struct pci_dev *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *p = xasprintf("%s/config", d->path);
+	if (root_read(r, p, 65536, &sb) < 0)
+		return;
+	d->config_len = (int)sb.len;
+	const unsigned char *c = (const unsigned char *)sb.buf;
+	int off = pci_find_ext_cap(c, sb.len, 0x000d);
+	if (off > 0 && (size_t)off + 8 <= sb.len) {
+		d->acs_off = off;
+		d->acs_cap = (uint16_t)(c[off + 4] | c[off + 5] << 8);
+		d->acs_ctrl = (uint16_t)(c[off + 6] | c[off + 7] << 8);
+	}
+}
+
 static void load_one(const struct root *r, const char *bdf, struct pci_dev *d)
 {
 	_cleanup_free_ char *link = xasprintf("/sys/bus/pci/devices/%s", bdf);
@@ -71,6 +126,20 @@ static void load_one(const struct root *r, const char *bdf, struct pci_dev *d)
 	char *drv = NULL;
 	if (read_link(r, &drv, 1, "%s/driver", d->path) == 0)
 		d->driver = drv;
+	load_resource(r, d);
+	read_str(r, &d->local_cpulist, "%s/local_cpulist", d->path);
+	_cleanup_free_ char *physfn = xasprintf("%s/physfn", d->path);
+	d->is_vf = root_exists(r, physfn);
+	char *grp = NULL;
+	d->iommu_group = -1;
+	if (read_link(r, &grp, 1, "%s/iommu_group", d->path) == 0) {
+		int g;
+		if (parse_int(grp, 10, &g) == 0 && g >= 0)
+			d->iommu_group = g;
+		free(grp);
+	}
+	if (d->class_err == 0 && pci_is_bridge(d))
+		load_acs(r, d);
 }
 
 int pci_load(const struct root *r, struct pci_info *p)
@@ -84,6 +153,37 @@ int pci_load(const struct root *r, struct pci_info *p)
 		if (!is_pci_bdf(names.v[i]))
 			continue;
 		load_one(r, names.v[i], &p->v[p->n++]);
+	}
+	return 0;
+}
+
+bool pci_is_bridge(const struct pci_dev *d)
+{
+	return d->class_err == 0 && (d->class_code >> 8) == 0x0604;
+}
+
+bool pci_is_nvidia_gpu(const struct pci_dev *d)
+{
+	if (d->ids_err || d->class_err || d->vendor != VENDOR_NVIDIA)
+		return false;
+	unsigned c = d->class_code >> 8;
+	return c == 0x0302 || c == 0x0300;
+}
+
+/* IOMMU groups and units (REFERENCE §6): each function's group type. */
+int iommu_load(const struct root *r, struct pci_info *p)
+{
+	_cleanup_strv_ struct strv groups = STRV_INIT;
+	if (root_list(r, "/sys/kernel/iommu_groups", &groups) == 0 && groups.n > 0)
+		p->iommu_groups = true;
+	root_list(r, "/sys/class/iommu", &p->iommu_units);
+	for (size_t i = 0; i < p->n; i++) {
+		struct pci_dev *d = &p->v[i];
+		if (d->iommu_group < 0)
+			continue;
+		char *t = NULL;
+		if (read_str(r, &t, "/sys/kernel/iommu_groups/%d/type", d->iommu_group) == 0)
+			d->iommu_type = t;
 	}
 	return 0;
 }
@@ -106,8 +206,11 @@ void pci_free(struct pci_info *p)
 		free(d->path);
 		free(d->driver);
 		free(d->root_bus);
+		free(d->iommu_type);
+		free(d->local_cpulist);
 		strv_free(&d->upstream);
 	}
 	free(p->v);
+	strv_free(&p->iommu_units);
 	memset(p, 0, sizeof(*p));
 }

@@ -26,10 +26,15 @@ static bool mentions_tos(const struct strbuf *sb)
 	       (strstr(sb->buf, "default_roce_tos") || strstr(sb->buf, "cma_roce_tos"));
 }
 
+/* Files are scanned without recording: a snapshot keeps only the ones that
+ * matter (they mention the ToS), not every unit and program on the host. */
 static bool file_mentions_tos(const struct root *r, const char *path)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	return root_read(r, path, 1u << 20, &sb) == 0 && mentions_tos(&sb);
+	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0 || !mentions_tos(&sb))
+		return false;
+	root_record_file(r, path, sb.buf, sb.len);
+	return true;
 }
 
 static void add(struct persist_info *p, const char *kind, const char *path, const char *unit, bool enabled,
@@ -102,11 +107,12 @@ static void scan_units(const struct root *r, struct persist_info *p)
 			strv_add(&seen, names.v[i]);
 			_cleanup_free_ char *path = xasprintf("%s/%s", unit_dirs[d], names.v[i]);
 			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-			if (root_read(r, path, 1u << 20, &sb) < 0)
+			if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
 				continue;
 			_cleanup_free_ char *via = NULL;
 			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, &sb)))
 				continue;
+			root_record_file(r, path, sb.buf, sb.len);
 			add(p, "systemd", path, names.v[i], unit_enabled(r, names.v[i]), via);
 		}
 	}
@@ -142,11 +148,13 @@ static void scan_udev(const struct root *r, struct persist_info *p)
 				continue;
 			_cleanup_free_ char *path = xasprintf("%s/%s", udev_dirs[d], names.v[i]);
 			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-			if (root_read(r, path, 1u << 20, &sb) < 0)
+			if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
 				continue;
 			_cleanup_free_ char *via = NULL;
-			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, sb.buf)))
+			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, sb.buf))) {
+				root_record_file(r, path, sb.buf, sb.len);
 				add(p, "udev", path, NULL, true, via);
+			}
 		}
 	}
 }

@@ -56,22 +56,34 @@ compare() {
 	if diff -u "$1" "$2" >"$TMP/diff"; then pass "$3"; else fail "$3 differs:"; head -80 "$TMP/diff" >&2; fi
 }
 
+# Each fixture is checked with every check command (text, JSON, exit code)
+# and with topo (text and JSON).
 t_fixture() {
 	name=$1
 	root=$FIX/$name/root
 	exp=$FIX/$name/expected
 	[ -d "$root" ] || { fail "no fixture $root"; return; }
-	"$BIN" rdma --sysroot "$root" --no-color >"$TMP/rdma.txt" 2>"$TMP/err"
-	echo $? >"$TMP/rdma.exit"
-	"$BIN" rdma --sysroot "$root" --json 2>>"$TMP/err" | normalize_json >"$TMP/rdma.json"
-	[ -s "$TMP/err" ] && { echo "stderr:" >&2; cat "$TMP/err" >&2; fail "$name: gpuready wrote to stderr"; }
-	compare "$exp/rdma.txt" "$TMP/rdma.txt" "$name text"
-	compare "$exp/rdma.json" "$TMP/rdma.json" "$name json"
-	compare "$exp/rdma.exit" "$TMP/rdma.exit" "$name exit code"
-	# verify-rdma is the same command
-	ln -s "$BIN" "$TMP/verify-rdma"
-	"$TMP/verify-rdma" --sysroot "$root" --no-color >"$TMP/alias.txt" 2>/dev/null
-	if cmp -s "$TMP/alias.txt" "$TMP/rdma.txt"; then pass "$name verify-rdma alias"; else fail "$name verify-rdma differs"; fi
+	for cmd in rdma gpu gpudirect; do
+		"$BIN" $cmd --sysroot "$root" --no-color >"$TMP/$cmd.txt" 2>"$TMP/err"
+		echo $? >"$TMP/$cmd.exit"
+		"$BIN" $cmd --sysroot "$root" --json 2>>"$TMP/err" | normalize_json >"$TMP/$cmd.json"
+		[ -s "$TMP/err" ] && { echo "stderr:" >&2; cat "$TMP/err" >&2; fail "$name $cmd: gpuready wrote to stderr"; }
+		compare "$exp/$cmd.txt" "$TMP/$cmd.txt" "$name $cmd text"
+		compare "$exp/$cmd.json" "$TMP/$cmd.json" "$name $cmd json"
+		compare "$exp/$cmd.exit" "$TMP/$cmd.exit" "$name $cmd exit code"
+	done
+	"$BIN" topo --sysroot "$root" >"$TMP/topo.txt" 2>&1
+	echo $? >>"$TMP/topo.txt"
+	"$BIN" topo --sysroot "$root" --json 2>&1 | sed -e 's#"sysroot": ".*"#"sysroot": "ROOT"#' >"$TMP/topo.json"
+	compare "$exp/topo.txt" "$TMP/topo.txt" "$name topo text"
+	compare "$exp/topo.json" "$TMP/topo.json" "$name topo json"
+	# the busybox aliases are the same commands
+	for pair in verify-rdma:rdma verify-gpu:gpu verify-gpudirect:gpudirect; do
+		alias=${pair%%:*}; cmd=${pair#*:}
+		ln -sf "$BIN" "$TMP/$alias"
+		"$TMP/$alias" --sysroot "$root" --no-color >"$TMP/alias.txt" 2>/dev/null
+		if cmp -s "$TMP/alias.txt" "$TMP/$cmd.txt"; then pass "$name $alias alias"; else fail "$name $alias differs"; fi
+	done
 }
 
 t_basics() {

@@ -6,6 +6,7 @@
 #include "core/options.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
+#include "inventory/inventory.h"
 #include "inventory/textfmt.h"
 #include "settings.h"
 
@@ -29,6 +30,12 @@ static void on_limit(void *ud, const char *d, const char *t, const char *i, cons
 	sink += (unsigned)(strlen(d) + strlen(t) + strlen(i) + strlen(v)) + n;
 }
 
+static void on_kconfig(void *ud, const char *name, const char *value)
+{
+	(void)ud;
+	sink += (unsigned)(strlen(name) + strlen(value));
+}
+
 static int on_line(void *ud, char *line, unsigned no)
 {
 	(void)ud;
@@ -45,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 12) {
+	switch (sel % 16) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -116,6 +123,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(l);
 		break;
 	}
+	case 12: {
+		char pci[32];
+		int code;
+		sink += xid_parse_line(s, pci, sizeof(pci), &code);
+		break;
+	}
+	case 13:
+		kconfig_parse(text, len, on_kconfig, NULL);
+		break;
+	case 14: {
+		char *v = NULL;
+		sink += nv_parse_version_line(s, &v);
+		free(v);
+		break;
+	}
+	case 15:
+		sink += (unsigned)pci_find_ext_cap((const unsigned char *)text, len, 0x000d);
+		break;
 	}
 	free(s);
 	return 0;

@@ -25,7 +25,7 @@ static void run_fixture(struct run *r, const char *name, void (*tweak)(struct se
 		tweak(&r->set);
 	char *err = NULL;
 	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
-	assert_int_equal(inventory_load(root, &r->inv), 0);
+	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL }, &r->inv), 0);
 	report_init(&r->rep, "test", "host", dir);
 	assert_int_equal(checks_run(NULL, r->inv, &r->set, &r->rep), 0);
 	root_free(root);
@@ -217,6 +217,77 @@ static void test_selection_and_expectations(void **state)
 	done(&r);
 }
 
+static void test_gpu_degraded(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-gpu-degraded", NULL);
+	assert_int_equal(status(&r, "gpu.pci", "0000:cb:00.0"), STATUS_FAIL); /* vfio-pci */
+	assert_int_equal(status(&r, "gpu.pci", "0000:18:00.0"), STATUS_OK);
+	assert_int_equal(status(&r, "gpu.driver_gpus", "0000:ba:00.0"), STATUS_FAIL); /* excluded */
+	assert_int_equal(status(&r, "gpu.pcie_link", "0000:5c:00.0"), STATUS_WARN);  /* x8 */
+	assert_int_equal(status(&r, "gpu.pcie_link", "0000:3a:00.0"), STATUS_WARN);  /* 256 MiB BAR1 */
+	assert_int_equal(status(&r, "gpu.pcie_link", "0000:18:00.0"), STATUS_OK);
+	assert_int_equal(status(&r, "gpu.xid", "0000:18:00.0"), STATUS_FAIL); /* 48 */
+	assert_int_equal(status(&r, "gpu.xid", "0000:9a:00.0"), STATUS_FAIL); /* 79 */
+	assert_int_equal(status(&r, "gpu.xid", "0000:4b:00.0"), STATUS_OK);   /* 13, 31: application */
+	assert_int_equal(status(&r, "gpu.count", "gpu count"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpu.nvml", "nvml"), STATUS_SKIP);
+	assert_true(message_has(&r, "gpu.pci", "nvswitch", "4 NVSwitch functions"));
+	done(&r);
+}
+
+static void test_gpudirect(void **state)
+{
+	(void)state;
+	struct run r;
+	run_fixture(&r, "h100-8x-cx7-roce", NULL);
+	assert_true(message_has(&r, "gpudirect.method", "gpudirect", "method: DMA-BUF"));
+	assert_int_equal(status(&r, "gpudirect.path", "0000:18:00.0"), STATUS_OK);
+	assert_true(message_has(&r, "gpudirect.path", "0000:18:00.0", "mlx5_0 (0000:19:00.0) is PIX"));
+	assert_int_equal(status(&r, "gpudirect.peermem", "nvidia_peermem"), STATUS_OK);
+	assert_int_equal(status(&r, "gpudirect.iommu", "iommu"), STATUS_OK);
+	done(&r);
+
+	run_fixture(&r, "h100-acs-iommu", NULL);
+	assert_int_equal(status(&r, "gpudirect.acs", "0000:4a:00.0"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.acs", "0000:b9:01.0"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.acs", "0000:17:00.0"), STATUS_OK);
+	assert_int_equal(status(&r, "gpudirect.iommu", "iommu"), STATUS_WARN);
+	done(&r);
+
+	run_fixture(&r, "h100-proprietary-peermem", NULL);
+	assert_true(message_has(&r, "gpudirect.method", "gpudirect", "legacy peer memory"));
+	assert_int_equal(status(&r, "gpudirect.dmabuf", "nvidia"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.dmabuf", "kernel"), STATUS_WARN);
+	assert_int_equal(status(&r, "gpudirect.dmabuf", "CONFIG_PCI_P2PDMA"), STATUS_WARN);
+	assert_int_equal(status(&r, "gpudirect.peermem", "nvidia_peermem"), STATUS_OK);
+	assert_int_equal(status(&r, "gpudirect.acs", "acs"), STATUS_SKIP); /* 64-byte config: not root */
+	assert_int_equal(status(&r, "gpu.xid", "kernel log"), STATUS_SKIP);
+	done(&r);
+
+	run_fixture(&r, "h100-nic-other-socket", NULL);
+	assert_int_equal(status(&r, "gpudirect.path", "0000:18:00.0"), STATUS_WARN);
+	assert_true(message_has(&r, "gpudirect.path", "0000:18:00.0", "is SYS"));
+	assert_int_equal(status(&r, "gpudirect.path", "0000:9b:00.0"), STATUS_OK);
+	done(&r);
+
+	run_fixture(&r, "v100-cx3pro", NULL);
+	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.nic", "mlx4_0"), STATUS_FAIL);
+	done(&r);
+
+	run_fixture(&r, "dgx-spark-gb10", NULL);
+	assert_true(message_has(&r, "gpudirect.path", "000f:01:00.0", "is NODE"));
+	assert_int_equal(status(&r, "gpudirect.path", "000f:01:00.0"), STATUS_OK); /* NCCL_NET_GDR_LEVEL=5 is SYS */
+	done(&r);
+
+	run_fixture(&r, "plain-no-rdma", NULL);
+	assert_int_equal(status(&r, "gpu.pci", "gpu"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_FAIL);
+	done(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_spark_site_config), cmocka_unit_test(test_v100),
 		cmocka_unit_test(test_no_provider), cmocka_unit_test(test_ib),
 		cmocka_unit_test(test_plain),       cmocka_unit_test(test_selection_and_expectations),
+		cmocka_unit_test(test_gpu_degraded), cmocka_unit_test(test_gpudirect),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -533,6 +533,7 @@ struct cfg {
 	struct settings s;
 	bool set[32];
 	char *err;
+	bool tree; /* read /etc/gpuready.conf inside the root, as for a recorded tree */
 };
 
 static void cfg_open(struct cfg *c, const char *conf)
@@ -548,8 +549,13 @@ static void cfg_open(struct cfg *c, const char *conf)
 	settings_init(&c->s);
 }
 
+/* By default the file is given as --config (a host path): every key is
+ * allowed. With c->tree it is read inside the recorded root, where only
+ * site expectations are (test_config_tree_keys). */
 static int cfg_load(struct cfg *c)
 {
+	if (!c->tree && !c->s.config)
+		c->s.config = xasprintf("%s/etc/gpuready.conf", c->dir);
 	return settings_load_config(&c->s, c->set, c->r, &c->err);
 }
 
@@ -724,9 +730,37 @@ static void test_config_keys(void **state)
 	assert_int_equal(c.s.tos, 104);
 	cfg_close(&c);
 	cfg_open(&c, NULL);
+	c.tree = true; /* an absent /etc/gpuready.conf in the root is fine */
 	assert_int_equal(cfg_load(&c), 0);
 	assert_null(c.err);
 	assert_int_equal(c.s.tos, 104);
+	cfg_close(&c);
+}
+
+static void test_config_tree_keys(void **state)
+{
+	(void)state;
+	struct cfg c;
+	/* a recorded tree states expectations, but cannot choose where this run
+	 * writes (prom), which checks it hides (only, skip) or exit rules */
+	cfg_open(&c, "tos = 96\nprom = /tmp/pwned\nonly = rdma.mtu\nskip = gpu.*\nstrict = yes\nmtu = 9000\n");
+	c.tree = true;
+	assert_int_equal(cfg_load(&c), 0);
+	assert_int_equal(c.s.tos, 96);
+	assert_int_equal(c.s.mtu, 9000);
+	assert_null(c.s.prom);
+	assert_int_equal(c.s.only.n, 0);
+	assert_int_equal(c.s.skip.n, 0);
+	assert_false(c.s.strict);
+	assert_non_null(c.s.config_note);
+	assert_non_null(strstr(c.s.config_note, "prom, only, skip, strict"));
+	cfg_close(&c);
+	/* expectation keys only: no note */
+	cfg_open(&c, "tos = 104\nexpect_gpus = 8\nmin_cuda = 12.8\n");
+	c.tree = true;
+	assert_int_equal(cfg_load(&c), 0);
+	assert_int_equal(c.s.expect_gpus, 8);
+	assert_null(c.s.config_note);
 	cfg_close(&c);
 }
 
@@ -880,12 +914,14 @@ static void test_config_unreadable_in_root(void **state)
 	struct cfg c;
 	/* a directory in place of the file: a clear error */
 	cfg_open(&c, NULL);
+	c.tree = true;
 	tu_mkdir(c.dir, "/etc/gpuready.conf");
 	assert_int_equal(cfg_load(&c), -EISDIR);
 	assert_non_null(strstr(c.err, "/etc/gpuready.conf"));
 	cfg_close(&c);
 	/* a link to the host's file is clamped into the root: absent */
 	cfg_open(&c, NULL);
+	c.tree = true;
 	char *host = tu_mkdtemp();
 	tu_write(host, "/evil.conf", "bogus = 1\n");
 	char *target = xasprintf("%s/evil.conf", host);
@@ -967,6 +1003,7 @@ int main(void)
 		cmocka_unit_test(test_settings_cli),
 		cmocka_unit_test(test_config_keys),
 		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_tree_keys),
 		cmocka_unit_test(test_config_two_errors),
 		cmocka_unit_test(test_config_embedded_nul),
 		cmocka_unit_test(test_config_cli_wins),

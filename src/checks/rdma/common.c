@@ -157,6 +157,53 @@ const struct rdma_gid *port_best_gid(const struct rdma_port *p)
 	return NULL;
 }
 
+/* "10.0.0.0/16" -> network and mask; false if not an IPv4 CIDR. */
+static bool ipv4_cidr(const char *s, uint32_t *net, uint32_t *mask)
+{
+	unsigned a, b, c, d, n;
+	if (sscanf(s, "%u.%u.%u.%u/%u", &a, &b, &c, &d, &n) != 5 || a > 255 || b > 255 || c > 255 || d > 255 || n > 32)
+		return false;
+	*mask = n ? 0xffffffffu << (32 - n) : 0;
+	*net = (a << 24 | b << 16 | c << 8 | d) & *mask;
+	return true;
+}
+
+unsigned nccl_auto_gid_index(const struct inventory *inv, const struct rdma_port *p, const char **why)
+{
+	const struct nccl_var *fam = nccl_get(&inv->nccl, "NCCL_IB_ADDR_FAMILY");
+	const struct nccl_var *ver = nccl_get(&inv->nccl, "NCCL_IB_ROCE_VERSION_NUM");
+	const struct nccl_var *range = nccl_get(&inv->nccl, "NCCL_IB_ADDR_RANGE");
+	bool v6 = fam && !strcmp(fam->value, "AF_INET6");
+	long long vn = 2;
+	if (ver)
+		nccl_param_int(ver->value, &vn, NULL);
+	const char *want = vn == 1 ? "IB/RoCE v1" : "RoCE v2";
+	uint32_t net = 0, mask = 0;
+	bool have_range = range && range->value[0];
+	if (why)
+		*why = NULL;
+	if (have_range && !ipv4_cidr(range->value, &net, &mask)) {
+		have_range = false;
+		if (why)
+			*why = "NCCL_IB_ADDR_RANGE is not an IPv4 CIDR: not modelled";
+	}
+	for (size_t i = 0; i < p->n_gids; i++) {
+		const struct rdma_gid *g = &p->gids[i];
+		char ip[32];
+		bool is4 = gid_ipv4(g->gid, ip, sizeof(ip));
+		if (!g->type || strcmp(g->type, want) || is4 == v6)
+			continue;
+		if (have_range && is4) {
+			unsigned a, b, c, d;
+			sscanf(ip, "%u.%u.%u.%u", &a, &b, &c, &d);
+			if (((a << 24 | b << 16 | c << 8 | d) & mask) != net)
+				continue;
+		}
+		return g->index;
+	}
+	return 0;
+}
+
 const struct rdma_gid *port_gid(const struct rdma_port *p, unsigned index)
 {
 	for (size_t i = 0; i < p->n_gids; i++)
@@ -223,6 +270,15 @@ bool nccl_list_selects(const struct nccl_list *l, const char *name, int port)
 	return match != l->exclude;
 }
 
+const struct nccl_var *nccl_hca(const struct inventory *inv, struct nccl_list *list)
+{
+	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_IB_HCA");
+	if (v && v->computed)
+		v = NULL;
+	nccl_list_parse(v ? v->value : NULL, list);
+	return v;
+}
+
 bool nccl_uses_port(const struct nccl_list *hca, const struct rdma_dev *d, const struct rdma_port *p)
 {
 	if (!port_active(p) || !(port_is_roce(p) || port_is_ib(p)))
@@ -278,13 +334,21 @@ const char *nccl_var_place(const struct nccl_var *v, char *buf, size_t size)
 	return buf;
 }
 
+bool nic_host_function(const struct pci_dev *p)
+{
+	if (p->ids_err || p->vendor != VENDOR_MELLANOX || nic_provider(p->device) == PROVIDER_NONE)
+		return false;
+	if (p->driver)
+		return !strcmp(p->driver, "mlx5_core") || !strcmp(p->driver, "mlx4_core");
+	return !p->is_vf;
+}
+
 bool node_has_rdma_hw(const struct inventory *inv)
 {
 	if (inv->rdma.n > 0)
 		return true;
 	for (size_t i = 0; i < inv->pci.n; i++) {
-		const struct pci_dev *p = &inv->pci.v[i];
-		if (p->ids_err == 0 && p->vendor == VENDOR_MELLANOX && nic_provider(p->device) != PROVIDER_NONE)
+		if (nic_host_function(&inv->pci.v[i]))
 			return true;
 	}
 	return false;
@@ -333,4 +397,13 @@ int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, l
 	}
 	*ret = n;
 	return 1;
+}
+
+bool nccl_skip_computed(struct check_ctx *c, const struct nccl_var *v)
+{
+	if (!v || !v->computed)
+		return false;
+	check_add(c, STATUS_SKIP, v->name, "=%s (%s) is computed when the login shell runs: not judged from the file",
+		  v->value, v->source);
+	return true;
 }

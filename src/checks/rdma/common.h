@@ -10,6 +10,8 @@
 #include "core/cleanup.h"
 #include "inventory/inventory.h"
 
+struct check_ctx;
+
 #define VENDOR_MELLANOX 0x15b3
 
 /* IB port states (linux include/rdma/ib_verbs.h enum ib_port_state). */
@@ -52,6 +54,16 @@ bool gid_is_v2(const struct rdma_gid *g);
 const struct rdma_gid *port_best_gid(const struct rdma_port *p);
 const struct rdma_gid *port_gid(const struct rdma_port *p, unsigned index);
 
+/* The GID index NCCL >= 2.21 selects on a RoCE port when NCCL_IB_GID_INDEX
+ * is unset (nccl net_ib ncclIbGetGidIndex/ncclUpdateGidIndex, see
+ * docs/nccl-variables.md): starting from index 0, the first GID of the
+ * wanted RoCE version (NCCL_IB_ROCE_VERSION_NUM, default 2) in the wanted
+ * family (NCCL_IB_ADDR_FAMILY, default AF_INET: IPv4-mapped; AF_INET6:
+ * IPv6), inside NCCL_IB_ADDR_RANGE when that is an IPv4 CIDR. When no GID
+ * qualifies NCCL stays on index 0. Returns the index; *why gets a note
+ * when a setting could not be modelled (an IPv6 range). */
+unsigned nccl_auto_gid_index(const struct inventory *inv, const struct rdma_port *p, const char **why);
+
 /* NCCL's list syntax for NCCL_IB_HCA and NCCL_SOCKET_IFNAME (nccl
  * src/misc/utils.cc parseStringList/matchIfList): a leading '^' excludes,
  * then a leading '=' asks for exact names, otherwise entries are name
@@ -73,6 +85,12 @@ bool nccl_entry_matches(const struct nccl_list *l, const struct nccl_list_entry 
 /* Would NCCL select this name/port? An empty list selects everything
  * (and so "^" alone excludes everything, as in NCCL). */
 bool nccl_list_selects(const struct nccl_list *l, const char *name, int port);
+
+/* NCCL_IB_HCA as NCCL reads it: parses its value into *list and returns
+ * the variable, or returns NULL with an empty list when it is unset or
+ * computed at login (then NCCL is taken to select every active port). The
+ * caller frees the list with nccl_list_free. */
+const struct nccl_var *nccl_hca(const struct inventory *inv, struct nccl_list *list);
 
 /* Would NCCL's IB transport use this port (active, IB or Ethernet link
  * layer, selected by NCCL_IB_HCA)? hca may be NULL (unset). */
@@ -98,9 +116,19 @@ const char *tos_describe(int tos, char *buf, size_t size);
  * reading differs from the plain decimal reading a person expects. */
 int nccl_param_int(const char *s, long long *ret, const char **surprise);
 
+/* A value a login shell computes ($VAR, $(cmd), `cmd`) cannot be judged
+ * from the file: adds a skip saying so (with the variable as subject) and
+ * returns true. false for NULL or a literal value. */
+bool nccl_skip_computed(struct check_ctx *c, const struct nccl_var *v);
+
 /* Where an operator changes a variable: the file of its source without the
  * line number, or "the job environment". Into buf. */
 const char *nccl_var_place(const struct nccl_var *v, char *buf, size_t size);
+
+/* Is this a ConnectX/BlueField function the host itself should drive with
+ * RDMA (bound to mlx5_core/mlx4_core, or an unbound physical function)?
+ * Functions given to VMs (vfio-pci) and unbound VFs are not. */
+bool nic_host_function(const struct pci_dev *p);
 
 /* Does the node have RDMA hardware: an RDMA device, or a ConnectX/BlueField
  * NIC on PCI (which may lack its RDMA driver)? */
@@ -112,7 +140,6 @@ bool node_has_rdma_hw(const struct inventory *inv);
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
 			struct strbuf *nonzero, struct strbuf *all);
 
-struct check_ctx;
 /* Reads an integer NCCL variable the way NCCL does (nccl_param_int) and
  * reports what is wrong with it, with the variable as subject: outside
  * min..max or unparsable is a fail saying it is not `what` (returns -1);

@@ -74,8 +74,7 @@ static int run(struct check_ctx *c)
 	/* ConnectX/BlueField functions without an RDMA device */
 	for (size_t i = 0; i < inv->pci.n; i++) {
 		const struct pci_dev *p = &inv->pci.v[i];
-		if (p->ids_err || p->vendor != VENDOR_MELLANOX || nic_provider(p->device) == PROVIDER_NONE ||
-		    pci_has_rdma(inv, p->bdf))
+		if (!nic_host_function(p) || pci_has_rdma(inv, p->bdf))
 			continue;
 		strbuf_addf(&orphans, "%s%s", n_orphans ? ", " : "", p->bdf);
 		if (!first)

@@ -31,7 +31,8 @@ static int run(struct check_ctx *c)
 				continue;
 			count++;
 			const char *fw = d->fw_ver ? d->fw_ver : "unknown";
-			if (!strv_contains(&versions, fw))
+			/* an unreadable version is not a second version */
+			if (d->fw_ver && !strv_contains(&versions, fw))
 				strv_add(&versions, fw);
 			strbuf_addf(&who, "%s%s=%s", who.len ? ", " : "", d->name, fw);
 		}
@@ -41,9 +42,11 @@ static int run(struct check_ctx *c)
 			finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
 					"`mlxfwmanager -u`), then reboot or `mlxfwreset`",
 				     model);
-		} else {
+		} else if (versions.n == 1) {
 			check_add(c, STATUS_OK, model, "%zu NIC%s on firmware %s", count, count == 1 ? "" : "s",
 				  versions.v[0]);
+		} else {
+			check_add(c, STATUS_SKIP, model, "firmware version unreadable");
 		}
 		strv_free(&versions);
 		strbuf_release(&who);

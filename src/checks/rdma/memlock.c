@@ -28,6 +28,10 @@ static int run(struct check_ctx *c)
 	const struct host_info *h = &c->inv->host;
 	const struct limit_entry *soft = NULL, *hard = NULL, *other = NULL;
 	struct finding *f;
+	if (h->limits_err < 0) {
+		check_add(c, STATUS_SKIP, "memlock", "limits.conf unreadable: %s", strerror(-h->limits_err));
+		return 0;
+	}
 
 	/* the last matching line wins in pam_limits */
 	for (size_t i = 0; i < h->n_limits; i++) {

@@ -13,9 +13,22 @@
 
 #include <string.h>
 
-static const char *const core_modules[] = { "ib_core", "ib_uverbs", "rdma_cm", "rdma_ucm" };
+/* Without ib_core/ib_uverbs nothing RDMA works (fail); rdma_cm/rdma_ucm
+ * serve RDMA-CM users (librdmacm: rping, perftest -R, UCX/MPI, storage) and
+ * the rdma_cm configfs, not NCCL, which connects through its own sockets
+ * (warn, as rdma.devices treats the missing /dev/infiniband/rdma_cm). */
+static const struct {
+	const char *name;
+	enum status missing;
+	const char *why;
+} core_modules[] = {
+	{ "ib_core", STATUS_FAIL, "the RDMA stack" },
+	{ "ib_uverbs", STATUS_FAIL, "user-space verbs (libibverbs, NCCL)" },
+	{ "rdma_cm", STATUS_WARN, "RDMA-CM connections and the rdma_cm ToS configfs (NCCL does not need it)" },
+	{ "rdma_ucm", STATUS_WARN, "librdmacm users: rping, perftest -R, UCX/MPI (NCCL does not need it)" },
+};
 
-static void one(struct check_ctx *c, const char *name, const char *why, bool needed)
+static void one(struct check_ctx *c, const char *name, const char *why, bool needed, enum status missing)
 {
 	const struct modules_info *m = &c->inv->modules;
 	enum module_state st = modules_state(m, name);
@@ -32,7 +45,7 @@ static void one(struct check_ctx *c, const char *name, const char *why, bool nee
 			check_add(c, STATUS_SKIP, name, "not loaded; not needed: %s", why);
 			break;
 		}
-		f = check_add(c, STATUS_FAIL, name, "not loaded, needed for %s", why);
+		f = check_add(c, missing, name, "not loaded, needed for %s", why);
 		finding_hint(f, "modprobe %s && echo %s > /etc/modules-load.d/%s.conf", name, name, name);
 		break;
 	case MODULE_UNKNOWN:
@@ -48,7 +61,7 @@ static int run(struct check_ctx *c)
 	bool need_mlx4 = false, need_mlx5 = false;
 	for (size_t i = 0; i < inv->pci.n; i++) {
 		const struct pci_dev *p = &inv->pci.v[i];
-		if (p->ids_err || p->vendor != VENDOR_MELLANOX)
+		if (!nic_host_function(p))
 			continue;
 		enum rdma_provider pr = nic_provider(p->device);
 		need_mlx4 |= pr == PROVIDER_MLX4;
@@ -58,14 +71,14 @@ static int run(struct check_ctx *c)
 	const char *no_hw = "no RDMA NIC or device on this node";
 
 	for (size_t i = 0; i < ARRAY_SIZE(core_modules); i++)
-		one(c, core_modules[i], rdma_hw ? "the RDMA stack" : no_hw, rdma_hw);
+		one(c, core_modules[i].name, rdma_hw ? core_modules[i].why : no_hw, rdma_hw, core_modules[i].missing);
 	if (need_mlx5) {
-		one(c, "mlx5_core", "the ConnectX-4 or later NICs present", true);
-		one(c, "mlx5_ib", "RDMA on the ConnectX-4 or later NICs present", true);
+		one(c, "mlx5_core", "the ConnectX-4 or later NICs present", true, STATUS_FAIL);
+		one(c, "mlx5_ib", "RDMA on the ConnectX-4 or later NICs present", true, STATUS_FAIL);
 	}
 	if (need_mlx4) {
-		one(c, "mlx4_core", "the ConnectX-3 NICs present", true);
-		one(c, "mlx4_ib", "RDMA on the ConnectX-3 NICs present", true);
+		one(c, "mlx4_core", "the ConnectX-3 NICs present", true, STATUS_FAIL);
+		one(c, "mlx4_ib", "RDMA on the ConnectX-3 NICs present", true, STATUS_FAIL);
 	}
 	return 0;
 }

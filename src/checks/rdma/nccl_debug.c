@@ -50,7 +50,11 @@ static int run(struct check_ctx *c)
 	const struct nccl_var *v = nccl_get(&c->inv->nccl, "NCCL_DEBUG");
 	const struct nccl_var *s = nccl_get(&c->inv->nccl, "NCCL_DEBUG_SUBSYS");
 	struct finding *f;
-	if (!v) {
+	if (nccl_skip_computed(c, s))
+		s = NULL;
+	if (nccl_skip_computed(c, v)) {
+		/* reported */
+	} else if (!v) {
 		check_add(c, STATUS_OK, "NCCL_DEBUG", "not set: NCCL prints only warnings");
 	} else {
 		bool known = false;

@@ -11,14 +11,17 @@ static int run(struct check_ctx *c)
 	if (!nc->env_known)
 		check_add(c, STATUS_SKIP, "environment",
 			  "process environment not recorded in this tree (.gpuready/environ): only files are considered");
+	for (size_t i = 0; i < nc->notes.n; i++)
+		check_add(c, STATUS_SKIP, "NCCL_CONF_FILE", "%s", nc->notes.v[i]);
 	if (nc->n == 0) {
 		check_add(c, STATUS_OK, SUBJECT_NODE, "no NCCL_* variables set anywhere: NCCL uses its defaults");
 		return 0;
 	}
 	for (size_t i = 0; i < nc->n; i++) {
 		const struct nccl_var *v = &nc->v[i];
-		struct finding *f = check_add(c, STATUS_OK, v->name, "=%s (%s%s)", v->value, v->source,
-					      v->login_only ? ", login shells only" : "");
+		struct finding *f = check_add(c, STATUS_OK, v->name, "=%s (%s%s%s)", v->value, v->source,
+					      v->login_only ? ", login shells only" : "",
+					      v->computed ? ", computed when the shell runs" : "");
 		for (size_t k = 0; k < v->shadowed.n; k++)
 			finding_detail(f, "also set, not used: %s", v->shadowed.v[k]);
 	}

@@ -19,36 +19,44 @@
 struct verdict {
 	enum status worst;
 	size_t ports, bad;
-	const struct rdma_gid *suggest; /* a RoCE v2 routable GID index seen */
+	const struct rdma_gid *suggest; /* a RoCE v2 IPv4 GID seen */
+	bool suggest_everywhere;         /* its index is RoCE v2 IPv4 on every port judged */
 	struct strbuf first_problem;
 };
 
 static void bump(struct verdict *v, enum status s)
 {
-	static const int rank[] = { [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3 };
-	if (rank[s] > rank[v->worst])
+	if (status_rank(s) > status_rank(v->worst))
 		v->worst = s;
 }
 
 /* Judges one port for index idx (-1: unset); appends a detail line. */
-static enum status judge(const struct rdma_dev *d, const struct rdma_port *p, int idx, struct strbuf *line,
-			 struct verdict *v)
+static enum status judge(const struct inventory *inv, const struct rdma_dev *d, const struct rdma_port *p, int idx,
+			 struct strbuf *line, struct verdict *v)
 {
 	char lbl[96], ip[32];
 	const struct rdma_gid *best = port_best_gid(p);
 	port_label(d, p, lbl, sizeof(lbl));
-	if (best && !v->suggest)
+	if (best && gid_ipv4(best->gid, ip, sizeof(ip)) && !v->suggest)
 		v->suggest = best;
 	if (idx < 0) {
-		const struct rdma_gid *g0 = port_gid(p, 0);
-		if (!best) {
-			strbuf_addf(line, "%s: no RoCE v2 GID for NCCL to select (see rdma.roce_gid)", lbl);
-			return STATUS_SKIP;
+		const char *note = NULL;
+		unsigned ai = nccl_auto_gid_index(inv, p, &note);
+		const struct rdma_gid *g = port_gid(p, ai);
+		if (!g) {
+			strbuf_addf(line, "%s: NCCL >= 2.21 would use index %u, which is empty", lbl, ai);
+			return STATUS_FAIL;
 		}
-		strbuf_addf(line, "%s: NCCL >= 2.21 selects index %u (%s)", lbl, best->index,
-			    gid_ipv4(best->gid, ip, sizeof(ip)) ? ip : best->gid);
-		if (g0 && g0->type && !gid_is_v2(g0))
-			strbuf_addf(line, "; NCCL < 2.21 would use index 0, RoCE v1");
+		const char *addr = gid_ipv4(g->gid, ip, sizeof(ip)) ? ip : g->gid;
+		if (!gid_is_v2(g) || gid_link_local(g->gid)) {
+			strbuf_addf(line, "%s: no GID matches NCCL's selection (RoCE v2, NCCL_IB_ADDR_FAMILY): NCCL >= 2.21 "
+					  "falls back to index %u (%s%s%s)",
+				    lbl, ai, g->type ? g->type : "type unknown", gid_link_local(g->gid) ? ", link-local " : ", ",
+				    addr);
+			return STATUS_WARN;
+		}
+		strbuf_addf(line, "%s: NCCL >= 2.21 selects index %u (%s, %s)%s%s", lbl, ai, g->type, addr, note ? "; " : "",
+			    note ? note : "");
 		return STATUS_OK;
 	}
 	const struct rdma_gid *g = port_gid(p, (unsigned)idx);
@@ -74,18 +82,19 @@ static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
 	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_IB_GID_INDEX");
-	const struct nccl_var *hv = nccl_get(&inv->nccl, "NCCL_IB_HCA");
 	struct nccl_list hca;
 	struct finding *f;
-	char ip[32], place[256];
+	char place[256];
 	int idx = -1;
 
+	if (nccl_skip_computed(c, v))
+		return 0;
 	long long n = -1;
 	int r = nccl_int_var(c, v, -1, 255, "a GID index", &n);
 	if (r < 0)
 		return 0;
 	idx = (int)n;
-	nccl_list_parse(hv ? hv->value : NULL, &hca);
+	const struct nccl_var *hv = nccl_hca(inv, &hca);
 	struct verdict vd = { .worst = STATUS_OK, .first_problem = STRBUF_INIT };
 	struct strv lines = STRV_INIT;
 	for (size_t i = 0; i < inv->rdma.n; i++) {
@@ -95,7 +104,7 @@ static int run(struct check_ctx *c)
 			if (!port_is_roce(p) || !nccl_uses_port(hv ? &hca : NULL, d, p))
 				continue;
 			struct strbuf line = STRBUF_INIT;
-			enum status s = judge(d, p, idx, &line, &vd);
+			enum status s = judge(inv, d, p, idx, &line, &vd);
 			vd.ports++;
 			if (s == STATUS_WARN || s == STATUS_FAIL) {
 				vd.bad++;
@@ -106,22 +115,37 @@ static int run(struct check_ctx *c)
 			strv_push(&lines, strbuf_detach(&line));
 		}
 	}
+	if (vd.suggest) {
+		vd.suggest_everywhere = true;
+		for (size_t i = 0; i < inv->rdma.n; i++)
+			for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
+				const struct rdma_port *p = &inv->rdma.v[i].ports[k];
+				char ip[32];
+				if (!port_is_roce(p) || !nccl_uses_port(hv ? &hca : NULL, &inv->rdma.v[i], p))
+					continue;
+				const struct rdma_gid *g = port_gid(p, vd.suggest->index);
+				if (!g || !gid_is_v2(g) || !gid_ipv4(g->gid, ip, sizeof(ip)))
+					vd.suggest_everywhere = false;
+			}
+	}
 	nccl_list_free(&hca);
 
 	if (vd.ports == 0) {
 		check_add(c, STATUS_SKIP, "NCCL_IB_GID_INDEX", "no active RoCE port that NCCL would use");
 	} else if (idx < 0) {
-		if (vd.worst == STATUS_SKIP)
-			f = check_add(c, STATUS_SKIP, "NCCL_IB_GID_INDEX",
-				      "not set, and no port has a RoCE v2 GID for NCCL to select (see rdma.roce_gid)");
-		else
+		if (vd.worst == STATUS_OK)
 			f = check_add(c, STATUS_OK, "NCCL_IB_GID_INDEX",
-				      "not set: NCCL >= 2.21 selects a RoCE v2 GID on %s %zu port%s (e.g. index %u); "
-				      "NCCL < 2.21 uses index 0",
-				      vd.ports == 1 ? "its" : "each of its", vd.ports, vd.ports == 1 ? "" : "s",
-				      vd.suggest ? vd.suggest->index : 0);
+				      "not set: NCCL >= 2.21 selects a RoCE v2 GID on %s %zu port%s; NCCL < 2.21 uses index 0",
+				      vd.ports == 1 ? "its" : "each of its", vd.ports, vd.ports == 1 ? "" : "s");
+		else
+			f = check_add(c, vd.worst, "NCCL_IB_GID_INDEX", "not set, and on %zu of %zu port(s) NCCL would not get "
+									"a routable RoCE v2 GID: %s",
+				      vd.bad, vd.ports, vd.first_problem.buf);
 		for (size_t i = 0; i < lines.n; i++)
 			finding_detail(f, "%s", lines.v[i]);
+		if (vd.worst != STATUS_OK)
+			finding_hint(f, "give those interfaces an IPv4 address (the kernel then adds a RoCE v2 GID), or set "
+					"NCCL_IB_ADDR_FAMILY=AF_INET6 if the RDMA network is IPv6");
 	} else {
 		if (vd.bad)
 			f = check_add(c, vd.worst, "NCCL_IB_GID_INDEX", "=%d (%s) is wrong on %zu of %zu port(s): %s", idx,
@@ -132,9 +156,13 @@ static int run(struct check_ctx *c)
 				      vd.ports);
 		for (size_t i = 0; i < lines.n; i++)
 			finding_detail(f, "%s", lines.v[i]);
-		if (vd.bad && vd.suggest)
-			finding_hint(f, "set NCCL_IB_GID_INDEX=%u (RoCE v2, %s) in %s, or unset it on NCCL >= 2.21",
-				     vd.suggest->index, gid_ipv4(vd.suggest->gid, ip, sizeof(ip)) ? ip : vd.suggest->gid,
+		if (vd.bad && vd.suggest && vd.suggest_everywhere)
+			finding_hint(f, "set NCCL_IB_GID_INDEX=%u (RoCE v2 IPv4 on every port NCCL uses) in %s, or unset "
+					"it on NCCL >= 2.21",
+				     vd.suggest->index, nccl_var_place(v, place, sizeof(place)));
+		else if (vd.bad && vd.suggest)
+			finding_hint(f, "unset NCCL_IB_GID_INDEX in %s (NCCL >= 2.21 picks the RoCE v2 GID per port; no "
+					"single index is right on every port here)",
 				     nccl_var_place(v, place, sizeof(place)));
 		else if (vd.bad)
 			finding_hint(f, "give the RDMA interfaces IP addresses first (see rdma.roce_gid)");

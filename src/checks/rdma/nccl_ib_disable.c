@@ -18,18 +18,28 @@ static int run(struct check_ctx *c)
 	const struct nccl_var *net = nccl_get(&inv->nccl, "NCCL_NET");
 	struct finding *f;
 	bool bad = false;
+	if (nccl_skip_computed(c, dis)) {
+		dis = NULL;
+		bad = true; /* no verdict for NCCL_IB_DISABLE */
+	}
+	if (nccl_skip_computed(c, net))
+		net = NULL;
 
-	if (dis && strcmp(dis->value, "0") && strcmp(dis->value, "")) {
+	long long off = 0;
+	char place[256];
+	/* NCCL_PARAM(IbDisable): read as an integer (strtoll base 0), any
+	 * non-zero value disables IB; "no" or "false" read as 0 */
+	if (dis && nccl_param_int(dis->value, &off, NULL) == 0 && off != 0) {
 		f = check_add(c, STATUS_FAIL, "NCCL_IB_DISABLE", "=%s (%s): NCCL will not use RDMA and falls back "
 								 "to TCP sockets (`Using network Socket`)",
 			      dis->value, dis->source);
-		finding_hint(f, "remove NCCL_IB_DISABLE from %s (or set it to 0)", dis->source);
+		finding_hint(f, "remove NCCL_IB_DISABLE from %s (or set it to 0)", nccl_var_place(dis, place, sizeof(place)));
 		bad = true;
 	}
 	if (net && !strcasecmp(net->value, "Socket")) {
 		f = check_add(c, STATUS_FAIL, "NCCL_NET", "=%s (%s): NCCL is forced onto TCP sockets", net->value,
 			      net->source);
-		finding_hint(f, "remove NCCL_NET from %s, or set NCCL_NET=IB", net->source);
+		finding_hint(f, "remove NCCL_NET from %s, or set NCCL_NET=IB", nccl_var_place(net, place, sizeof(place)));
 		bad = true;
 	} else if (net && !strcasecmp(net->value, "IB") && inv->rdma.n == 0) {
 		f = check_add(c, STATUS_FAIL, "NCCL_NET", "=IB (%s) but this node has no RDMA device: NCCL "

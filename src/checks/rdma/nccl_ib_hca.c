@@ -89,6 +89,8 @@ static int run(struct check_ctx *c)
 		check_add(c, STATUS_SKIP, "NCCL_IB_HCA", "no RDMA devices to select from");
 		return 0;
 	}
+	if (nccl_skip_computed(c, v))
+		return 0;
 	nccl_list_parse(v ? v->value : NULL, &l);
 	collect(inv, v ? &l : NULL, &ps);
 
@@ -104,7 +106,14 @@ static int run(struct check_ctx *c)
 				"NCCL_IB_HCA=%s, in %s; or unset it to use every active port",
 			     ps.n_active ? ps.active.buf : "mlx5_0:1", nccl_var_place(v, place, sizeof(place)));
 	}
-	if (ps.n_used == 0) {
+	size_t unknown = 0;
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++)
+			unknown += inv->rdma.v[i].ports[k].state < 0;
+	if (ps.n_used == 0 && unknown) {
+		check_add(c, STATUS_SKIP, "NCCL_IB_HCA", "%zu port state%s unreadable: cannot tell which ports NCCL will use",
+			  unknown, unknown == 1 ? "" : "s");
+	} else if (ps.n_used == 0) {
 		struct finding *f;
 		if (v)
 			f = check_add(c, STATUS_FAIL, "NCCL_IB_HCA",

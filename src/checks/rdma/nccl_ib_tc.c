@@ -30,6 +30,8 @@ static int run(struct check_ctx *c)
 		check_add(c, STATUS_SKIP, "NCCL_IB_TC", "no RoCE ports (InfiniBand uses NCCL_IB_SL)");
 		return 0;
 	}
+	if (nccl_skip_computed(c, v))
+		return 0;
 	int tc = 0;
 	long long n = -1;
 	int r = nccl_int_var(c, v, -1, 255, "a traffic class", &n);

@@ -28,6 +28,8 @@ static void one(struct check_ctx *c, const char *var, const char *what)
 		check_add(c, STATUS_OK, var, "not set: NCCL's default (PXB) applies to %s", what);
 		return;
 	}
+	if (nccl_skip_computed(c, v))
+		return;
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(v->value, names[i])) {
 			check_add(c, STATUS_OK, var, "=%s (%s)", v->value, v->source);

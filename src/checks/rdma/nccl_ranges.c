@@ -39,6 +39,8 @@ static int run(struct check_ctx *c)
 		if (!v)
 			continue;
 		seen++;
+		if (nccl_skip_computed(c, v))
+			continue;
 		long long n;
 		struct finding *f;
 		size_t before = c->report->n;
@@ -60,11 +62,13 @@ static int run(struct check_ctx *c)
 	}
 	const struct nccl_var *t = nccl_get(nc, "NCCL_SOCKET_NTHREADS"), *s = nccl_get(nc, "NCCL_NSOCKS_PERTHREAD");
 	long long a, b;
-	if (t && s && nccl_param_int(t->value, &a, NULL) == 0 && nccl_param_int(s->value, &b, NULL) == 0 && a * b > 64) {
+	long long prod;
+	if (t && s && nccl_param_int(t->value, &a, NULL) == 0 && nccl_param_int(s->value, &b, NULL) == 0 && a > 0 &&
+	    b > 0 && (__builtin_mul_overflow(a, b, &prod) || prod > 64)) {
 		struct finding *f = check_add(c, STATUS_WARN, "NCCL_NSOCKS_PERTHREAD",
-					      "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD = %lld, above 64: NCCL "
+					      "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (%lld x %lld) is above 64: NCCL "
 					      "reduces the sockets per thread",
-					      a * b);
+					      a, b);
 		finding_hint(f, "keep the product at most 64");
 	}
 	if (seen == 0)

@@ -29,6 +29,8 @@ static int run(struct check_ctx *c)
 		check_add(c, STATUS_SKIP, "NCCL_SOCKET_IFNAME", "no network interfaces readable under the root");
 		return 0;
 	}
+	if (nccl_skip_computed(c, v))
+		return 0;
 	if (!v) {
 		struct strbuf cand = STRBUF_INIT;
 		for (int pass = 0; pass < 2; pass++)
@@ -75,9 +77,12 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_FAIL, "NCCL_SOCKET_IFNAME", "=%s (%s) selects no interface that is up%s%s%s: "
 								    "NCCL cannot bootstrap",
 			      v->value, v->source, why.len ? " (" : "", why.buf, why.len ? ")" : "");
-		finding_hint(f, "set NCCL_SOCKET_IFNAME in %s to the interface on the cluster network (`ip -br addr`), "
-				"e.g. NCCL_SOCKET_IFNAME=%s",
-			     place, inv->net.v[0].name);
+		const char *eg = NULL;
+		for (size_t i = 0; i < inv->net.n && !eg; i++)
+			if (is_up(&inv->net.v[i]) && !inv->net.v[i].is_virtual)
+				eg = inv->net.v[i].name;
+		finding_hint(f, "set NCCL_SOCKET_IFNAME in %s to the interface on the cluster network (`ip -br addr`)%s%s",
+			     place, eg ? ", e.g. NCCL_SOCKET_IFNAME=" : "", eg ? eg : "");
 	} else if (why.len) {
 		f = check_add(c, l.exclude ? STATUS_WARN : STATUS_FAIL, "NCCL_SOCKET_IFNAME", "=%s (%s): %s; NCCL uses %s",
 			      v->value, v->source, why.buf, sel.buf);

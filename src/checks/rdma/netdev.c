@@ -11,9 +11,8 @@
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
-	const struct nccl_var *hv = nccl_get(&inv->nccl, "NCCL_IB_HCA");
 	struct nccl_list hca;
-	nccl_list_parse(hv ? hv->value : NULL, &hca);
+	const struct nccl_var *hv = nccl_hca(inv, &hca);
 	size_t roce = 0;
 	char lbl[96];
 	for (size_t i = 0; i < inv->rdma.n; i++) {

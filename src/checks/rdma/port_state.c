@@ -14,9 +14,8 @@
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
-	const struct nccl_var *hv = nccl_get(&inv->nccl, "NCCL_IB_HCA");
 	struct nccl_list hca;
-	nccl_list_parse(hv ? hv->value : NULL, &hca);
+	const struct nccl_var *hv = nccl_hca(inv, &hca);
 	size_t ports = 0;
 	char lbl[96];
 
@@ -36,6 +35,11 @@ static int run(struct check_ctx *c)
 			}
 			if (p->state < 0) {
 				check_add(c, STATUS_SKIP, lbl, "state unreadable under the root");
+				continue;
+			}
+			if (port_active(p) && p->phys_state < 0) {
+				check_add(c, STATUS_OK, lbl, "%s, ACTIVE (phys_state unreadable), %s", ll,
+					  p->rate ? p->rate : "rate unknown");
 				continue;
 			}
 			if (port_active(p)) {

@@ -10,6 +10,9 @@
  * rdma.nccl_ib_tc). */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
+
+#include <errno.h>
 
 #include <string.h>
 
@@ -28,6 +31,14 @@ static int run(struct check_ctx *c)
 				continue;
 			roce++;
 			port_label(d, p, lbl, sizeof(lbl));
+			if (!port_active(p)) {
+				check_add(c, STATUS_SKIP, lbl, "port not active");
+				continue;
+			}
+			if (p->roce_tos_err < 0 && p->roce_tos_err != -ENOENT) {
+				check_add(c, STATUS_SKIP, lbl, "default_roce_tos unreadable: %s", read_strerror(p->roce_tos_err));
+				continue;
+			}
 			int tos = p->roce_tos >= 0 ? p->roce_tos : 0;
 			bool unset = p->roce_tos < 0;
 			/* DSCP>>3 is the priority in the default DSCP->priority map (REFERENCE §2, vendor examples). */

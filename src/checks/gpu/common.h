@@ -1,0 +1,51 @@
+/* Policy helpers shared by the GPU and GPUDirect checks: model names, Xid
+ * classification, kernel version, lookups of live results by bus ID. Pure
+ * functions; unit-tested. */
+#ifndef GPUREADY_GPU_COMMON_H
+#define GPUREADY_GPU_COMMON_H
+
+#include "inventory/inventory.h"
+#include "core/cleanup.h"
+#include "inventory/topo.h"
+
+/* Model name for an NVIDIA PCI device: the driver's "Model:" line, else
+ * NVML's name, else a known PCI ID (pci.ids), else "NVIDIA 10de:XXXX".
+ * Into buf. */
+const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size);
+
+enum xid_class { XID_FATAL, XID_APP, XID_OTHER };
+/* REFERENCE §12: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
+ * (reset, reboot, RMA); 13, 31, 43, 45 are application faults. */
+enum xid_class xid_classify(int code);
+/* One-line meaning of an Xid (REFERENCE §12 table), or NULL. */
+const char *xid_meaning(int code);
+
+/* "6.8.0-52-generic" -> 6, 8. false if it does not start "N.N". */
+bool kernel_version(const char *release, int *major, int *minor);
+
+/* Live results for a GPU by its sysfs BDF, or NULL. */
+const struct nvml_gpu *nvml_for(const struct inventory *inv, const char *bdf);
+const struct cuda_gpu *cuda_for(const struct inventory *inv, const char *bdf);
+const struct nvidia_gpu_info *nvproc_for(const struct inventory *inv, const char *bdf);
+
+/* The Xid log names GPUs by "dddd:bb:dd" (no function): does it name p? */
+bool xid_names(const char *xid_pci, const struct pci_dev *p);
+
+/* NCCL's GPUDirect RDMA level from NCCL_NET_GDR_LEVEL (REFERENCE §8;
+ * docs/nccl-variables.md §4) as the largest nvidia-smi class it allows:
+ * LOC/NVL/NVB/C2C/PIX -> PIX, PXB/P2C/PXN -> PXB, PHB -> NODE (NCCL's PHB
+ * covers nvidia-smi's PHB and NODE), SYS -> SYS; legacy numbers 0 LOC,
+ * 1 PIX, 2 PXB, 3 PHB, 4+ SYS. Unset or unparsable: the default PXB.
+ * *shown gets the text for messages ("PXB (default)"). */
+enum path_class gdr_level(const struct inventory *inv, char *shown, size_t size);
+
+/* GPU<->NIC pairs: for every NVIDIA GPU on PCI, its nearest RDMA device. */
+struct gpu_pair {
+	const struct pci_dev *gpu;
+	const struct rdma_dev *nic;   /* NULL if the node has none */
+	const struct pci_dev *nic_pci;
+	enum path_class cls;
+};
+size_t gpu_pairs(const struct inventory *inv, struct gpu_pair **ret);
+
+#endif

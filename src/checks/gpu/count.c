@@ -1,0 +1,67 @@
+/* gpu.count: every layer sees the same GPUs — PCI, the driver
+ * (/proc/driver/nvidia/gpus), NVML, CUDA and PyTorch (the last three
+ * live). A layer that sees fewer pinpoints where a GPU got lost. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	const struct pci_dev **gpus = NULL;
+	size_t pci = topo_gpus(inv, &gpus);
+	free(gpus);
+	if (pci == 0) {
+		check_add(c, STATUS_SKIP, "gpu count", "no NVIDIA GPU on PCI");
+		return 0;
+	}
+	struct strbuf seen = STRBUF_INIT, short_ = STRBUF_INIT;
+	size_t want = c->set->expect_gpus > 0 ? (size_t)c->set->expect_gpus : pci;
+	strbuf_addf(&seen, "PCI %zu", pci);
+	if (pci != want)
+		strbuf_addf(&short_, "%sPCI", short_.len ? ", " : "");
+	if (inv->nvidia.proc_present) {
+		size_t ok = 0;
+		for (size_t i = 0; i < inv->nvidia.n_gpus; i++)
+			ok += inv->nvidia.gpus[i].excluded != 1;
+		strbuf_addf(&seen, ", driver %zu", ok);
+		if (ok != want)
+			strbuf_addf(&short_, "%sdriver", short_.len ? ", " : "");
+	}
+	if (inv->nvml && inv->nvml->loaded) {
+		strbuf_addf(&seen, ", NVML %zu", inv->nvml->n);
+		if (inv->nvml->n != want)
+			strbuf_addf(&short_, "%sNVML", short_.len ? ", " : "");
+	}
+	if (inv->cuda && inv->cuda->loaded) {
+		strbuf_addf(&seen, ", CUDA %zu", inv->cuda->n);
+		if (inv->cuda->n != want)
+			strbuf_addf(&short_, "%sCUDA", short_.len ? ", " : "");
+	}
+	if (inv->torch && inv->torch->ok && inv->torch->device_count >= 0) {
+		strbuf_addf(&seen, ", PyTorch %d", inv->torch->device_count);
+		if ((size_t)inv->torch->device_count != want)
+			strbuf_addf(&short_, "%sPyTorch", short_.len ? ", " : "");
+	}
+	if (short_.len) {
+		struct finding *f = check_add(c, STATUS_FAIL, "gpu count", "expected %zu GPUs; seen: %s (differs: %s)", want,
+					      seen.buf, short_.buf);
+		finding_hint(f, "the first layer that sees fewer is where a GPU is lost: PCI (hardware/BIOS), "
+				"driver (dmesg | grep NVRM), NVML/CUDA (reset), PyTorch (CUDA_VISIBLE_DEVICES)");
+	} else {
+		check_add(c, STATUS_OK, "gpu count", "%zu GPUs at every layer: %s%s", want, seen.buf,
+			  inv->live ? "" : " (NVML, CUDA and PyTorch are live-only)");
+	}
+	strbuf_release(&seen);
+	strbuf_release(&short_);
+	return 0;
+}
+
+const struct check_def check_gpu_count = {
+	.id = "gpu.count",
+	.section = "NVIDIA GPUs",
+	.summary = "PCI, driver, NVML, CUDA and PyTorch all see the expected number of GPUs",
+	.run = run,
+};

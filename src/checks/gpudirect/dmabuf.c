@@ -1,0 +1,81 @@
+/* gpudirect.dmabuf: the DMA-BUF prerequisites, each a finding (seed 000's
+ * verify-gpudirect, REFERENCE §7):
+ *   - the open NVIDIA kernel modules (only they export CUDA memory as
+ *     dma-buf) — proprietary is a fail with the seed's fix;
+ *   - kernel RDMA dma-buf MRs: below 5.12 a fail, below 6.2 a warn (the
+ *     seed's recommendation), from 6.2 ok;
+ *   - CONFIG_PCI_P2PDMA=y (seed 000; warn if not set);
+ *   - CONFIG_INFINIBAND_USER_MEM and CONFIG_INFINIBAND_ON_DEMAND_PAGING:
+ *     mlx5 refuses dma-buf MRs without them (linux hw/mlx5/mr.c) — fail. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <string.h>
+
+static void kconf(struct check_ctx *c, const char *name, enum status missing, const char *why)
+{
+	const char *v = kconfig_get(&c->inv->kconfig, name);
+	if (!v) {
+		check_add(c, STATUS_SKIP, name, "kernel config not found (/boot/config-%s or /proc/config.gz)",
+			  c->inv->kernel.release ? c->inv->kernel.release : "<release>");
+		return;
+	}
+	if (!strcmp(v, "y")) {
+		check_add(c, STATUS_OK, name, "=y (%s)", c->inv->kconfig.source);
+		return;
+	}
+	struct finding *f = check_add(c, missing, name, "%s (%s): %s", *v ? v : "not set", c->inv->kconfig.source, why);
+	finding_hint(f, "use a kernel built with %s=y (Ubuntu 24.04's 6.8 kernels have it: seed 000)", name);
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct gdr_state s;
+	struct finding *f;
+	gdr_state_get(inv, &s);
+	if (s.gpus == 0 || s.nics == 0) {
+		check_add(c, STATUS_SKIP, "dma-buf", "%s", s.why);
+		return 0;
+	}
+	if (!s.driver_loaded)
+		check_add(c, STATUS_SKIP, "nvidia", "the NVIDIA driver is not loaded (see gpu.driver)");
+	else if (s.flavour == NV_FLAVOUR_OPEN)
+		check_add(c, STATUS_OK, "nvidia", "open kernel module %s: DMA-BUF export supported",
+			  inv->nvidia.version ? inv->nvidia.version : "");
+	else if (s.flavour == NV_FLAVOUR_PROPRIETARY) {
+		f = check_add(c, STATUS_FAIL, "nvidia", "proprietary kernel module %s: no DMA-BUF export of GPU memory",
+			      inv->nvidia.version ? inv->nvidia.version : "");
+		finding_hint(f, "apt remove nvidia-driver-XXX && apt install nvidia-driver-XXX-open (seed 000; the "
+				"open modules need Turing or newer) and reboot");
+	} else {
+		check_add(c, STATUS_SKIP, "nvidia", "driver flavour unknown (no /proc/driver/nvidia/version or taint)");
+	}
+
+	if (s.kmaj < 0) {
+		check_add(c, STATUS_SKIP, "kernel", "kernel release unknown");
+	} else if (!s.kernel_dmabuf) {
+		f = check_add(c, STATUS_FAIL, "kernel", "%s: RDMA dma-buf memory regions need Linux 5.12 or later",
+			      inv->kernel.release);
+		finding_hint(f, "upgrade the kernel (6.2+; Ubuntu 24.04 ships 6.8, seed 000)");
+	} else if (s.kmaj < 6 || (s.kmaj == 6 && s.kmin < 2)) {
+		f = check_add(c, STATUS_WARN, "kernel", "%s supports dma-buf MRs (5.12+), but 6.2+ is recommended for "
+							"full DMA-BUF support (seed 000)",
+			      inv->kernel.release);
+		finding_hint(f, "upgrade to a 6.2+ kernel (e.g. Ubuntu's HWE kernel)");
+	} else {
+		check_add(c, STATUS_OK, "kernel", "%s supports DMA-BUF (6.2+)", inv->kernel.release);
+	}
+	kconf(c, "CONFIG_PCI_P2PDMA", STATUS_WARN, "the kernel's PCI peer-to-peer DMA is off (seed 000 requires it)");
+	kconf(c, "CONFIG_INFINIBAND_USER_MEM", STATUS_FAIL, "mlx5 refuses dma-buf memory registration without it");
+	kconf(c, "CONFIG_INFINIBAND_ON_DEMAND_PAGING", STATUS_FAIL,
+	      "mlx5 refuses dma-buf memory registration without it");
+	return 0;
+}
+
+const struct check_def check_gpudirect_dmabuf = {
+	.id = "gpudirect.dmabuf",
+	.section = "DMA-BUF Support (NVIDIA-Recommended Method)",
+	.summary = "open NVIDIA module, kernel >= 5.12 (6.2 recommended), CONFIG_PCI_P2PDMA, IB user memory and ODP",
+	.run = run,
+};

@@ -1,0 +1,63 @@
+/* gpudirect.path: for every GPU, its nearest RDMA NIC and the PCIe path
+ * class between them (inventory/topo.c, REFERENCE §5), against the
+ * effective NCCL_NET_GDR_LEVEL (default PXB; REFERENCE §8). NCCL uses
+ * GPUDirect RDMA only when the path is at or below that level: beyond it
+ * the GPU's traffic is staged through host memory — warn, naming GPU, NIC,
+ * path and the setting that would change it. SYS (across sockets) is a
+ * warn in any case: GPUDirect RDMA across the CPU interconnect is slow
+ * (seed 002: "SYS = crosses NUMA/socket boundary (suboptimal)"). */
+#include "checks/check.h"
+#include "common.h"
+
+#include <stdlib.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct gpu_pair *pairs = NULL;
+	size_t n = gpu_pairs(inv, &pairs);
+	char level_txt[96], model[128];
+	enum path_class level = gdr_level(inv, level_txt, sizeof(level_txt));
+	if (n == 0 || inv->rdma.n == 0) {
+		check_add(c, STATUS_SKIP, "gpudirect", "%s", n == 0 ? "no NVIDIA GPU on PCI" : "no RDMA device");
+		free(pairs);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct gpu_pair *p = &pairs[i];
+		const char *cls = path_class_name(p->cls);
+		struct finding *f;
+		gpu_model(inv, p->gpu, model, sizeof(model));
+		if (!p->nic || p->cls == PATH_UNKNOWN) {
+			check_add(c, STATUS_SKIP, p->gpu->bdf, "path to the RDMA NICs unknown (PCI hierarchy not recorded)");
+			continue;
+		}
+		if (p->cls > level) {
+			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is %s, beyond %s: NCCL will not use "
+								   "GPUDirect RDMA for this GPU",
+				      p->nic->name, p->nic->pci_bdf, cls, level_txt);
+			finding_hint(f, "set NCCL_NET_GDR_LEVEL=%s to allow it (bandwidth through the host bridge/CPU "
+					"interconnect may be lower), or put a NIC under the GPU's PCIe switch",
+				     p->cls >= PATH_SYS ? "SYS" : "PHB");
+		} else if (p->cls == PATH_SYS) {
+			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is SYS (across sockets): GPUDirect "
+								   "RDMA crosses the CPU interconnect",
+				      p->nic->name, p->nic->pci_bdf);
+			finding_hint(f, "place a NIC on the GPU's socket (same PCIe switch ideally: PIX)");
+		} else {
+			f = check_add(c, STATUS_OK, p->gpu->bdf, "nearest NIC %s (%s) is %s (within %s)", p->nic->name,
+				      p->nic->pci_bdf, cls, level_txt);
+		}
+		finding_detail(f, "%s, NUMA node %d; NIC NUMA node %d", model, p->gpu->numa_node,
+			       p->nic_pci ? p->nic_pci->numa_node : -1);
+	}
+	free(pairs);
+	return 0;
+}
+
+const struct check_def check_gpudirect_path = {
+	.id = "gpudirect.path",
+	.section = "GPU-NIC Topology",
+	.summary = "each GPU's nearest RDMA NIC and PCIe path class (PIX..SYS) against NCCL_NET_GDR_LEVEL",
+	.run = run,
+};

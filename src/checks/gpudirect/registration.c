@@ -1,0 +1,53 @@
+/* gpudirect.registration: the real proof. For each GPU and its nearest
+ * NIC, GPU memory is registered with the NIC through ibv_reg_dmabuf_mr
+ * (DMA-BUF) and through plain ibv_reg_mr (peer memory); inventory/
+ * gdr_probe.c does it (live only). The method the node should use must
+ * succeed; the exact errno and its likely cause are reported on failure. */
+#include "checks/check.h"
+#include "common.h"
+
+#include <stdio.h>
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct gdr_state s;
+	gdr_state_get(inv, &s);
+	if (!inv->live) {
+		check_add(c, STATUS_SKIP, "gpudirect", "registering GPU memory needs the live machine");
+		return 0;
+	}
+	if (s.method == GDR_NONE || inv->n_gdr == 0) {
+		check_add(c, STATUS_SKIP, "gpudirect", "nothing to register: %s",
+			  s.method == GDR_NONE ? s.why : "no GPU with an RDMA NIC (or not asked for)");
+		return 0;
+	}
+	for (size_t i = 0; i < inv->n_gdr; i++) {
+		const struct gdr_probe *g = &inv->gdr[i];
+		char subj[128];
+		snprintf(subj, sizeof(subj), "%s<->%s", g->gpu_bdf, g->ibdev);
+		bool want_dmabuf = s.method == GDR_DMABUF;
+		bool ok = want_dmabuf ? g->dmabuf_ok : g->peermem_ok;
+		if (ok) {
+			check_add(c, STATUS_OK, subj, "GPU memory registered with %s through %s%s", g->ibdev,
+				  want_dmabuf ? "ibv_reg_dmabuf_mr (DMA-BUF)" : "ibv_reg_mr (peer memory)",
+				  want_dmabuf && g->peermem_ok ? "; peer memory works too" : "");
+			continue;
+		}
+		struct finding *f = check_add(c, STATUS_FAIL, subj, "%s registration failed: %s",
+					      want_dmabuf ? "DMA-BUF" : "peer-memory",
+					      want_dmabuf ? (g->dmabuf_tried ? g->dmabuf_error : "not attempted")
+							  : (g->peermem_tried ? g->peermem_error : "not attempted"));
+		finding_hint(f, "%s", want_dmabuf ? "check gpudirect.dmabuf (open driver, kernel, IB user memory/ODP) "
+						    "and that the NIC firmware is current; `dmesg | tail` right after the run"
+						  : "modprobe nvidia-peermem (its version must match the driver), then retry");
+	}
+	return 0;
+}
+
+const struct check_def check_gpudirect_registration = {
+	.id = "gpudirect.registration",
+	.section = "GPUDirect RDMA Live Tests",
+	.summary = "live: GPU memory registers with each GPU's nearest NIC (ibv_reg_dmabuf_mr / ibv_reg_mr)",
+	.run = run,
+};

@@ -1,0 +1,533 @@
+/* GPUDirect RDMA registration probe: can this NIC DMA into this GPU?
+ *
+ * For each (GPU, RDMA device) pair the probe allocates 2 MiB on the GPU and
+ * registers it with the NIC in the two ways NCCL can (REFERENCE §7; the
+ * recipe of perftest src/cuda_memory.c and nccl net_ib/reg.cc):
+ *   DMA-BUF  cuMemGetHandleForAddressRange gives a dma-buf fd for the
+ *            page-aligned range, ibv_reg_dmabuf_mr registers it (Linux
+ *            5.12+, rdma-core v34+, a CUDA 11.7+ driver, open kernel modules);
+ *   peermem  ibv_reg_mr on the GPU virtual address, which only a kernel
+ *            peer-memory client (nvidia_peermem, nv_peer_mem) can resolve.
+ * A registration that succeeds is the proof; one that fails keeps its errno
+ * and a likely cause. Every object is released on every path: memory
+ * regions, dma-buf fd, GPU memory, primary context, PD, device context.
+ *
+ * Results (struct gdr_probe in gpu_live.h): *_tried is true when the pair's
+ * setup worked (both libraries, the RDMA device opened with a PD, the GPU
+ * found, 2 MiB allocated) and that method was asked for; *_ok, *_errno and
+ * *_error then describe the attempt. A setup failure leaves *_tried false
+ * and puts the failed step in the error of each method asked for. A method
+ * the driver stack lacks (no cuMemGetHandleForAddressRange, no
+ * ibv_reg_dmabuf_mr@IBVERBS_1.12) is tried-and-failed with errno 0.
+ *
+ * libcuda.so.1 and libibverbs.so.1 are loaded here through this file's own
+ * symbol tables (core/dl.h): libcuda's is the allocation and export subset,
+ * declared from the same cuda.h lines as gpu_live.c's. The verbs objects
+ * only pass through as pointers, so no rdma-core struct layout is assumed.
+ * Base verbs are looked up at IBVERBS_1.1, the default version of
+ * libibverbs.so.1 (rdma-core libibverbs/libibverbs.map.in), as NCCL's
+ * src/misc/ibvsymbols.cc does; ibv_reg_dmabuf_mr at IBVERBS_1.12. */
+#define _GNU_SOURCE
+#include "gpu_live.h"
+#include "core/dl.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- cuda.h subset (CUDA 13.0 toolkit) ---- */
+
+/* enum cudaError_enum: the codes named here. */
+typedef enum cudaError_enum {
+	CUDA_SUCCESS = 0,
+	CUDA_ERROR_STUB_LIBRARY = 34,
+	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_UNKNOWN = 999,
+} CUresult;
+
+typedef int CUdevice;                   /* CUdevice_v1 */
+typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 under __LP64__ */
+typedef struct CUctx_st *CUcontext;
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
+
+/* enum CUmemRangeHandleType_enum */
+typedef enum CUmemRangeHandleType_enum {
+	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1,
+	CU_MEM_RANGE_HANDLE_TYPE_MAX = 0x7FFFFFFF,
+} CUmemRangeHandleType;
+
+/* ---- rdma-core libibverbs/verbs.h subset ---- */
+
+/* Opaque here: only pointers to them are passed back to the library. */
+struct ibv_device;
+struct ibv_context;
+struct ibv_pd;
+struct ibv_mr;
+
+/* enum ibv_access_flags: the three ibv_reg_dmabuf_mr accepts (with
+ * REMOTE_ATOMIC and RELAXED_ORDERING; ibv_reg_mr(3)) and NCCL uses. */
+enum {
+	IBV_ACCESS_LOCAL_WRITE = 1,
+	IBV_ACCESS_REMOTE_WRITE = (1 << 1),
+	IBV_ACCESS_REMOTE_READ = (1 << 2),
+};
+#define GDR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* The GPU buffer registered: 2 MiB, a multiple of every host page size. */
+#define GDR_BYTES ((size_t)2 << 20)
+
+/* Linux's kernel-internal ENOTSUPP (include/linux/errno.h), which a few
+ * drivers let out to user space. */
+#define KERNEL_ENOTSUPP 524
+
+struct gdr_cuda {
+	/* required */
+	CUresult (*init)(unsigned flags);
+	CUresult (*get_error_name)(CUresult r, const char **s);
+	CUresult (*get_error_string)(CUresult r, const char **s);
+	CUresult (*device_get_count)(int *n);
+	CUresult (*device_get)(CUdevice *dev, int ordinal);
+	CUresult (*device_get_pci_bus_id)(char *id, int len, CUdevice dev);
+	CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
+	CUresult (*ctx_set_current)(CUcontext ctx);
+	CUresult (*mem_alloc_v2)(CUdeviceptr *p, size_t bytes);
+	CUresult (*mem_free_v2)(CUdeviceptr p);
+	/* optional: release _v2 since CUDA 11.0 drivers; the export since 11.7 */
+	CUresult (*primary_ctx_release_v2)(CUdevice dev);
+	CUresult (*primary_ctx_release)(CUdevice dev);
+	CUresult (*mem_get_handle)(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
+				   unsigned long long flags);
+};
+
+struct gdr_verbs {
+	/* required, IBVERBS_1.1 */
+	struct ibv_device **(*get_device_list)(int *n);
+	void (*free_device_list)(struct ibv_device **list);
+	const char *(*get_device_name)(struct ibv_device *dev);
+	struct ibv_context *(*open_device)(struct ibv_device *dev);
+	int (*close_device)(struct ibv_context *ctx);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access);
+	int (*dereg_mr)(struct ibv_mr *mr);
+	/* optional, IBVERBS_1.12 (rdma-core v34) */
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+					int access);
+};
+
+/* Everything shared by the pairs of one run. */
+struct gdr_env {
+	struct gdr_cuda cu;
+	struct gdr_verbs vb;
+	struct dl_lib culib, vblib;
+	struct ibv_device **list;
+	int n_list;
+	size_t page;
+	bool try_dmabuf, try_peermem;
+};
+
+/* What one pair holds; pair_close() releases it in reverse order. */
+struct gdr_pair {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	CUdevice dev;
+	bool retained;
+	CUdeviceptr dptr;
+};
+
+#define CU_REQ(sym, member) { .name = #sym, .offset = offsetof(struct gdr_cuda, member) }
+#define CU_OPT(sym, member) { .name = #sym, .optional = true, .offset = offsetof(struct gdr_cuda, member) }
+#define VB_REQ(sym, member) { .name = #sym, .version = "IBVERBS_1.1", .offset = offsetof(struct gdr_verbs, member) }
+
+static int gdr_load_cuda(struct gdr_env *env)
+{
+	/* the soname only: the toolkit's stubs/ has libcuda.so, never .so.1 */
+	static const char *const libs[] = { "libcuda.so.1", NULL };
+	static const struct dl_sym syms[] = {
+		CU_REQ(cuInit, init),
+		CU_REQ(cuGetErrorName, get_error_name),
+		CU_REQ(cuGetErrorString, get_error_string),
+		CU_REQ(cuDeviceGetCount, device_get_count),
+		CU_REQ(cuDeviceGet, device_get),
+		CU_REQ(cuDeviceGetPCIBusId, device_get_pci_bus_id),
+		CU_REQ(cuDevicePrimaryCtxRetain, primary_ctx_retain),
+		CU_REQ(cuCtxSetCurrent, ctx_set_current),
+		CU_REQ(cuMemAlloc_v2, mem_alloc_v2),
+		CU_REQ(cuMemFree_v2, mem_free_v2),
+		CU_OPT(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2),
+		CU_OPT(cuDevicePrimaryCtxRelease, primary_ctx_release),
+		CU_OPT(cuMemGetHandleForAddressRange, mem_get_handle),
+	};
+	return dl_open(&env->culib, libs, syms, sizeof(syms) / sizeof(syms[0]), &env->cu);
+}
+
+static int gdr_load_verbs(struct gdr_env *env)
+{
+	static const char *const libs[] = { "libibverbs.so.1", NULL };
+	static const struct dl_sym syms[] = {
+		VB_REQ(ibv_get_device_list, get_device_list),
+		VB_REQ(ibv_free_device_list, free_device_list),
+		VB_REQ(ibv_get_device_name, get_device_name),
+		VB_REQ(ibv_open_device, open_device),
+		VB_REQ(ibv_close_device, close_device),
+		VB_REQ(ibv_alloc_pd, alloc_pd),
+		VB_REQ(ibv_dealloc_pd, dealloc_pd),
+		VB_REQ(ibv_reg_mr, reg_mr),
+		VB_REQ(ibv_dereg_mr, dereg_mr),
+		{ .name = "ibv_reg_dmabuf_mr", .version = "IBVERBS_1.12", .optional = true,
+		  .offset = offsetof(struct gdr_verbs, reg_dmabuf_mr) },
+	};
+	return dl_open(&env->vblib, libs, syms, sizeof(syms) / sizeof(syms[0]), &env->vb);
+}
+
+/* "fn: CUDA_ERROR_X (n): <cuGetErrorString>"; the stub answers its own
+ * name and text lookups with an error and NULL. */
+static void cu_format(const struct gdr_cuda *cu, const char *fn, CUresult r, char *out, size_t size)
+{
+	const char *name = NULL, *text = NULL;
+
+	if (cu->get_error_name(r, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (cu->get_error_string(r, &text) != CUDA_SUCCESS)
+		text = NULL;
+	if (!name)
+		name = r == CUDA_ERROR_STUB_LIBRARY ? "CUDA_ERROR_STUB_LIBRARY" : "CUDA error";
+	if (r == CUDA_ERROR_STUB_LIBRARY)
+		text = "the CUDA toolkit's stub libcuda.so was loaded, not the driver's libcuda.so.1";
+	snprintf(out, size, "%s: %s (%d): %s", fn, name, (int)r, text ? text : "no description from the driver");
+}
+
+/* "what: <strerror> (errno N)" */
+static void errno_format(const char *what, int e, char *out, size_t size)
+{
+	char buf[128];
+	snprintf(out, size, "%s: %s (errno %d)", what, e ? strerror_r(e, buf, sizeof(buf)) : "failed, errno not set",
+		 e);
+}
+
+/* Appends sep and text to the string in buf, truncating at size. */
+static void text_append(char *buf, size_t size, const char *sep, const char *text)
+{
+	size_t len = strnlen(buf, size);
+	if (len + 1 < size)
+		snprintf(buf + len, size - len, "%s%s", sep, text);
+}
+
+/* A likely cause of a failed ibv_reg_dmabuf_mr (REFERENCE §7: mlx5 answers
+ * EOPNOTSUPP without CONFIG_INFINIBAND_USER_MEM and _ON_DEMAND_PAGING;
+ * NCCL reads EOPNOTSUPP/EPROTONOSUPPORT as "kernel lacks dma-buf MRs"). */
+static const char *dmabuf_hint(int e)
+{
+	switch (e) {
+	case EOPNOTSUPP:
+	case EPROTONOSUPPORT:
+	case KERNEL_ENOTSUPP:
+		return "kernel or NIC driver lacks dma-buf MRs (Linux 5.12+; mlx5 needs "
+		       "CONFIG_INFINIBAND_ON_DEMAND_PAGING)";
+	case EINVAL:
+		return "offset, size or access refused (misaligned), or the GPU driver refused the NIC (PCIe topology)";
+	case EBADF:
+		return "the dma-buf fd was refused";
+	case EFAULT:
+		return "the NIC could not map the GPU pages (IOMMU or PCIe peer-to-peer path)";
+	case ENOMEM:
+		return "out of memory or over the locked-memory limit (ulimit -l)";
+	case EPERM:
+	case EACCES:
+		return "not permitted (locked-memory limit or device permissions)";
+	default:
+		return "the kernel log (dmesg) may say why";
+	}
+}
+
+/* A likely cause of a failed ibv_reg_mr on GPU memory: without a peer
+ * client the kernel cannot pin the GPU range (linux ib_umem_get). */
+static const char *peermem_hint(int e)
+{
+	switch (e) {
+	case EFAULT:
+	case EINVAL:
+		return "no peer-memory client for GPU memory: load nvidia_peermem (or the legacy nv_peer_mem)";
+	case ENOMEM:
+		return "out of memory or over the locked-memory limit (ulimit -l)";
+	case EPERM:
+	case EACCES:
+		return "not permitted (locked-memory limit or device permissions)";
+	default:
+		return "the kernel log (dmesg) may say why";
+	}
+}
+
+static CUresult gdr_release(const struct gdr_cuda *cu, CUdevice dev)
+{
+	if (cu->primary_ctx_release_v2)
+		return cu->primary_ctx_release_v2(dev);
+	return cu->primary_ctx_release ? cu->primary_ctx_release(dev) : CUDA_ERROR_UNKNOWN;
+}
+
+/* Loads both libraries, initialises CUDA, lists the RDMA devices. On
+ * failure why says which step; gdr_close() undoes whatever was done. */
+static int gdr_open(struct gdr_env *env, char *why, size_t size)
+{
+	CUresult r;
+
+	if (gdr_load_cuda(env) < 0) {
+		snprintf(why, size, "libcuda.so.1 could not be loaded: %s",
+			 env->culib.error ? env->culib.error : "unknown error");
+		return -1;
+	}
+	/* cuInit starts threads: keep libcuda mapped after dl_close (see
+	 * gpu_live.c, cuda_pin) */
+	void *pin = dlopen(env->culib.path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	if (pin)
+		dlclose(pin);
+	if ((r = env->cu.init(0)) != CUDA_SUCCESS) {
+		cu_format(&env->cu, "cuInit", r, why, size);
+		return -1;
+	}
+	if (gdr_load_verbs(env) < 0) {
+		snprintf(why, size, "libibverbs.so.1 could not be loaded: %s (install rdma-core / libibverbs1)",
+			 env->vblib.error ? env->vblib.error : "unknown error");
+		return -1;
+	}
+	errno = 0;
+	env->list = env->vb.get_device_list(&env->n_list);
+	if (!env->list) {
+		errno_format("ibv_get_device_list", errno, why, size);
+		text_append(why, size, " ", "(is the ib_uverbs module loaded?)");
+		return -1;
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	env->page = page > 0 ? (size_t)page : 4096;
+	return 0;
+}
+
+static void gdr_close(struct gdr_env *env)
+{
+	if (env->list)
+		env->vb.free_device_list(env->list);
+	env->list = NULL;
+	dl_close(&env->vblib);
+	dl_close(&env->culib);
+}
+
+/* The CUDA device whose normalised PCI bus ID is bdf's. */
+static int find_cuda_dev(const struct gdr_env *env, const char *bdf, CUdevice *ret, char *why, size_t size)
+{
+	char want[32], id[64], got[32];
+	int n = 0;
+	CUresult r;
+
+	if (!gpu_normalize_bdf(bdf, want, sizeof(want))) {
+		snprintf(why, size, "'%s' is not a PCI bus ID", bdf);
+		return -1;
+	}
+	if ((r = env->cu.device_get_count(&n)) != CUDA_SUCCESS) {
+		cu_format(&env->cu, "cuDeviceGetCount", r, why, size);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		CUdevice dev = 0;
+		if (env->cu.device_get(&dev, i) != CUDA_SUCCESS ||
+		    env->cu.device_get_pci_bus_id(id, (int)sizeof(id), dev) != CUDA_SUCCESS)
+			continue;
+		id[sizeof(id) - 1] = '\0';
+		if (gpu_normalize_bdf(id, got, sizeof(got)) && !strcmp(got, want)) {
+			*ret = dev;
+			return 0;
+		}
+	}
+	snprintf(why, size, "no CUDA device has PCI bus ID %s (%d visible; is CUDA_VISIBLE_DEVICES set?)", want, n);
+	return -1;
+}
+
+/* Opens the RDMA device and a PD, makes the GPU's primary context current
+ * and allocates GDR_BYTES on it. */
+static int pair_open(const struct gdr_env *env, const char *bdf, const char *ibdev, struct gdr_pair *pair,
+		     char *why, size_t size)
+{
+	struct ibv_device *d = NULL;
+	char what[128];
+	CUcontext ctx = NULL;
+	CUresult r;
+
+	for (int i = 0; i < env->n_list && !d; i++) {
+		const char *name = env->vb.get_device_name(env->list[i]);
+		if (name && !strcmp(name, ibdev))
+			d = env->list[i];
+	}
+	if (!d) {
+		snprintf(why, size, "no RDMA device named '%s' (ibv_get_device_list found %d)", ibdev, env->n_list);
+		return -1;
+	}
+	errno = 0;
+	if (!(pair->ctx = env->vb.open_device(d))) {
+		snprintf(what, sizeof(what), "ibv_open_device(%s)", ibdev);
+		errno_format(what, errno, why, size);
+		return -1;
+	}
+	errno = 0;
+	if (!(pair->pd = env->vb.alloc_pd(pair->ctx))) {
+		snprintf(what, sizeof(what), "ibv_alloc_pd(%s)", ibdev);
+		errno_format(what, errno, why, size);
+		return -1;
+	}
+	if (find_cuda_dev(env, bdf, &pair->dev, why, size) < 0)
+		return -1;
+	if ((r = env->cu.primary_ctx_retain(&ctx, pair->dev)) != CUDA_SUCCESS) {
+		cu_format(&env->cu, "cuDevicePrimaryCtxRetain", r, why, size);
+		return -1;
+	}
+	pair->retained = true;
+	if ((r = env->cu.ctx_set_current(ctx)) != CUDA_SUCCESS) {
+		cu_format(&env->cu, "cuCtxSetCurrent", r, why, size);
+		return -1;
+	}
+	if ((r = env->cu.mem_alloc_v2(&pair->dptr, GDR_BYTES)) != CUDA_SUCCESS) {
+		pair->dptr = 0;
+		cu_format(&env->cu, "cuMemAlloc_v2(2 MiB)", r, why, size);
+		return -1;
+	}
+	return 0;
+}
+
+static void pair_close(const struct gdr_env *env, struct gdr_pair *pair)
+{
+	if (pair->dptr)
+		env->cu.mem_free_v2(pair->dptr);
+	if (pair->retained) {
+		env->cu.ctx_set_current(NULL);
+		gdr_release(&env->cu, pair->dev);
+	}
+	if (pair->pd)
+		env->vb.dealloc_pd(pair->pd);
+	if (pair->ctx)
+		env->vb.close_device(pair->ctx);
+	*pair = (struct gdr_pair){ .dev = 0 };
+}
+
+/* Deregisters a probe MR; a failure is noted in error (ok stays true: the
+ * registration itself worked). */
+static void gdr_dereg(const struct gdr_env *env, struct ibv_mr *mr, char *error, size_t size)
+{
+	int e = env->vb.dereg_mr(mr);
+	if (e != 0)
+		errno_format("registered, but ibv_dereg_mr failed", e, error, size);
+}
+
+/* DMA-BUF: export the page-aligned range as a dma-buf fd and register it. */
+static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pair, struct gdr_probe *p)
+{
+	CUdeviceptr base = pair->dptr & ~(CUdeviceptr)(env->page - 1);
+	uint64_t offset = pair->dptr - base;
+	size_t range = (size_t)((offset + GDR_BYTES + env->page - 1) & ~(uint64_t)(env->page - 1));
+	int fd = -1;
+	CUresult r;
+
+	p->dmabuf_tried = true;
+	if (!env->cu.mem_get_handle) {
+		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error),
+			 "cuMemGetHandleForAddressRange is not exported: DMA-BUF not supported by this CUDA driver "
+			 "(needs 11.7+)");
+		return;
+	}
+	if (!env->vb.reg_dmabuf_mr) {
+		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error),
+			 "ibv_reg_dmabuf_mr@IBVERBS_1.12 is not exported: rdma-core older than v34");
+		return;
+	}
+	r = env->cu.mem_get_handle(&fd, base, range, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	if (r != CUDA_SUCCESS || fd < 0) {
+		cu_format(&env->cu, "cuMemGetHandleForAddressRange", r, p->dmabuf_error, sizeof(p->dmabuf_error));
+		if (r == CUDA_ERROR_NOT_SUPPORTED)
+			text_append(p->dmabuf_error, sizeof(p->dmabuf_error), "; ",
+				    "the GPU driver cannot export dma-buf (needs the open kernel modules)");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	errno = 0;
+	struct ibv_mr *mr = env->vb.reg_dmabuf_mr(pair->pd, offset, GDR_BYTES, (uint64_t)pair->dptr, fd, GDR_ACCESS);
+	if (!mr) {
+		p->dmabuf_errno = errno;
+		errno_format("ibv_reg_dmabuf_mr", p->dmabuf_errno, p->dmabuf_error, sizeof(p->dmabuf_error));
+		text_append(p->dmabuf_error, sizeof(p->dmabuf_error), ": ", dmabuf_hint(p->dmabuf_errno));
+	} else {
+		p->dmabuf_ok = true;
+		gdr_dereg(env, mr, p->dmabuf_error, sizeof(p->dmabuf_error));
+	}
+	close(fd); /* after deregistering (REFERENCE §7) */
+}
+
+/* Peer memory: register the GPU virtual address as if it were host memory. */
+static void gdr_try_peermem(const struct gdr_env *env, const struct gdr_pair *pair, struct gdr_probe *p)
+{
+	p->peermem_tried = true;
+	errno = 0;
+	struct ibv_mr *mr = env->vb.reg_mr(pair->pd, (void *)(uintptr_t)pair->dptr, GDR_BYTES, GDR_ACCESS);
+	if (!mr) {
+		p->peermem_errno = errno;
+		errno_format("ibv_reg_mr(GPU memory)", p->peermem_errno, p->peermem_error, sizeof(p->peermem_error));
+		text_append(p->peermem_error, sizeof(p->peermem_error), ": ", peermem_hint(p->peermem_errno));
+		return;
+	}
+	p->peermem_ok = true;
+	gdr_dereg(env, mr, p->peermem_error, sizeof(p->peermem_error));
+}
+
+/* A setup failure, in the error of each method asked for. */
+static void gdr_setup_error(const struct gdr_env *env, struct gdr_probe *p, const char *why)
+{
+	if (env->try_dmabuf)
+		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error), "%s", why);
+	if (env->try_peermem)
+		snprintf(p->peermem_error, sizeof(p->peermem_error), "%s", why);
+}
+
+static void gdr_probe_pair(const struct gdr_env *env, const char *bdf, const char *ibdev, struct gdr_probe *p)
+{
+	struct gdr_pair pair = { .dev = 0 };
+	char why[200] = "";
+
+	if (!bdf || !ibdev) {
+		gdr_setup_error(env, p, "no GPU bus ID or RDMA device name given");
+		return;
+	}
+	if (pair_open(env, bdf, ibdev, &pair, why, sizeof(why)) < 0) {
+		gdr_setup_error(env, p, why);
+	} else {
+		if (env->try_dmabuf)
+			gdr_try_dmabuf(env, &pair, p);
+		if (env->try_peermem)
+			gdr_try_peermem(env, &pair, p);
+	}
+	pair_close(env, &pair);
+}
+
+/* Contract (gpu_live.h): never fails; out[0..n) is always filled. */
+void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
+		   bool try_peermem, struct gdr_probe *out)
+{
+	struct gdr_env env = { .try_dmabuf = try_dmabuf, .try_peermem = try_peermem };
+	char why[200] = "";
+
+	if (!out)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = (struct gdr_probe){ .dmabuf_errno = 0 };
+		snprintf(out[i].gpu_bdf, sizeof(out[i].gpu_bdf), "%s", gpu_bdfs && gpu_bdfs[i] ? gpu_bdfs[i] : "");
+		snprintf(out[i].ibdev, sizeof(out[i].ibdev), "%s", ibdevs && ibdevs[i] ? ibdevs[i] : "");
+	}
+	if (n == 0 || (!try_dmabuf && !try_peermem))
+		return;
+	if (gdr_open(&env, why, sizeof(why)) < 0) {
+		for (size_t i = 0; i < n; i++)
+			gdr_setup_error(&env, &out[i], why);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			gdr_probe_pair(&env, gpu_bdfs ? gpu_bdfs[i] : NULL, ibdevs ? ibdevs[i] : NULL, &out[i]);
+	}
+	gdr_close(&env);
+}

@@ -1,0 +1,118 @@
+/* Live GPU facts through the NVIDIA libraries, loaded at run time.
+ *
+ * NVML (libnvidia-ml.so.1) and the CUDA driver API (libcuda.so.1) are
+ * dlopen'd through symbol tables (core/dl.h); nothing here needs their
+ * headers: the few types and enum values used are declared in gpu_live.c
+ * from nvml.h / cuda.h (REFERENCE §11). Every probe fills its struct and
+ * never fails the program: a missing library, a driver that refuses to
+ * initialise, or a call that is not supported is recorded with its reason
+ * (the library's error string and code) for the checks to report.
+ *
+ * Only for the live root; the callers make sure of that. */
+#ifndef GPUREADY_GPU_LIVE_H
+#define GPUREADY_GPU_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A value NVML could not give: the field keeps this, and *_err the reason. */
+#define GPU_UNKNOWN (-1)
+
+struct nvml_gpu {
+	unsigned index;
+	char bdf[32];          /* normalised to sysfs form "0000:17:00.0" */
+	char name[96];
+	char uuid[96];
+	uint64_t mem_total;    /* bytes; 0 unknown */
+	int persistence;       /* 1 on, 0 off, GPU_UNKNOWN */
+	int ecc_current;       /* 1 enabled, 0 disabled, GPU_UNKNOWN (not supported) */
+	int ecc_pending;
+	long long ecc_uncorrected_volatile; /* GPU_UNKNOWN if not supported */
+	long long ecc_corrected_volatile;
+	int remap_corr, remap_unc, remap_pending, remap_failure; /* GPU_UNKNOWN if not supported */
+	int retired_pending;   /* 1 pages pending retirement, 0 no, GPU_UNKNOWN */
+	long long retired_sbe, retired_dbe; /* retired page counts, GPU_UNKNOWN */
+	int temperature;       /* degrees C, GPU_UNKNOWN */
+	unsigned long long throttle_reasons; /* nvmlClocksEventReasons bit mask */
+	bool throttle_known;
+	int pcie_gen_cur, pcie_gen_max, pcie_width_cur, pcie_width_max; /* GPU_UNKNOWN */
+	int nvlink_links;      /* links that exist (state query supported) */
+	int nvlink_down;       /* of those, disabled */
+	char error[160];       /* first per-GPU failure, "" if none */
+};
+
+struct nvml_info {
+	bool loaded;           /* library and nvmlInit_v2 succeeded */
+	char error[256];       /* why not (dlerror text, or nvmlErrorString) */
+	char driver_version[80];
+	int cuda_driver_version; /* e.g. 12080; GPU_UNKNOWN */
+	struct nvml_gpu *v;
+	size_t n;
+};
+
+struct cuda_gpu {
+	int ordinal;
+	char bdf[32];          /* from cuDeviceGetPCIBusId, normalised */
+	char name[256];
+	uint64_t mem_total;
+	int cc_major, cc_minor;
+	int gdr_supported;     /* CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED (116): 1/0/GPU_UNKNOWN */
+	int dmabuf_supported;  /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (124): 1/0/GPU_UNKNOWN */
+	bool roundtrip_done;   /* the allocate/copy/compare test ran */
+	bool roundtrip_ok;
+	char roundtrip_error[160];
+};
+
+struct cuda_info {
+	bool loaded;           /* library loaded and cuInit(0) succeeded */
+	char error[256];       /* why not: dlerror, or "cuInit: CUDA_ERROR_NO_DEVICE (100): ..." */
+	int driver_version;    /* cuDriverGetVersion, e.g. 12080; GPU_UNKNOWN */
+	struct cuda_gpu *v;
+	size_t n;
+};
+
+/* One GPU<->NIC GPUDirect RDMA registration attempt (the real proof that
+ * the NIC can DMA into GPU memory). */
+struct gdr_probe {
+	char gpu_bdf[32];
+	char ibdev[64];
+	/* DMA-BUF: cuMemGetHandleForAddressRange + ibv_reg_dmabuf_mr */
+	bool dmabuf_tried;
+	bool dmabuf_ok;
+	int dmabuf_errno;      /* errno from ibv_reg_dmabuf_mr, 0 ok */
+	char dmabuf_error[200]; /* step that failed and why */
+	/* peer memory: ibv_reg_mr on the GPU pointer (needs nvidia_peermem) */
+	bool peermem_tried;
+	bool peermem_ok;
+	int peermem_errno;
+	char peermem_error[200];
+};
+
+/* Loads NVML and reads every GPU. */
+void nvml_probe(struct nvml_info *out);
+void nvml_info_free(struct nvml_info *n);
+
+/* Loads the CUDA driver API, reads every device's attributes and, when
+ * roundtrip is true, on each device allocates 64 MiB, copies a pattern in
+ * and out and compares it (seed 000's "basic tensor operations"). */
+void cuda_probe(struct cuda_info *out, bool roundtrip);
+void cuda_info_free(struct cuda_info *c);
+
+/* For each pair (gpu_bdfs[i], ibdevs[i]): registers GPU memory with that
+ * RDMA device through DMA-BUF (if try_dmabuf) and through plain
+ * ibv_reg_mr (if try_peermem). Loads libcuda.so.1 and libibverbs.so.1 by
+ * itself. Results in out[0..n). */
+void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
+		   bool try_peermem, struct gdr_probe *out);
+
+/* Pure helpers, unit-tested: */
+/* NVML's "00000000:17:00.0" or CUDA's "0000:17:00.0" (any case) -> sysfs
+ * "0000:17:00.0". Returns false if s is not a PCI bus ID. */
+bool gpu_normalize_bdf(const char *s, char *out, size_t size);
+/* 12080 -> "12.8"; 13000 -> "13.0" (CUDA: 1000*major + 10*minor). */
+void cuda_version_string(int v, char *out, size_t size);
+/* "12.8" or "12" -> 12080 / 12000; -1 if malformed. */
+int cuda_version_parse(const char *s);
+
+#endif

@@ -1,0 +1,33 @@
+/* PCIe distance between two PCI functions, as `nvidia-smi topo -m` names
+ * it (REFERENCE §5, nvmlGpuTopologyLevel_t):
+ *   PIX  under the same PCIe switch (at most one bridge on each side of
+ *        the lowest common bridge);
+ *   PXB  several bridges, but no host bridge;
+ *   PHB  through one PCIe host bridge (same root complex);
+ *   NODE between host bridges of one NUMA node;
+ *   SYS  across the inter-socket interconnect (different NUMA nodes).
+ * Derived from the sysfs paths alone (the BDF chain of each function and
+ * numa_node), so it works on recorded trees. NCCL has no NODE: its PHB
+ * covers both (REFERENCE §5). */
+#ifndef GPUREADY_TOPO_H
+#define GPUREADY_TOPO_H
+
+#include "inventory.h"
+
+enum path_class { PATH_SELF, PATH_PIX, PATH_PXB, PATH_PHB, PATH_NODE, PATH_SYS, PATH_UNKNOWN };
+
+const char *path_class_name(enum path_class c);
+
+/* The class of the path between a and b; when bridges is not NULL, the
+ * BDFs of the bridges the path crosses (below any host bridge) are added. */
+enum path_class pci_path_class(const struct pci_dev *a, const struct pci_dev *b, struct strv *bridges);
+
+/* The RDMA device nearest to the GPU (ties: the first in name order);
+ * NULL if there is none with a known PCI function. */
+const struct rdma_dev *topo_nearest_nic(const struct inventory *inv, const struct pci_dev *gpu,
+					enum path_class *cls);
+
+/* NVIDIA GPUs on PCI, in BDF order, into a malloc'd array. */
+size_t topo_gpus(const struct inventory *inv, const struct pci_dev ***ret);
+
+#endif
