@@ -20,45 +20,25 @@
  * the driver stack lacks (no cuMemGetHandleForAddressRange, no
  * ibv_reg_dmabuf_mr@IBVERBS_1.12) is tried-and-failed with errno 0.
  *
- * libcuda.so.1 and libibverbs.so.1 are loaded here through this file's own
- * symbol tables (core/dl.h): libcuda's is the allocation and export subset,
- * declared from the same cuda.h lines as gpu_live.c's. The verbs objects
- * only pass through as pointers, so no rdma-core struct layout is assumed.
+ * libcuda.so.1 is loaded through cuda_api.h (the same table as
+ * cuda_probe.c's, requiring only the allocation subset, CUDA_NEED_BASE);
+ * libibverbs.so.1 through this file's own symbol table (core/dl.h). The
+ * verbs objects only pass through as pointers, so no rdma-core struct
+ * layout is assumed.
  * Base verbs are looked up at IBVERBS_1.1, the default version of
  * libibverbs.so.1 (rdma-core libibverbs/libibverbs.map.in), as NCCL's
  * src/misc/ibvsymbols.cc does; ibv_reg_dmabuf_mr at IBVERBS_1.12. */
 #define _GNU_SOURCE
 #include "gpu_live.h"
+#include "cuda_api.h"
 #include "core/dl.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* ---- cuda.h subset (CUDA 13.0 toolkit) ---- */
-
-/* enum cudaError_enum: the codes named here. */
-typedef enum cudaError_enum {
-	CUDA_SUCCESS = 0,
-	CUDA_ERROR_STUB_LIBRARY = 34,
-	CUDA_ERROR_NOT_SUPPORTED = 801,
-	CUDA_ERROR_UNKNOWN = 999,
-} CUresult;
-
-typedef int CUdevice;                   /* CUdevice_v1 */
-typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 under __LP64__ */
-typedef struct CUctx_st *CUcontext;
-_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
-
-/* enum CUmemRangeHandleType_enum */
-typedef enum CUmemRangeHandleType_enum {
-	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1,
-	CU_MEM_RANGE_HANDLE_TYPE_MAX = 0x7FFFFFFF,
-} CUmemRangeHandleType;
-
-/* ---- rdma-core libibverbs/verbs.h subset ---- */
+/* rdma-core libibverbs/verbs.h subset */
 
 /* Opaque here: only pointers to them are passed back to the library. */
 struct ibv_device;
@@ -82,25 +62,6 @@ enum {
  * drivers let out to user space. */
 #define KERNEL_ENOTSUPP 524
 
-struct gdr_cuda {
-	/* required */
-	CUresult (*init)(unsigned flags);
-	CUresult (*get_error_name)(CUresult r, const char **s);
-	CUresult (*get_error_string)(CUresult r, const char **s);
-	CUresult (*device_get_count)(int *n);
-	CUresult (*device_get)(CUdevice *dev, int ordinal);
-	CUresult (*device_get_pci_bus_id)(char *id, int len, CUdevice dev);
-	CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
-	CUresult (*ctx_set_current)(CUcontext ctx);
-	CUresult (*mem_alloc_v2)(CUdeviceptr *p, size_t bytes);
-	CUresult (*mem_free_v2)(CUdeviceptr p);
-	/* optional: release _v2 since CUDA 11.0 drivers; the export since 11.7 */
-	CUresult (*primary_ctx_release_v2)(CUdevice dev);
-	CUresult (*primary_ctx_release)(CUdevice dev);
-	CUresult (*mem_get_handle)(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
-				   unsigned long long flags);
-};
-
 struct gdr_verbs {
 	/* required, IBVERBS_1.1 */
 	struct ibv_device **(*get_device_list)(int *n);
@@ -119,7 +80,7 @@ struct gdr_verbs {
 
 /* Everything shared by the pairs of one run. */
 struct gdr_env {
-	struct gdr_cuda cu;
+	struct cuda_api cu;
 	struct gdr_verbs vb;
 	struct dl_lib culib, vblib;
 	struct ibv_device **list;
@@ -137,31 +98,7 @@ struct gdr_pair {
 	CUdeviceptr dptr;
 };
 
-#define CU_REQ(sym, member) { .name = #sym, .offset = offsetof(struct gdr_cuda, member) }
-#define CU_OPT(sym, member) { .name = #sym, .optional = true, .offset = offsetof(struct gdr_cuda, member) }
 #define VB_REQ(sym, member) { .name = #sym, .version = "IBVERBS_1.1", .offset = offsetof(struct gdr_verbs, member) }
-
-static int gdr_load_cuda(struct gdr_env *env)
-{
-	/* the soname only: the toolkit's stubs/ has libcuda.so, never .so.1 */
-	static const char *const libs[] = { "libcuda.so.1", NULL };
-	static const struct dl_sym syms[] = {
-		CU_REQ(cuInit, init),
-		CU_REQ(cuGetErrorName, get_error_name),
-		CU_REQ(cuGetErrorString, get_error_string),
-		CU_REQ(cuDeviceGetCount, device_get_count),
-		CU_REQ(cuDeviceGet, device_get),
-		CU_REQ(cuDeviceGetPCIBusId, device_get_pci_bus_id),
-		CU_REQ(cuDevicePrimaryCtxRetain, primary_ctx_retain),
-		CU_REQ(cuCtxSetCurrent, ctx_set_current),
-		CU_REQ(cuMemAlloc_v2, mem_alloc_v2),
-		CU_REQ(cuMemFree_v2, mem_free_v2),
-		CU_OPT(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2),
-		CU_OPT(cuDevicePrimaryCtxRelease, primary_ctx_release),
-		CU_OPT(cuMemGetHandleForAddressRange, mem_get_handle),
-	};
-	return dl_open(&env->culib, libs, syms, sizeof(syms) / sizeof(syms[0]), &env->cu);
-}
 
 static int gdr_load_verbs(struct gdr_env *env)
 {
@@ -182,23 +119,6 @@ static int gdr_load_verbs(struct gdr_env *env)
 	return dl_open(&env->vblib, libs, syms, sizeof(syms) / sizeof(syms[0]), &env->vb);
 }
 
-/* "fn: CUDA_ERROR_X (n): <cuGetErrorString>"; the stub answers its own
- * name and text lookups with an error and NULL. */
-static void cu_format(const struct gdr_cuda *cu, const char *fn, CUresult r, char *out, size_t size)
-{
-	const char *name = NULL, *text = NULL;
-
-	if (cu->get_error_name(r, &name) != CUDA_SUCCESS)
-		name = NULL;
-	if (cu->get_error_string(r, &text) != CUDA_SUCCESS)
-		text = NULL;
-	if (!name)
-		name = r == CUDA_ERROR_STUB_LIBRARY ? "CUDA_ERROR_STUB_LIBRARY" : "CUDA error";
-	if (r == CUDA_ERROR_STUB_LIBRARY)
-		text = "the CUDA toolkit's stub libcuda.so was loaded, not the driver's libcuda.so.1";
-	snprintf(out, size, "%s: %s (%d): %s", fn, name, (int)r, text ? text : "no description from the driver");
-}
-
 /* "what: <strerror> (errno N)" */
 static void errno_format(const char *what, int e, char *out, size_t size)
 {
@@ -213,6 +133,21 @@ static void text_append(char *buf, size_t size, const char *sep, const char *tex
 	size_t len = strnlen(buf, size);
 	if (len + 1 < size)
 		snprintf(buf + len, size - len, "%s%s", sep, text);
+}
+
+/* The causes any memory registration shares, for the errnos the method's
+ * own hint does not name. */
+static const char *reg_hint(int e)
+{
+	switch (e) {
+	case ENOMEM:
+		return "out of memory or over the locked-memory limit (ulimit -l)";
+	case EPERM:
+	case EACCES:
+		return "not permitted (locked-memory limit or device permissions)";
+	default:
+		return "the kernel log (dmesg) may say why";
+	}
 }
 
 /* A likely cause of a failed ibv_reg_dmabuf_mr (REFERENCE §7: mlx5 answers
@@ -232,13 +167,8 @@ static const char *dmabuf_hint(int e)
 		return "the dma-buf fd was refused";
 	case EFAULT:
 		return "the NIC could not map the GPU pages (IOMMU or PCIe peer-to-peer path)";
-	case ENOMEM:
-		return "out of memory or over the locked-memory limit (ulimit -l)";
-	case EPERM:
-	case EACCES:
-		return "not permitted (locked-memory limit or device permissions)";
 	default:
-		return "the kernel log (dmesg) may say why";
+		return reg_hint(e);
 	}
 }
 
@@ -250,21 +180,9 @@ static const char *peermem_hint(int e)
 	case EFAULT:
 	case EINVAL:
 		return "no peer-memory client for GPU memory: load nvidia_peermem (or the legacy nv_peer_mem)";
-	case ENOMEM:
-		return "out of memory or over the locked-memory limit (ulimit -l)";
-	case EPERM:
-	case EACCES:
-		return "not permitted (locked-memory limit or device permissions)";
 	default:
-		return "the kernel log (dmesg) may say why";
+		return reg_hint(e);
 	}
-}
-
-static CUresult gdr_release(const struct gdr_cuda *cu, CUdevice dev)
-{
-	if (cu->primary_ctx_release_v2)
-		return cu->primary_ctx_release_v2(dev);
-	return cu->primary_ctx_release ? cu->primary_ctx_release(dev) : CUDA_ERROR_UNKNOWN;
 }
 
 /* Loads both libraries, initialises CUDA, lists the RDMA devices. On
@@ -273,18 +191,15 @@ static int gdr_open(struct gdr_env *env, char *why, size_t size)
 {
 	CUresult r;
 
-	if (gdr_load_cuda(env) < 0) {
+	/* cuda_api_load also keeps libcuda mapped after dl_close: cuInit
+	 * starts threads */
+	if (cuda_api_load(&env->culib, &env->cu, CUDA_NEED_BASE) < 0) {
 		snprintf(why, size, "libcuda.so.1 could not be loaded: %s",
 			 env->culib.error ? env->culib.error : "unknown error");
 		return -1;
 	}
-	/* cuInit starts threads: keep libcuda mapped after dl_close (see
-	 * gpu_live.c, cuda_pin) */
-	void *pin = dlopen(env->culib.path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-	if (pin)
-		dlclose(pin);
 	if ((r = env->cu.init(0)) != CUDA_SUCCESS) {
-		cu_format(&env->cu, "cuInit", r, why, size);
+		cuda_api_format(&env->cu, "cuInit", r, why, size);
 		return -1;
 	}
 	if (gdr_load_verbs(env) < 0) {
@@ -325,7 +240,7 @@ static int find_cuda_dev(const struct gdr_env *env, const char *bdf, CUdevice *r
 		return -1;
 	}
 	if ((r = env->cu.device_get_count(&n)) != CUDA_SUCCESS) {
-		cu_format(&env->cu, "cuDeviceGetCount", r, why, size);
+		cuda_api_format(&env->cu, "cuDeviceGetCount", r, why, size);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -377,17 +292,17 @@ static int pair_open(const struct gdr_env *env, const char *bdf, const char *ibd
 	if (find_cuda_dev(env, bdf, &pair->dev, why, size) < 0)
 		return -1;
 	if ((r = env->cu.primary_ctx_retain(&ctx, pair->dev)) != CUDA_SUCCESS) {
-		cu_format(&env->cu, "cuDevicePrimaryCtxRetain", r, why, size);
+		cuda_api_format(&env->cu, "cuDevicePrimaryCtxRetain", r, why, size);
 		return -1;
 	}
 	pair->retained = true;
 	if ((r = env->cu.ctx_set_current(ctx)) != CUDA_SUCCESS) {
-		cu_format(&env->cu, "cuCtxSetCurrent", r, why, size);
+		cuda_api_format(&env->cu, "cuCtxSetCurrent", r, why, size);
 		return -1;
 	}
 	if ((r = env->cu.mem_alloc_v2(&pair->dptr, GDR_BYTES)) != CUDA_SUCCESS) {
 		pair->dptr = 0;
-		cu_format(&env->cu, "cuMemAlloc_v2(2 MiB)", r, why, size);
+		cuda_api_format(&env->cu, "cuMemAlloc_v2(2 MiB)", r, why, size);
 		return -1;
 	}
 	return 0;
@@ -399,7 +314,7 @@ static void pair_close(const struct gdr_env *env, struct gdr_pair *pair)
 		env->cu.mem_free_v2(pair->dptr);
 	if (pair->retained) {
 		env->cu.ctx_set_current(NULL);
-		gdr_release(&env->cu, pair->dev);
+		cuda_api_release(&env->cu, pair->dev);
 	}
 	if (pair->pd)
 		env->vb.dealloc_pd(pair->pd);
@@ -440,7 +355,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 	}
 	r = env->cu.mem_get_handle(&fd, base, range, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	if (r != CUDA_SUCCESS || fd < 0) {
-		cu_format(&env->cu, "cuMemGetHandleForAddressRange", r, p->dmabuf_error, sizeof(p->dmabuf_error));
+		cuda_api_format(&env->cu, "cuMemGetHandleForAddressRange", r, p->dmabuf_error, sizeof(p->dmabuf_error));
 		if (r == CUDA_ERROR_NOT_SUPPORTED)
 			text_append(p->dmabuf_error, sizeof(p->dmabuf_error), "; ",
 				    "the GPU driver cannot export dma-buf (needs the open kernel modules)");

@@ -2,8 +2,8 @@
  *
  * NVML (libnvidia-ml.so.1) and the CUDA driver API (libcuda.so.1) are
  * dlopen'd through symbol tables (core/dl.h); nothing here needs their
- * headers: the few types and enum values used are declared in gpu_live.c
- * from nvml.h / cuda.h (REFERENCE §11). Every probe fills its struct and
+ * headers: the few types and enum values used are declared in
+ * nvml_probe.c and cuda_api.h from nvml.h / cuda.h (REFERENCE §11). Every probe fills its struct and
  * never fails the program: a missing library, a driver that refuses to
  * initialise, or a call that is not supported is recorded with its reason
  * (the library's error string and code) for the checks to report.
@@ -18,6 +18,10 @@
 
 /* A value NVML could not give: the field keeps this, and *_err the reason. */
 #define GPU_UNKNOWN (-1)
+
+/* A sanity bound on the device count NVML or CUDA reports: more than this
+ * is treated as a library error, not allocated. */
+#define GPU_LIVE_MAX_GPUS 1024u
 
 struct nvml_gpu {
 	unsigned index;

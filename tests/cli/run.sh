@@ -239,6 +239,14 @@ t_install() {
 	"$vr" --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/a.txt"; rc=$?
 	"$BIN" rdma --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/b.txt"
 	[ "$rc" -eq 0 ] && cmp -s "$TMP/a.txt" "$TMP/b.txt" && pass "installed verify-rdma runs gpuready rdma" || fail "installed verify-rdma (exit $rc)"
+	for pair in verify-gpu:gpu verify-gpudirect:gpudirect; do
+		alias=${pair%%:*}; cmd=${pair#*:}
+		a=$(find "$dest" -name "$alias" | head -1)
+		[ -L "$a" ] || { fail "$alias not installed as a link"; continue; }
+		"$a" --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/a.txt"; rc=$?
+		"$BIN" $cmd --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/b.txt"
+		[ "$rc" -eq 0 ] && cmp -s "$TMP/a.txt" "$TMP/b.txt" && pass "installed $alias runs gpuready $cmd" || fail "installed $alias (exit $rc)"
+	done
 	[ -n "$(find "$dest" -name gpuready.1)" ] && pass "man page installed" || fail "man page not installed"
 }
 

@@ -1,7 +1,7 @@
 /* gpu.cuda: the CUDA driver API initialises, sees every GPU, and moves
  * data (live only). cuInit, then on each device: allocate, copy a pattern
  * in and out, compare — seed 000's "basic tensor operations" without
- * needing PyTorch (inventory/gpu_live.c does the work). */
+ * needing PyTorch (inventory/cuda_probe.c does the work). */
 #include "checks/check.h"
 #include "common.h"
 

@@ -1,0 +1,92 @@
+/* Loads the CUDA driver API (libcuda.so.1) into struct cuda_api and names
+ * its errors; see cuda_api.h. One symbol table serves every caller: each
+ * entry says which group of callers requires it, and a symbol outside the
+ * groups asked for is looked up as optional, so a caller fails to load only
+ * for what it calls (and reports the first missing symbol in table order). */
+#define _GNU_SOURCE
+#include "cuda_api.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+/* need 0: optional for every caller */
+#define CU_SYM(sym, member, group) { .name = #sym, .offset = offsetof(struct cuda_api, member), .need = (group) }
+
+struct cuda_sym {
+	const char *name;
+	size_t offset;
+	unsigned need;
+};
+
+static const struct cuda_sym cuda_syms[] = {
+	CU_SYM(cuInit, init, CUDA_NEED_BASE),
+	CU_SYM(cuDriverGetVersion, driver_get_version, CUDA_NEED_FACTS),
+	CU_SYM(cuGetErrorName, get_error_name, CUDA_NEED_BASE),
+	CU_SYM(cuGetErrorString, get_error_string, CUDA_NEED_BASE),
+	CU_SYM(cuDeviceGetCount, device_get_count, CUDA_NEED_BASE),
+	CU_SYM(cuDeviceGet, device_get, CUDA_NEED_BASE),
+	CU_SYM(cuDeviceGetName, device_get_name, CUDA_NEED_FACTS),
+	CU_SYM(cuDeviceTotalMem_v2, device_total_mem_v2, CUDA_NEED_FACTS),
+	CU_SYM(cuDeviceGetAttribute, device_get_attribute, CUDA_NEED_FACTS),
+	CU_SYM(cuDeviceGetPCIBusId, device_get_pci_bus_id, CUDA_NEED_BASE),
+	CU_SYM(cuDevicePrimaryCtxRetain, primary_ctx_retain, CUDA_NEED_BASE),
+	CU_SYM(cuCtxSetCurrent, ctx_set_current, CUDA_NEED_BASE),
+	CU_SYM(cuMemAlloc_v2, mem_alloc_v2, CUDA_NEED_BASE),
+	CU_SYM(cuMemFree_v2, mem_free_v2, CUDA_NEED_BASE),
+	CU_SYM(cuMemcpyHtoD_v2, memcpy_htod_v2, CUDA_NEED_COPY),
+	CU_SYM(cuMemcpyDtoH_v2, memcpy_dtoh_v2, CUDA_NEED_COPY),
+	CU_SYM(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, 0),
+	CU_SYM(cuDevicePrimaryCtxRelease, primary_ctx_release, 0),
+	CU_SYM(cuMemGetHandleForAddressRange, mem_get_handle, 0),
+};
+
+#define N_CUDA_SYMS (sizeof(cuda_syms) / sizeof(cuda_syms[0]))
+
+/* Marks the loaded object RTLD_NODELETE (promoted through RTLD_NOLOAD,
+ * dlopen(3)) so that it stays mapped after dl_close. */
+static void cuda_api_pin(const struct dl_lib *lib)
+{
+	void *h = dlopen(lib->path, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	if (h)
+		dlclose(h);
+}
+
+int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need)
+{
+	/* the soname only: the toolkit's stubs/ has libcuda.so, never .so.1 */
+	static const char *const libs[] = { "libcuda.so.1", NULL };
+	struct dl_sym syms[N_CUDA_SYMS];
+
+	for (size_t i = 0; i < N_CUDA_SYMS; i++)
+		syms[i] = (struct dl_sym){ .name = cuda_syms[i].name, .optional = !(cuda_syms[i].need & need),
+					   .offset = cuda_syms[i].offset };
+	memset(api, 0, sizeof(*api));
+	int r = dl_open(lib, libs, syms, N_CUDA_SYMS, api);
+	if (r == 0)
+		cuda_api_pin(lib);
+	return r;
+}
+
+/* The stub answers its own name and text lookups with an error and NULL. */
+void cuda_api_format(const struct cuda_api *api, const char *fn, CUresult r, char *out, size_t size)
+{
+	const char *name = NULL, *text = NULL;
+
+	if (api->get_error_name(r, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (api->get_error_string(r, &text) != CUDA_SUCCESS)
+		text = NULL;
+	if (!name)
+		name = r == CUDA_ERROR_STUB_LIBRARY ? "CUDA_ERROR_STUB_LIBRARY" : "CUDA error";
+	if (r == CUDA_ERROR_STUB_LIBRARY)
+		text = "the CUDA toolkit's stub libcuda.so was loaded, not the driver's libcuda.so.1";
+	snprintf(out, size, "%s: %s (%d): %s", fn, name, (int)r, text ? text : "no description from the driver");
+}
+
+CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev)
+{
+	if (api->primary_ctx_release_v2)
+		return api->primary_ctx_release_v2(dev);
+	return api->primary_ctx_release ? api->primary_ctx_release(dev) : CUDA_ERROR_UNKNOWN;
+}

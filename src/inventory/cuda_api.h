@@ -1,0 +1,113 @@
+/* The CUDA driver API subset gpuready calls, loaded at run time (private to
+ * src/inventory: cuda_probe.c and gdr_probe.c).
+ *
+ * libcuda.so.1 comes with the NVIDIA driver, not with the build machine, so
+ * cuda.h is never included: the few types and values used are declared
+ * here, each from the cuda.h line it mirrors (CUDA 13.0 toolkit
+ * include/cuda.h; REFERENCE §11), and the library is dlopen'd through one
+ * symbol table (core/dl.h, STYLE 13) filled into struct cuda_api.
+ *
+ * Only the soname libcuda.so.1 is loaded: a CUDA toolkit's stubs/ directory
+ * holds a libcuda.so for linking whose SONAME is libcuda.so.1 but whose file
+ * name is not, so the loader never picks it for that name. If a stub is in
+ * the process anyway (linked with -lcuda from stubs/, or preloaded), it
+ * answers to the soname; its cuInit then returns CUDA_ERROR_STUB_LIBRARY and
+ * cuda_api_format() says so (both checked with CUDA 13.0's stubs/libcuda.so,
+ * which also answers cuGetErrorName with an error and NULL). */
+#ifndef GPUREADY_CUDA_API_H
+#define GPUREADY_CUDA_API_H
+
+#include "core/dl.h"
+
+#include <stddef.h>
+
+/* enum cudaError_enum: the codes gpuready names itself (UNKNOWN keeps the
+ * enum the size of the library's). */
+typedef enum cudaError_enum {
+	CUDA_SUCCESS = 0,
+	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_STUB_LIBRARY = 34,
+	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_UNKNOWN = 999,
+} CUresult;
+
+typedef int CUdevice;                   /* CUdevice_v1 */
+typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 under __LP64__ */
+typedef struct CUctx_st *CUcontext;
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
+
+/* enum CUdevice_attribute_enum: the attributes read. */
+typedef enum CUdevice_attribute_enum {
+	CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+	CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+	CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116,
+	CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124,
+} CUdevice_attribute;
+
+/* enum CUmemRangeHandleType_enum */
+typedef enum CUmemRangeHandleType_enum {
+	CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1,
+	CU_MEM_RANGE_HANDLE_TYPE_MAX = 0x7FFFFFFF,
+} CUmemRangeHandleType;
+
+/* The entry points, filled by cuda_api_load(). Which are required depends
+ * on what the caller asks for (enum cuda_api_need); a symbol no group asked
+ * for requires may be NULL and must be tested before use. */
+struct cuda_api {
+	/* CUDA_NEED_BASE: initialise, name errors, find a device, allocate on
+	 * its primary context */
+	CUresult (*init)(unsigned flags);
+	CUresult (*get_error_name)(CUresult r, const char **s);
+	CUresult (*get_error_string)(CUresult r, const char **s);
+	CUresult (*device_get_count)(int *n);
+	CUresult (*device_get)(CUdevice *dev, int ordinal);
+	CUresult (*device_get_pci_bus_id)(char *id, int len, CUdevice dev);
+	CUresult (*primary_ctx_retain)(CUcontext *ctx, CUdevice dev);
+	CUresult (*ctx_set_current)(CUcontext ctx);
+	CUresult (*mem_alloc_v2)(CUdeviceptr *p, size_t bytes);
+	CUresult (*mem_free_v2)(CUdeviceptr p);
+	/* CUDA_NEED_FACTS: driver version and device attributes */
+	CUresult (*driver_get_version)(int *v);
+	CUresult (*device_get_name)(char *name, int len, CUdevice dev);
+	CUresult (*device_total_mem_v2)(size_t *bytes, CUdevice dev);
+	CUresult (*device_get_attribute)(int *v, CUdevice_attribute attr, CUdevice dev);
+	/* CUDA_NEED_COPY: host <-> device copies */
+	CUresult (*memcpy_htod_v2)(CUdeviceptr dst, const void *src, size_t bytes);
+	CUresult (*memcpy_dtoh_v2)(void *dst, CUdeviceptr src, size_t bytes);
+	/* always optional: release _v2 since CUDA 11.0 drivers, the plain one
+	 * before; cuMemGetHandleForAddressRange since 11.7 */
+	CUresult (*primary_ctx_release_v2)(CUdevice dev);
+	CUresult (*primary_ctx_release)(CUdevice dev);
+	CUresult (*mem_get_handle)(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
+				   unsigned long long flags);
+};
+
+/* Groups of required symbols; a caller asks for the ones it calls. */
+enum cuda_api_need {
+	CUDA_NEED_BASE = 1u << 0,
+	CUDA_NEED_FACTS = 1u << 1,
+	CUDA_NEED_COPY = 1u << 2,
+};
+
+/* Opens libcuda.so.1 into *api (zeroed first), requiring the symbols of the
+ * groups in need. Returns 0 or the dl_open() error (lib->error says why;
+ * the caller still calls dl_close(lib) either way). On success the library
+ * is also marked RTLD_NODELETE: libcuda starts threads in cuInit, and
+ * unloading it under them would crash the process later, so dl_close()
+ * then only drops the caller's reference. */
+int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need);
+
+/* Writes "fn: CUDA_ERROR_X (n): <cuGetErrorString>" into out (size bytes,
+ * truncated, always terminated), naming the stub library for
+ * CUDA_ERROR_STUB_LIBRARY. */
+void cuda_api_format(const struct cuda_api *api, const char *fn, CUresult r, char *out, size_t size);
+
+/* Releases dev's primary context through whichever release the driver
+ * exports; CUDA_ERROR_UNKNOWN if neither. */
+CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev);
+
+#endif

@@ -1,0 +1,412 @@
+/* Live GPU facts through NVML (libnvidia-ml.so.1, loaded at run time): the
+ * driver and CUDA versions, and per GPU its identity, memory health (ECC,
+ * row remapping, retired pages), temperature, clock event reasons, PCIe
+ * link and NVLink states.
+ *
+ * libnvidia-ml.so.1 comes with the NVIDIA driver, not with the build
+ * machine, so nvml.h is never included: the library is dlopen'd through one
+ * symbol table (core/dl.h, STYLE 13) and the few types and values used are
+ * declared below, each from the header line it mirrors. Required symbols
+ * are those every driver of the last decade exports; the rest are optional
+ * and their absence leaves a field GPU_UNKNOWN, so an older driver still
+ * gives what it can. A failing call is recorded with NVML's own error text
+ * and number, never printed, never fatal.
+ *
+ * Source: nvml.h = NVIDIA/DCGM sdk/nvidia/nvml/dcgm_nvml.h (2026 copy);
+ * REFERENCE §11. */
+#include "gpu_live.h"
+#include "core/dl.h"
+#include "core/strbuf.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* enum nvmlReturn_enum: the codes this file tests (UNKNOWN keeps the enum
+ * the size of the library's). */
+typedef enum nvmlReturn_enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_UNKNOWN = 999,
+} nvmlReturn_t;
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+typedef enum nvmlEnableState_enum {
+	NVML_FEATURE_DISABLED = 0,
+	NVML_FEATURE_ENABLED = 1,
+} nvmlEnableState_t;
+
+typedef enum nvmlMemoryErrorType_enum {
+	NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+	NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+	NVML_VOLATILE_ECC = 0,
+	NVML_AGGREGATE_ECC = 1,
+} nvmlEccCounterType_t;
+
+typedef enum nvmlPageRetirementCause_enum {
+	NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
+	NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
+} nvmlPageRetirementCause_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+	NVML_TEMPERATURE_GPU = 0,
+} nvmlTemperatureSensors_t;
+
+/* struct nvmlPciInfo_st, filled by nvmlDeviceGetPciInfo_v3; busId is
+ * NVML_DEVICE_PCI_BUS_ID_FMT "%08X:%02X:%02X.0". */
+typedef struct nvmlPciInfo_st {
+	char busIdLegacy[16]; /* NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE */
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	char busId[32]; /* NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE */
+} nvmlPciInfo_t;
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
+
+/* struct nvmlMemory_st (v1, for nvmlDeviceGetMemoryInfo). */
+typedef struct nvmlMemory_st {
+	unsigned long long total;
+	unsigned long long free;
+	unsigned long long used;
+} nvmlMemory_t;
+
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+_Static_assert(sizeof(((struct nvml_gpu *)0)->name) >= NVML_DEVICE_NAME_V2_BUFFER_SIZE, "name buffer");
+_Static_assert(sizeof(((struct nvml_gpu *)0)->uuid) >= NVML_DEVICE_UUID_V2_BUFFER_SIZE, "uuid buffer");
+_Static_assert(sizeof(((struct nvml_info *)0)->driver_version) >= NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE,
+	       "driver version buffer");
+
+/* NVML_NVLINK_MAX_LINKS is 6 (CUDA 10.1 nvml.h), 12 (R470), 18 (DCGM's
+ * copy); newer headers raise it again. Links past the driver's own limit
+ * answer NVML_ERROR_INVALID_ARGUMENT, so a generous bound is harmless. */
+#define NVLINK_PROBE_LINKS 36u
+
+
+struct nvml_api {
+	/* required */
+	nvmlReturn_t (*init_v2)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t r);
+	nvmlReturn_t (*count_v2)(unsigned *n);
+	nvmlReturn_t (*handle_by_index_v2)(unsigned i, nvmlDevice_t *dev);
+	/* optional */
+	nvmlReturn_t (*driver_version)(char *buf, unsigned len);
+	nvmlReturn_t (*cuda_driver_version)(int *v);
+	nvmlReturn_t (*name)(nvmlDevice_t dev, char *buf, unsigned len);
+	nvmlReturn_t (*uuid)(nvmlDevice_t dev, char *buf, unsigned len);
+	nvmlReturn_t (*pci_info_v3)(nvmlDevice_t dev, nvmlPciInfo_t *pci);
+	nvmlReturn_t (*memory_info)(nvmlDevice_t dev, nvmlMemory_t *mem);
+	nvmlReturn_t (*persistence_mode)(nvmlDevice_t dev, nvmlEnableState_t *mode);
+	nvmlReturn_t (*ecc_mode)(nvmlDevice_t dev, nvmlEnableState_t *current, nvmlEnableState_t *pending);
+	nvmlReturn_t (*total_ecc_errors)(nvmlDevice_t dev, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
+					 unsigned long long *count);
+	nvmlReturn_t (*remapped_rows)(nvmlDevice_t dev, unsigned *corr, unsigned *unc, unsigned *pending,
+				      unsigned *failure);
+	nvmlReturn_t (*retired_pages)(nvmlDevice_t dev, nvmlPageRetirementCause_t cause, unsigned *count,
+				      unsigned long long *addresses);
+	nvmlReturn_t (*retired_pending)(nvmlDevice_t dev, nvmlEnableState_t *pending);
+	nvmlReturn_t (*temperature)(nvmlDevice_t dev, nvmlTemperatureSensors_t sensor, unsigned *temp);
+	nvmlReturn_t (*clocks_event_reasons)(nvmlDevice_t dev, unsigned long long *reasons);
+	nvmlReturn_t (*clocks_throttle_reasons)(nvmlDevice_t dev, unsigned long long *reasons);
+	nvmlReturn_t (*pcie_gen_cur)(nvmlDevice_t dev, unsigned *v);
+	nvmlReturn_t (*pcie_gen_max)(nvmlDevice_t dev, unsigned *v);
+	nvmlReturn_t (*pcie_width_cur)(nvmlDevice_t dev, unsigned *v);
+	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t dev, unsigned *v);
+	nvmlReturn_t (*nvlink_state)(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active);
+};
+
+#define NVML_REQ(sym, member) { .name = #sym, .offset = offsetof(struct nvml_api, member) }
+#define NVML_OPT(sym, member) { .name = #sym, .optional = true, .offset = offsetof(struct nvml_api, member) }
+
+/* Opens libnvidia-ml.so.1 into *api; 0 or the dl_open error. */
+static int nvml_load(struct dl_lib *lib, struct nvml_api *api)
+{
+	static const char *const libs[] = { "libnvidia-ml.so.1", NULL };
+	static const struct dl_sym syms[] = {
+		NVML_REQ(nvmlInit_v2, init_v2),
+		NVML_REQ(nvmlShutdown, shutdown),
+		NVML_REQ(nvmlErrorString, error_string),
+		NVML_REQ(nvmlDeviceGetCount_v2, count_v2),
+		NVML_REQ(nvmlDeviceGetHandleByIndex_v2, handle_by_index_v2),
+		NVML_OPT(nvmlSystemGetDriverVersion, driver_version),
+		NVML_OPT(nvmlSystemGetCudaDriverVersion, cuda_driver_version),
+		NVML_OPT(nvmlDeviceGetName, name),
+		NVML_OPT(nvmlDeviceGetUUID, uuid),
+		NVML_OPT(nvmlDeviceGetPciInfo_v3, pci_info_v3),
+		NVML_OPT(nvmlDeviceGetMemoryInfo, memory_info),
+		NVML_OPT(nvmlDeviceGetPersistenceMode, persistence_mode),
+		NVML_OPT(nvmlDeviceGetEccMode, ecc_mode),
+		NVML_OPT(nvmlDeviceGetTotalEccErrors, total_ecc_errors),
+		NVML_OPT(nvmlDeviceGetRemappedRows, remapped_rows),
+		NVML_OPT(nvmlDeviceGetRetiredPages, retired_pages),
+		NVML_OPT(nvmlDeviceGetRetiredPagesPendingStatus, retired_pending),
+		NVML_OPT(nvmlDeviceGetTemperature, temperature),
+		/* R535+ name; older drivers export only the ThrottleReasons one */
+		NVML_OPT(nvmlDeviceGetCurrentClocksEventReasons, clocks_event_reasons),
+		NVML_OPT(nvmlDeviceGetCurrentClocksThrottleReasons, clocks_throttle_reasons),
+		NVML_OPT(nvmlDeviceGetCurrPcieLinkGeneration, pcie_gen_cur),
+		NVML_OPT(nvmlDeviceGetMaxPcieLinkGeneration, pcie_gen_max),
+		NVML_OPT(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur),
+		NVML_OPT(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max),
+		NVML_OPT(nvmlDeviceGetNvLinkState, nvlink_state),
+	};
+	memset(api, 0, sizeof(*api));
+	return dl_open(lib, libs, syms, sizeof(syms) / sizeof(syms[0]), api);
+}
+
+/* "fn: <nvmlErrorString> (<code>)" */
+static void nvml_format(const struct nvml_api *api, const char *fn, nvmlReturn_t r, char *out, size_t size)
+{
+	const char *text = api->error_string(r);
+	snprintf(out, size, "%s: %s (%d)", fn, text ? text : "unknown NVML error", (int)r);
+}
+
+/* True if r is success. "Not supported" (by the GPU or by this NVML) is a
+ * plain absence; any other failure is kept as the GPU's first error. */
+static bool nvml_ok(const struct nvml_api *api, struct nvml_gpu *g, const char *fn, nvmlReturn_t r)
+{
+	if (r == NVML_SUCCESS)
+		return true;
+	if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND)
+		return false;
+	if (!g->error[0])
+		nvml_format(api, fn, r, g->error, sizeof(g->error));
+	return false;
+}
+
+static int clamp_int(unsigned long long v)
+{
+	return v > INT_MAX ? INT_MAX : (int)v;
+}
+
+static long long clamp_ll(unsigned long long v)
+{
+	return v > LLONG_MAX ? LLONG_MAX : (long long)v;
+}
+
+static void nvml_gpu_init(struct nvml_gpu *g, unsigned index)
+{
+	*g = (struct nvml_gpu){
+		.index = index,
+		.persistence = GPU_UNKNOWN,
+		.ecc_current = GPU_UNKNOWN, .ecc_pending = GPU_UNKNOWN,
+		.ecc_uncorrected_volatile = GPU_UNKNOWN, .ecc_corrected_volatile = GPU_UNKNOWN,
+		.remap_corr = GPU_UNKNOWN, .remap_unc = GPU_UNKNOWN,
+		.remap_pending = GPU_UNKNOWN, .remap_failure = GPU_UNKNOWN,
+		.retired_pending = GPU_UNKNOWN, .retired_sbe = GPU_UNKNOWN, .retired_dbe = GPU_UNKNOWN,
+		.temperature = GPU_UNKNOWN,
+		.pcie_gen_cur = GPU_UNKNOWN, .pcie_gen_max = GPU_UNKNOWN,
+		.pcie_width_cur = GPU_UNKNOWN, .pcie_width_max = GPU_UNKNOWN,
+	};
+}
+
+/* Name, UUID, PCI bus ID (normalised), memory size. */
+static void nvml_read_identity(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	if (api->name && !nvml_ok(api, g, "nvmlDeviceGetName", api->name(dev, g->name, sizeof(g->name))))
+		g->name[0] = '\0';
+	g->name[sizeof(g->name) - 1] = '\0';
+	if (api->uuid && !nvml_ok(api, g, "nvmlDeviceGetUUID", api->uuid(dev, g->uuid, sizeof(g->uuid))))
+		g->uuid[0] = '\0';
+	g->uuid[sizeof(g->uuid) - 1] = '\0';
+
+	nvmlPciInfo_t pci;
+	memset(&pci, 0, sizeof(pci));
+	if (!api->pci_info_v3) {
+		if (!g->error[0])
+			snprintf(g->error, sizeof(g->error), "nvmlDeviceGetPciInfo_v3: not exported by this NVML");
+	} else if (nvml_ok(api, g, "nvmlDeviceGetPciInfo_v3", api->pci_info_v3(dev, &pci))) {
+		pci.busId[sizeof(pci.busId) - 1] = '\0';
+		if (!gpu_normalize_bdf(pci.busId, g->bdf, sizeof(g->bdf)))
+			snprintf(g->bdf, sizeof(g->bdf), "%04x:%02x:%02x.0", pci.domain, pci.bus & 0xff,
+				 pci.device & 0x1f);
+	}
+
+	nvmlMemory_t mem;
+	memset(&mem, 0, sizeof(mem));
+	if (api->memory_info && nvml_ok(api, g, "nvmlDeviceGetMemoryInfo", api->memory_info(dev, &mem)))
+		g->mem_total = mem.total;
+}
+
+/* Persistence, ECC mode and volatile counts, row remapping, retired pages. */
+static void nvml_read_memory_health(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	nvmlEnableState_t a = NVML_FEATURE_DISABLED, b = NVML_FEATURE_DISABLED;
+	unsigned long long cnt = 0;
+	unsigned u[4] = { 0 };
+
+	if (api->persistence_mode && nvml_ok(api, g, "nvmlDeviceGetPersistenceMode", api->persistence_mode(dev, &a)))
+		g->persistence = a == NVML_FEATURE_ENABLED;
+	if (api->ecc_mode && nvml_ok(api, g, "nvmlDeviceGetEccMode", api->ecc_mode(dev, &a, &b))) {
+		g->ecc_current = a == NVML_FEATURE_ENABLED;
+		g->ecc_pending = b == NVML_FEATURE_ENABLED;
+	}
+	if (api->total_ecc_errors) {
+		if (nvml_ok(api, g, "nvmlDeviceGetTotalEccErrors",
+			    api->total_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &cnt)))
+			g->ecc_uncorrected_volatile = clamp_ll(cnt);
+		if (nvml_ok(api, g, "nvmlDeviceGetTotalEccErrors",
+			    api->total_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &cnt)))
+			g->ecc_corrected_volatile = clamp_ll(cnt);
+	}
+	if (api->remapped_rows &&
+	    nvml_ok(api, g, "nvmlDeviceGetRemappedRows", api->remapped_rows(dev, &u[0], &u[1], &u[2], &u[3]))) {
+		g->remap_corr = clamp_int(u[0]);
+		g->remap_unc = clamp_int(u[1]);
+		g->remap_pending = u[2] != 0;
+		g->remap_failure = u[3] != 0;
+	}
+	if (api->retired_pending &&
+	    nvml_ok(api, g, "nvmlDeviceGetRetiredPagesPendingStatus", api->retired_pending(dev, &a)))
+		g->retired_pending = a == NVML_FEATURE_ENABLED;
+	if (api->retired_pages) {
+		/* a count of 0 asks for the size: SUCCESS if none match,
+		 * INSUFFICIENT_SIZE with the count otherwise (nvml.h) */
+		const nvmlPageRetirementCause_t causes[2] = { NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
+							     NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR };
+		long long *dst[2] = { &g->retired_sbe, &g->retired_dbe };
+		for (int k = 0; k < 2; k++) {
+			unsigned n = 0;
+			unsigned long long addr[1] = { 0 };
+			nvmlReturn_t r = api->retired_pages(dev, causes[k], &n, addr);
+			if (r == NVML_ERROR_INSUFFICIENT_SIZE || nvml_ok(api, g, "nvmlDeviceGetRetiredPages", r))
+				*dst[k] = n;
+		}
+	}
+}
+
+/* Temperature, clock event (throttle) reasons, PCIe link, NVLink states. */
+static void nvml_read_link_health(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	unsigned u = 0;
+	unsigned long long reasons = 0;
+
+	if (api->temperature &&
+	    nvml_ok(api, g, "nvmlDeviceGetTemperature", api->temperature(dev, NVML_TEMPERATURE_GPU, &u)))
+		g->temperature = clamp_int(u);
+	if (api->clocks_event_reasons)
+		g->throttle_known = nvml_ok(api, g, "nvmlDeviceGetCurrentClocksEventReasons",
+					    api->clocks_event_reasons(dev, &reasons));
+	else if (api->clocks_throttle_reasons)
+		g->throttle_known = nvml_ok(api, g, "nvmlDeviceGetCurrentClocksThrottleReasons",
+					    api->clocks_throttle_reasons(dev, &reasons));
+	if (g->throttle_known)
+		g->throttle_reasons = reasons;
+
+	if (api->pcie_gen_cur && nvml_ok(api, g, "nvmlDeviceGetCurrPcieLinkGeneration", api->pcie_gen_cur(dev, &u)))
+		g->pcie_gen_cur = clamp_int(u);
+	if (api->pcie_gen_max && nvml_ok(api, g, "nvmlDeviceGetMaxPcieLinkGeneration", api->pcie_gen_max(dev, &u)))
+		g->pcie_gen_max = clamp_int(u);
+	if (api->pcie_width_cur && nvml_ok(api, g, "nvmlDeviceGetCurrPcieLinkWidth", api->pcie_width_cur(dev, &u)))
+		g->pcie_width_cur = clamp_int(u);
+	if (api->pcie_width_max && nvml_ok(api, g, "nvmlDeviceGetMaxPcieLinkWidth", api->pcie_width_max(dev, &u)))
+		g->pcie_width_max = clamp_int(u);
+
+	for (unsigned link = 0; api->nvlink_state && link < NVLINK_PROBE_LINKS; link++) {
+		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+		nvmlReturn_t r = api->nvlink_state(dev, link, &active);
+		if (r == NVML_ERROR_INVALID_ARGUMENT || r == NVML_ERROR_NOT_SUPPORTED)
+			continue; /* no such link (REFERENCE §11) */
+		if (!nvml_ok(api, g, "nvmlDeviceGetNvLinkState", r))
+			break;
+		g->nvlink_links++;
+		if (active != NVML_FEATURE_ENABLED)
+			g->nvlink_down++;
+	}
+}
+
+static void nvml_read_gpu(const struct nvml_api *api, unsigned index, struct nvml_gpu *g)
+{
+	nvmlDevice_t dev = NULL;
+
+	nvml_gpu_init(g, index);
+	if (!nvml_ok(api, g, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index_v2(index, &dev))) {
+		if (!g->error[0])
+			snprintf(g->error, sizeof(g->error), "nvmlDeviceGetHandleByIndex_v2: not supported");
+		return;
+	}
+	nvml_read_identity(api, dev, g);
+	nvml_read_memory_health(api, dev, g);
+	nvml_read_link_health(api, dev, g);
+}
+
+/* Driver-wide facts and every GPU; NVML is initialised. */
+static void nvml_read_all(const struct nvml_api *api, struct nvml_info *out)
+{
+	int cv = 0;
+	unsigned count = 0;
+	nvmlReturn_t r;
+
+	if (api->driver_version) {
+		r = api->driver_version(out->driver_version, sizeof(out->driver_version));
+		if (r != NVML_SUCCESS)
+			out->driver_version[0] = '\0';
+		out->driver_version[sizeof(out->driver_version) - 1] = '\0';
+	}
+	if (api->cuda_driver_version && api->cuda_driver_version(&cv) == NVML_SUCCESS && cv > 0)
+		out->cuda_driver_version = cv;
+	r = api->count_v2(&count);
+	if (r != NVML_SUCCESS) {
+		nvml_format(api, "nvmlDeviceGetCount_v2", r, out->error, sizeof(out->error));
+		return;
+	}
+	if (count > GPU_LIVE_MAX_GPUS) {
+		snprintf(out->error, sizeof(out->error), "nvmlDeviceGetCount_v2: implausible count %u", count);
+		return;
+	}
+	if (count == 0)
+		return;
+	out->v = xcalloc(count, sizeof(*out->v));
+	out->n = count;
+	for (unsigned i = 0; i < count; i++)
+		nvml_read_gpu(api, i, &out->v[i]);
+}
+
+/* Contract (gpu_live.h): never fails. loaded is true once nvmlInit_v2 has
+ * succeeded; error then holds only a failure to enumerate the GPUs. The
+ * caller owns out->v (nvml_info_free). */
+void nvml_probe(struct nvml_info *out)
+{
+	struct nvml_api api;
+	struct dl_lib lib;
+
+	*out = (struct nvml_info){ .cuda_driver_version = GPU_UNKNOWN };
+	if (nvml_load(&lib, &api) < 0) {
+		snprintf(out->error, sizeof(out->error),
+			 "NVML (libnvidia-ml.so.1) could not be loaded: %s (is the NVIDIA driver installed?)",
+			 lib.error ? lib.error : "unknown error");
+		dl_close(&lib);
+		return;
+	}
+	nvmlReturn_t r = api.init_v2();
+	if (r != NVML_SUCCESS) {
+		nvml_format(&api, "nvmlInit_v2", r, out->error, sizeof(out->error));
+		dl_close(&lib);
+		return;
+	}
+	out->loaded = true;
+	nvml_read_all(&api, out);
+	api.shutdown();
+	dl_close(&lib);
+}
+
+void nvml_info_free(struct nvml_info *n)
+{
+	if (!n)
+		return;
+	free(n->v);
+	n->v = NULL;
+	n->n = 0;
+}
