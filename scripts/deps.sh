@@ -5,7 +5,7 @@
 set -eu
 
 build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev"
-test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time"
+test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin"
 
 want=$build
 [ "${1:-}" = "--test" ] && want="$build $test"

@@ -49,6 +49,26 @@ const struct command commands[] = {
 	  .description = "Prints the PCIe distance between every pair of GPUs and RDMA NICs (X, PIX, PXB, PHB, "
 			 "NODE, SYS from the sysfs PCI tree and NUMA nodes; NV# from NVML on the live machine), "
 			 "with each device's CPU affinity and NUMA node, and the legend. Works under --sysroot." },
+	{ .name = "bench", .fn = cmd_bench, .scope = SCOPE_BENCH, .max_args = 1, .usage = "[COLLECTIVE] [options]",
+	  .alias_match = bench_alias,
+	  .summary = "Benchmark a collective like nccl-tests (all_reduce_perf ...), with validation and deadlines",
+	  .description = "Runs the collective COLLECTIVE (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+			 "alltoall, sendrecv; default all_reduce) over every rank of the job with nccl-tests' flags, "
+			 "sweep, timing, bus-bandwidth formulas and output table, validating every result. Ranks "
+			 "come from the launcher (torchrun, mpirun, srun, or --rank/--nranks/--master); every step has "
+			 "a deadline, and a rank that stalls or dies is named. Installed as all_reduce_perf, "
+			 "all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, alltoall_perf and "
+			 "sendrecv_perf too. Exit status: 0 pass, 1 wrong results or bandwidth below the expectation, "
+			 "2 could not run, 3 a rank stalled or was lost." },
+	{ .name = "nccl", .fn = cmd_nccl, .scope = SCOPE_NCCL, .max_args = 0, .usage = "[options]",
+	  .alias = "test-nccl",
+	  .summary = "Check NCCL end to end: correct all-reduce on every rank, and the network and GPUDirect it used",
+	  .description = "Every rank all-reduces its rank number (Rank N: OK (result=X, expected=X), X = n(n-1)/2) "
+			 "and then a larger buffer checked element by element. NCCL runs with NCCL_DEBUG=INFO "
+			 "into a log per process that gpuready reads: the network NCCL chose (IB/RoCE devices or "
+			 "sockets), GPUDirect RDMA per HCA, DMA-BUF, intra-node transports and NCCL's version. "
+			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
+			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .scope = SCOPE_SNAPSHOT, .min_args = 1, .max_args = 1,
 	  .usage = "[--sysroot SRC] DIR",
 	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",
@@ -79,7 +99,8 @@ static const struct command *find_command(const char *name)
 static const struct command *find_alias(const char *progname)
 {
 	for (size_t i = 0; i < n_commands; i++)
-		if (commands[i].alias && !strcmp(commands[i].alias, progname))
+		if ((commands[i].alias && !strcmp(commands[i].alias, progname)) ||
+		    (commands[i].alias_match && commands[i].alias_match(progname)))
 			return &commands[i];
 	return NULL;
 }

@@ -1,5 +1,6 @@
 /* The option table and the config file reader (inih). */
 #include "settings.h"
+#include "bench/harness.h"
 #include "core/cleanup.h"
 #include "core/readers.h"
 
@@ -38,7 +39,7 @@ const struct opt settings_opts[] = {
 	  SCOPE_CHECK | SCOPE_SNAPSHOT },
 	{ "config", 0, OPT_STRING, OFF(config), "FILE",
 	  "Read site expectations from FILE instead of /etc/gpuready.conf (inside the sysroot).", NULL, NULL, 0, 0,
-	  SCOPE_CHECK },
+	  SCOPE_CHECK | SCOPE_BENCH },
 	{ "tos", 0, OPT_INT, OFF(tos), "TOS",
 	  "Expected RoCE traffic class byte (DSCP << 2 | ECN) for RDMA-CM and NCCL_IB_TC; 104 is DSCP 26.", "104",
 	  "tos", 0, 255, SCOPE_CHECK },
@@ -61,6 +62,74 @@ const struct opt settings_opts[] = {
 	{ "min-bar1", 0, OPT_DOUBLE, OFF(min_bar1_gib), "GIB",
 	  "Smallest acceptable GPU BAR1 (the window GPUDirect RDMA maps GPU memory through), in GiB.", "1",
 	  "min_bar1", 0, 1048576, SCOPE_CHECK },
+	/* benchmarks: nccl-tests' flags, same letters, meaning and defaults
+	 * (docs/nccl-tests-format.md §8) */
+	{ "minbytes", 'b', OPT_U64, OFF(bench.min_bytes), "SIZE",
+	  "Smallest message size in bytes (K, M, G: powers of 1024).", "32M", NULL, 1, 0, SCOPE_BENCH },
+	{ "maxbytes", 'e', OPT_U64, OFF(bench.max_bytes), "SIZE", "Largest message size in bytes.", "32M", NULL, 1, 0,
+	  SCOPE_BENCH },
+	{ "stepbytes", 'i', OPT_U64, OFF(bench.step_bytes), "SIZE", "Size increment between messages (without -f).",
+	  "1M", NULL, 0, 0, SCOPE_BENCH },
+	{ "stepfactor", 'f', OPT_INT, OFF(bench.step_factor), "N", "Multiply the size by N between messages (N > 1).",
+	  "1", NULL, 1, 1024, SCOPE_BENCH },
+	{ "iters", 'n', OPT_INT, OFF(bench.iters), "N", "Timed iterations per size.", "20", NULL, 1, 1000000,
+	  SCOPE_BENCH },
+	{ "warmup_iters", 'w', OPT_INT, OFF(bench.warmup), "N", "Untimed warm-up launches per power-of-two size.", "1",
+	  NULL, 0, 1000000, SCOPE_BENCH },
+	{ "agg_iters", 'm', OPT_INT, OFF(bench.agg), "N", "Launches aggregated into each timed iteration.", "1", NULL, 1,
+	  10000, SCOPE_BENCH },
+	{ "check", 'c', OPT_INT, OFF(bench.check), "N", "Validation launches per size (0: no validation, #wrong N/A).",
+	  "1", NULL, 0, 1000, SCOPE_BENCH },
+	{ "op", 'o', OPT_STRING, OFF(bench.op), "OP", "Reduction: sum, prod, max, min, avg, or all (comma-separated).",
+	  "sum", NULL, 0, 0, SCOPE_BENCH },
+	{ "datatype", 'd', OPT_STRING, OFF(bench.dtype), "TYPE",
+	  "Data type: int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, or all.", "float", NULL,
+	  0, 0, SCOPE_BENCH },
+	{ "root", 'r', OPT_INT, OFF(bench.root), "RANK", "Root of broadcast and reduce; -1: every rank in turn.", "0",
+	  NULL, -1, 1000000, SCOPE_BENCH },
+	{ "blocking", 'z', OPT_INT, OFF(bench.blocking), "0|1|2",
+	  "Wait for each collective (1: and a barrier after it; 2: no barrier).", "0", NULL, 0, 2, SCOPE_BENCH },
+	{ "average", 'a', OPT_INT, OFF(bench.average), "0-3",
+	  "Time reported across processes: 0 rank 0's, 1 mean, 2 minimum, 3 maximum.", "1", NULL, 0, 3, SCOPE_BENCH },
+	{ "cudagraph", 'G', OPT_INT, OFF(bench.graph), "N", "Launch through a CUDA graph N times (not supported yet).",
+	  "0", NULL, 0, 1000000, SCOPE_BENCH },
+	{ "timeout", 'T', OPT_DOUBLE, OFF(bench.timeout), "SEC",
+	  "Seconds any step may take before the run is stopped and the stalled ranks named (0: 60 s plus the data at 100 MB/s).",
+	  "0", NULL, 0, 1e6, SCOPE_RUN },
+	{ "ngpus", 'g', OPT_INT, OFF(bench.ngpus), "N", "GPUs each process drives (NCCL backend).", "1", NULL, 1, 64,
+	  SCOPE_RUN },
+	{ "nthreads", 't', OPT_INT, OFF(bench.nthreads), "1",
+	  "Threads per process: always 1 (one thread drives all of a process's GPUs, -g).", "1", NULL, 1, 1,
+	  SCOPE_BENCH },
+	{ "backend", 0, OPT_STRING, OFF(backend), "NAME",
+	  "nccl (GPU memory), mpi (host memory, loads the gpuready-mpi module) or socket (host memory over gpuready's own TCP, for tests).",
+	  "nccl", NULL, 0, 0, SCOPE_BENCH },
+	{ "nccl-lib", 0, OPT_STRING, OFF(nccl_lib), "PATH",
+	  "Load NCCL from PATH instead of searching (system, LD_LIBRARY_PATH, pip's nvidia/nccl/lib).", NULL, NULL, 0, 0,
+	  SCOPE_RUN },
+	{ "json", 0, OPT_STRING, OFF(json_file), "FILE",
+	  "Also write the run (parameters, devices, hosts, every row, verdict) as JSON to FILE.", NULL, NULL, 0, 0,
+	  SCOPE_RUN },
+	{ "plot", 0, OPT_STRING, OFF(plot), "FILE.svg", "Also draw bus bandwidth and time against size as SVG.", NULL,
+	  NULL, 0, 0, SCOPE_BENCH },
+	{ "expect-busbw", 0, OPT_DOUBLE, OFF(expect_busbw), "GBPS",
+	  "Fail when the bus bandwidth at the largest size is below GBPS.", NULL, "expect_busbw", 0, 1e6, SCOPE_BENCH },
+	{ "rank", 0, OPT_INT, OFF(rank), "R", "This process's rank (with --nranks; otherwise from the launcher).", NULL,
+	  NULL, 0, 1000000, SCOPE_RUN },
+	{ "nranks", 0, OPT_INT, OFF(nranks), "N", "Number of processes (with --rank).", NULL, NULL, 1, 1000000,
+	  SCOPE_RUN },
+	{ "master", 0, OPT_STRING, OFF(master), "HOST[:PORT]",
+	  "Where rank 0 listens for the others (default MASTER_ADDR/MASTER_PORT, the first Slurm node, or this host).",
+	  NULL, NULL, 0, 0, SCOPE_RUN },
+	{ "connect-timeout", 0, OPT_DOUBLE, OFF(connect_timeout), "SEC",
+	  "Seconds for every rank to arrive and for communicator setup.", "120", NULL, 1, 1e6, SCOPE_RUN },
+	{ "require", 0, OPT_STRING, OFF(require), "LIST",
+	  "Fail unless NCCL used what LIST names: ib (an RDMA network, not sockets), gdr (GPUDirect RDMA), dmabuf.",
+	  NULL, NULL, 0, 0, SCOPE_NCCL },
+	{ "keep-logs", 0, OPT_STRING, OFF(keep_logs), "DIR", "Keep each rank's NCCL log in DIR.", NULL, NULL, 0, 0,
+	  SCOPE_NCCL },
+	{ "bytes", 0, OPT_U64, OFF(nccl_bytes), "SIZE", "Size of the buffer checked element by element.", "64M", NULL, 4,
+	  0, SCOPE_NCCL },
 };
 const size_t settings_n_opts = sizeof(settings_opts) / sizeof(settings_opts[0]);
 
@@ -74,6 +143,24 @@ void settings_init(struct settings *s)
 	 * GPUDirect RDMA (issue 3; NVIDIA GPUDirect RDMA docs: BAR1 limits how
 	 * much GPU memory peers can map). */
 	s->min_bar1_gib = 1.0;
+
+	struct bench_params bp;
+	bench_params_default(&bp, COLL_ALL_REDUCE);
+	s->bench.min_bytes = bp.min_bytes;
+	s->bench.max_bytes = bp.max_bytes;
+	s->bench.step_bytes = bp.step_bytes;
+	s->bench.step_factor = bp.step_factor;
+	s->bench.iters = bp.iters;
+	s->bench.warmup = bp.warmup;
+	s->bench.agg = bp.agg;
+	s->bench.check = bp.check;
+	s->bench.average = bp.average;
+	s->bench.root = bp.root;
+	s->bench.ngpus = bp.ngpus;
+	s->bench.nthreads = 1;
+	s->rank = -1;
+	s->connect_timeout = 120;
+	s->nccl_bytes = 64u << 20;
 }
 
 void settings_free(struct settings *s)

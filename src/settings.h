@@ -20,6 +20,9 @@ enum {
 	SCOPE_OTHER = 1u << 2,    /* help, version, man */
 	SCOPE_LIST = 1u << 3,     /* list-checks */
 	SCOPE_TOPO = 1u << 4,     /* topo */
+	SCOPE_BENCH = 1u << 5,    /* bench (all_reduce_perf ...) */
+	SCOPE_NCCL = 1u << 6,     /* nccl (test-nccl) */
+	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
 	SCOPE_ALL = 0xffu,
 };
 
@@ -53,6 +56,24 @@ struct settings {
 	char *python;      /* interpreter for the PyTorch check */
 	double min_bar1_gib;
 	char *config_note;  /* set by settings_load_config: keys it ignored, for the caller to print */
+	/* benchmarks: nccl-tests' flags (defaults from bench_params_default) */
+	struct {
+		uint64_t min_bytes, max_bytes, step_bytes;
+		int step_factor, iters, warmup, agg, check, average, blocking, root, ngpus, graph, nthreads;
+		double timeout;
+		char *dtype, *op;
+	} bench;
+	char *backend;         /* "nccl", "mpi", "socket" */
+	char *nccl_lib;
+	char *json_file;       /* bench/nccl --json FILE */
+	char *plot;
+	double expect_busbw;   /* GB/s at the largest size; 0 none */
+	int rank, nranks;      /* -1 / 0: from the launcher */
+	char *master;
+	double connect_timeout;
+	char *require;         /* nccl --require ib,gdr,dmabuf */
+	char *keep_logs;       /* nccl --keep-logs DIR */
+	uint64_t nccl_bytes;   /* nccl --bytes: the element-by-element check's size */
 };
 
 extern const struct opt settings_opts[];

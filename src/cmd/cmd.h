@@ -10,6 +10,7 @@
 #ifndef GPUREADY_CMD_H
 #define GPUREADY_CMD_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "core/strv.h"
@@ -19,6 +20,7 @@ enum {
 	EXIT_OK = 0,
 	EXIT_CHECK_FAILED = 1,
 	EXIT_TOOL_ERROR = 2,
+	EXIT_STALLED = 3,        /* bench, nccl: a rank stalled past a deadline or was lost */
 };
 
 struct command;
@@ -39,6 +41,7 @@ struct command {
 	const char *usage;       /* argument synopsis */
 	const char *summary;
 	const char *alias;       /* busybox-style program name, or NULL */
+	bool (*alias_match)(const char *progname); /* more program names (all_reduce_perf ...) */
 	const char *description; /* longer help text for --help and the man page */
 	bool hidden;
 };
@@ -56,6 +59,10 @@ int cmd_help(struct cmd_env *env);
 int cmd_version(struct cmd_env *env);
 int cmd_list_checks(struct cmd_env *env);
 int cmd_man(struct cmd_env *env);
+int cmd_bench(struct cmd_env *env);
+int cmd_nccl(struct cmd_env *env);
+/* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */
+bool bench_alias(const char *progname);
 
 /* Shared by the check commands: runs the checks of `area` (NULL = all) on
  * the configured root and prints the report. */

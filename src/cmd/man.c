@@ -55,6 +55,10 @@ int cmd_man(struct cmd_env *env)
 	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_CHECK);
 	printf(".SS \"snapshot\"\n");
 	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_SNAPSHOT);
+	printf(".SS \"bench (all_reduce_perf ...)\"\n");
+	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_BENCH);
+	printf(".SS \"nccl (test-nccl)\"\n");
+	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_NCCL);
 	printf(".SH CHECKS\n");
 	for (size_t i = 0; i < check_registry_n; i++) {
 		printf(".TP\n.B ");
@@ -71,13 +75,19 @@ int cmd_man(struct cmd_env *env)
 	       "is an error (exit status 2), so typos do not pass silently.\n");
 	printf(".SH EXIT STATUS\n.TP\n0\nNo check failed.\n.TP\n1\nAt least one check failed (or warned, "
 	       "with \\-\\-strict).\n.TP\n2\ngpuready itself could not run: a usage error, an unreadable "
-	       "configuration file, or an internal error.\n");
+	       "configuration file, or an internal error.\n.TP\n3\nbench and nccl: a rank stalled past its "
+	       "deadline or was lost; every process names it on standard error.\n.PP\nFor bench and nccl, 1 "
+	       "means wrong results, or bandwidth below \\-\\-expect\\-busbw or NCCL_TESTS_MIN_BW, or an "
+	       "unmet \\-\\-require.\n");
 	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
 	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES "
 	       "environment, and the user and architecture it was taken as.\n");
 	printf(".SH EXAMPLES\n.nf\ngpuready check\nverify\\-rdma \\-\\-json\n"
 	       "gpuready rdma \\-\\-only 'rdma.nccl_*'\n"
 	       "gpuready check \\-\\-prom /var/lib/node_exporter/textfile/gpuready.prom\n"
-	       "gpuready snapshot /tmp/node17 && gpuready check \\-\\-sysroot /tmp/node17\n.fi\n");
+	       "gpuready snapshot /tmp/node17 && gpuready check \\-\\-sysroot /tmp/node17\n"
+	       "mpirun \\-np 4 gpuready bench all_reduce \\-\\-backend mpi \\-b 8 \\-e 64M \\-f 2\n"
+	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python all_reduce_perf \\-b 8 \\-e 8G \\-f 2\n"
+	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python test\\-nccl \\-\\-require ib,gdr\n.fi\n");
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 }

@@ -78,6 +78,10 @@ int opt_assign(const struct opt *o, void *target, const char *value, char **err)
 		uint64_t v;
 		if (parse_size(value, &v) < 0)
 			return fail(err, "--%s: '%s' is not a size (digits with optional K/M/G)", o->name, value);
+		if (o->min > 0 && (double)v < o->min) {
+			*err = xasprintf("--%s: %s is below the smallest allowed, %.0f", o->name, value, o->min);
+			return -EINVAL;
+		}
 		*(uint64_t *)p = v;
 		return 0;
 	}
@@ -111,20 +115,24 @@ int opt_assign(const struct opt *o, void *target, const char *value, char **err)
 	return fail(err, "--%s: internal error%s", o->name, "");
 }
 
-static const struct opt *find_long(const struct opt *opts, size_t n, const char *name, size_t len, size_t *idx)
+/* The lookups skip options of other scopes, so two commands may use one
+ * name or letter differently (--json FLAG for checks, --json FILE for
+ * benchmarks; -n). */
+static const struct opt *find_long(const struct opt *opts, size_t n, unsigned scope, const char *name, size_t len,
+				   size_t *idx)
 {
 	for (size_t i = 0; i < n; i++)
-		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len)) {
+		if ((opts[i].scope & scope) && strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len)) {
 			*idx = i;
 			return &opts[i];
 		}
 	return NULL;
 }
 
-static const struct opt *find_short(const struct opt *opts, size_t n, char c, size_t *idx)
+static const struct opt *find_short(const struct opt *opts, size_t n, unsigned scope, char c, size_t *idx)
 {
 	for (size_t i = 0; i < n; i++)
-		if (opts[i].short_name && opts[i].short_name == c) {
+		if ((opts[i].scope & scope) && opts[i].short_name && opts[i].short_name == c) {
 			*idx = i;
 			return &opts[i];
 		}
@@ -151,13 +159,13 @@ int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char *
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			o = find_long(opts, n, name, len, &idx);
+			o = find_long(opts, n, scope, name, len, &idx);
 			if (!o || !(o->scope & scope))
 				return fail(err, "unknown option '%s'%s", a, "");
 			if (eq)
 				value = eq + 1;
 		} else {
-			o = find_short(opts, n, a[1], &idx);
+			o = find_short(opts, n, scope, a[1], &idx);
 			if (!o || !(o->scope & scope))
 				return fail(err, "unknown option '%s'%s", a, "");
 			if (a[2]) {

@@ -1,6 +1,7 @@
 /* The report model and its three renderers (text, JSON, Prometheus). */
 #define _GNU_SOURCE
 #include "report.h"
+#include "fileio.h"
 #include "cleanup.h"
 #include "strbuf.h"
 
@@ -216,7 +217,7 @@ static size_t utf8_seq(const unsigned char *s)
 /* s with every byte that is not part of valid UTF-8 replaced by U+FFFD:
  * JSON (RFC 8259) and the Prometheus format require UTF-8, and bytes from
  * files (a Latin-1 config, a corrupt attribute) end up in messages. */
-static char *utf8_clean(const char *s)
+char *utf8_clean(const char *s)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -341,29 +342,15 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 	return ferror(out) ? -EIO : 0;
 }
 
+static int prom_cb(FILE *f, void *ctx)
+{
+	const struct report *r = ((const void **)ctx)[0];
+	const double *now = ((const void **)ctx)[1];
+	return report_write_prom_stream(r, f, *now);
+}
+
 int report_write_prom(const struct report *r, const char *path, double now)
 {
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int e = -errno;
-		close(fd);
-		unlink(tmp);
-		return e;
-	}
-	int ret = report_write_prom_stream(r, f, now);
-	if (fflush(f) != 0 && ret == 0)
-		ret = -errno;
-	if (ret == 0 && fsync(fd) < 0)
-		ret = -errno;
-	if (fclose(f) != 0 && ret == 0)
-		ret = -errno;
-	if (ret == 0 && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret < 0)
-		unlink(tmp);
-	return ret;
+	const void *ctx[2] = { r, &now };
+	return file_write_atomic(path, prom_cb, (void *)ctx);
 }

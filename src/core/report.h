@@ -77,4 +77,8 @@ int report_write_prom(const struct report *r, const char *path, double now);
 /* The same exposition into a stream (for tests and stdout). */
 int report_write_prom_stream(const struct report *r, FILE *out, double now);
 
+/* s with every byte that is not part of valid UTF-8 replaced by U+FFFD
+ * (malloc'd): JSON and the Prometheus format require UTF-8. */
+char *utf8_clean(const char *s);
+
 #endif

@@ -1,6 +1,7 @@
 /* Subprocesses with a deadline; see spawn.h. */
 #define _GNU_SOURCE
 #include "spawn.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,4 +134,20 @@ void spawn_result_free(struct spawn_result *r)
 {
 	strbuf_release(&r->out);
 	strbuf_release(&r->err);
+}
+
+char *spawn_find_python(const char *explicit_path)
+{
+	if (explicit_path)
+		return xstrdup(explicit_path);
+	const char *venv = getenv("VIRTUAL_ENV");
+	if (venv && *venv) {
+		char *p = xasprintf("%s/bin/python", venv);
+		if (access(p, X_OK) == 0)
+			return p;
+		free(p);
+	}
+	if (access("/opt/pytorch-venv/bin/python", X_OK) == 0)
+		return xstrdup("/opt/pytorch-venv/bin/python");
+	return xstrdup("python3");
 }

@@ -29,4 +29,10 @@ struct spawn_result {
 int spawn_run(const char *const *argv, const char *const *envp, int timeout_ms, struct spawn_result *result);
 void spawn_result_free(struct spawn_result *r);
 
+/* The Python interpreter gpuready asks about a Python environment (PyTorch,
+ * a pip NCCL wheel): explicit_path if given, else $VIRTUAL_ENV/bin/python,
+ * /opt/pytorch-venv/bin/python (the seeds' venv), else "python3" from
+ * PATH. Returns a malloc'd string. */
+char *spawn_find_python(const char *explicit_path);
+
 #endif

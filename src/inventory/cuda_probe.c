@@ -9,7 +9,7 @@
  * library's own error name, number and text (cuda_api_format), never
  * printed, never fatal. */
 #include "gpu_live.h"
-#include "cuda_api.h"
+#include "core/cuda_api.h"
 #include "core/dl.h"
 #include "core/strbuf.h"
 

@@ -30,7 +30,7 @@
  * src/misc/ibvsymbols.cc does; ibv_reg_dmabuf_mr at IBVERBS_1.12. */
 #define _GNU_SOURCE
 #include "gpu_live.h"
-#include "cuda_api.h"
+#include "core/cuda_api.h"
 #include "core/dl.h"
 
 #include <errno.h>

@@ -39,21 +39,6 @@ static const char probe[] =
 	"    r.setdefault('nccl_available', False)\n"
 	"print(json.dumps(r))\n";
 
-static char *find_python(const char *explicit_path)
-{
-	if (explicit_path)
-		return xstrdup(explicit_path);
-	const char *venv = getenv("VIRTUAL_ENV");
-	if (venv && *venv) {
-		char *p = xasprintf("%s/bin/python", venv);
-		if (access(p, X_OK) == 0)
-			return p;
-		free(p);
-	}
-	if (access("/opt/pytorch-venv/bin/python", X_OK) == 0)
-		return xstrdup("/opt/pytorch-venv/bin/python");
-	return xstrdup("python3");
-}
 
 static char *jdup(json_object *o, const char *key)
 {
@@ -100,7 +85,7 @@ static void parse(struct torch_info *t, const char *out)
 int torch_load(const char *python, struct torch_info *t)
 {
 	t->cuda_available = t->nccl_available = t->device_count = -1;
-	t->python = find_python(python);
+	t->python = spawn_find_python(python);
 	const char *argv[] = { t->python, "-c", probe, NULL };
 	struct spawn_result res;
 	int e = spawn_run(argv, NULL, TORCH_TIMEOUT_MS, &res);

@@ -11,50 +11,7 @@
 # diff before committing). Exit 0 pass, 1 fail, 77 skip (meson's convention).
 set -u
 
-BIN=${GPUREADY_BIN:?}
-SRC=${GPUREADY_SOURCE_DIR:?}
-FIX=${GPUREADY_FIXTURES:?}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuready-cli.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT INT TERM
-FAILS=0
-
-fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-
-# expect_exit WANT CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
-expect_exit() {
-	want=$1; shift
-	"$@" >"$TMP/out" 2>"$TMP/err"
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		fail "exit $got (want $want): $*"; sed 's/^/  stderr: /' "$TMP/err" | head -5 >&2
-		return 1
-	fi
-	return 0
-}
-
-# contains FILE STRING DESCRIPTION
-contains() {
-	if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: '$2' not in output"; sed 's/^/  | /' "$1" | head -20 >&2; fi
-}
-lacks() {
-	if grep -qF -- "$2" "$1"; then fail "$3: '$2' unexpectedly in output"; else pass "$3"; fi
-}
-
-# Normalises what legitimately differs between runs: the sysroot path and
-# the version.
-normalize_json() {
-	sed -e "s#\"sysroot\": \".*\"#\"sysroot\": \"ROOT\"#" -e "s#\"version\": \".*\"#\"version\": \"VERSION\"#"
-}
-
-# compare EXPECTED ACTUAL NAME
-compare() {
-	if [ "${GPUREADY_UPDATE:-0}" = 1 ]; then
-		mkdir -p "$(dirname "$1")"; cp "$2" "$1"; pass "$3 (updated)"; return
-	fi
-	if [ ! -f "$1" ]; then fail "$3: no expected file $1 (run with GPUREADY_UPDATE=1)"; return; fi
-	if diff -u "$1" "$2" >"$TMP/diff"; then pass "$3"; else fail "$3 differs:"; head -80 "$TMP/diff" >&2; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 # Each fixture is checked with every check command (text, JSON, exit code)
 # and with topo (text and JSON).
@@ -246,6 +203,13 @@ t_install() {
 		"$a" --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/a.txt"; rc=$?
 		"$BIN" $cmd --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color >"$TMP/b.txt"
 		[ "$rc" -eq 0 ] && cmp -s "$TMP/a.txt" "$TMP/b.txt" && pass "installed $alias runs gpuready $cmd" || fail "installed $alias (exit $rc)"
+	done
+	for c in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
+		a=$(find "$dest" -name "${c}_perf" | head -1)
+		[ -L "$a" ] || { fail "${c}_perf not installed as a link"; continue; }
+		"$a" --backend socket -b 1K -e 1K -n 1 >"$TMP/a.txt" 2>"$TMP/a.err"; rc=$?
+		[ "$rc" -eq 0 ] && grep -q "Collective test starting: ${c}_perf" "$TMP/a.txt" \
+			&& pass "installed ${c}_perf runs the $c benchmark" || { fail "installed ${c}_perf (exit $rc)"; cat "$TMP/a.err" >&2; }
 	done
 	[ -n "$(find "$dest" -name gpuready.1)" ] && pass "man page installed" || fail "man page not installed"
 }

@@ -1,8 +1,11 @@
 /* libFuzzer target for the file parsers: every format the inventory reads
  * from text (sysfs attribute values, /proc/modules lines, nccl.conf, shell
  * exports, /etc/environment, limits.conf, GIDs, NCCL list syntax, config
- * values). The first byte picks the parser so one corpus covers all. */
+ * values, NCCL's INFO log, the launchers' host lists and addresses). The
+ * first byte picks the parser so one corpus covers all. */
+#include "bench/nccl_log.h"
 #include "checks/rdma/common.h"
+#include "cluster/launch.h"
 #include "core/options.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
@@ -52,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 16) {
+	switch (sel % 19) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -141,6 +144,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 15:
 		sink += (unsigned)pci_find_ext_cap((const unsigned char *)text, len, 0x000d);
 		break;
+	case 16: {
+		struct nccl_log l;
+		struct strv sum = STRV_INIT, why = STRV_INIT;
+		nccl_log_parse(text, len, &l);
+		nccl_log_summary(&l, &sum);
+		sink += nccl_log_meets(&l, "ib,gdr,dmabuf", &why);
+		strv_free(&sum);
+		strv_free(&why);
+		nccl_log_free(&l);
+		break;
+	}
+	case 17: {
+		char *h = launch_first_host(s);
+		sink += h ? (unsigned)strlen(h) : 0;
+		free(h);
+		break;
+	}
+	case 18: {
+		char *h = NULL;
+		int port = 0;
+		if (launch_split_hostport(s, &h, &port) == 0)
+			sink += (unsigned)strlen(h) + (unsigned)port;
+		free(h);
+		break;
+	}
 	}
 	free(s);
 	return 0;

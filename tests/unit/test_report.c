@@ -514,16 +514,7 @@ static void test_prom_duplicates(void **state)
 
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	struct strbuf sb = STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		strbuf_add(&sb, buf, n);
-	fclose(f);
-	return strbuf_detach(&sb);
+	return tu_read_file(path, NULL);
 }
 
 static void dir_entries(const char *dir, struct strv *out)

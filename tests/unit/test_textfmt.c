@@ -26,20 +26,10 @@ static void on_limit(void *ud, const char *domain, const char *type, const char 
 	strv_push(sv, xasprintf("%s|%s|%s|%s@%u", domain, type, item, value, lineno));
 }
 
-/* Compares; on a difference prints both lists, frees got and fails. */
+/* Compares; on a difference prints both lists and fails. */
 static void expect(struct strv *got, const char *const *want, size_t n)
 {
-	bool ok = got->n == n;
-	for (size_t i = 0; ok && i < n; i++)
-		ok = !strcmp(got->v[i], want[i]);
-	if (ok)
-		return;
-	for (size_t i = 0; i < got->n; i++)
-		print_message("  got [%zu] \"%s\"\n", i, got->v[i]);
-	for (size_t i = 0; i < n; i++)
-		print_message("  want[%zu] \"%s\"\n", i, want[i]);
-	strv_free(got);
-	fail_msg("parsed assignments differ");
+	tu_expect_strv(got, want, n, "parsed assignments");
 }
 #define EXPECT(got, ...)                                                      \
 	do {                                                                  \

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "core/strbuf.h"
+#include "core/strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,4 +89,34 @@ const char *tu_source_dir(void)
 	const char *s = getenv("GPUREADY_SOURCE_DIR");
 	assert_non_null(s);
 	return s;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	fclose(f);
+	if (len)
+		*len = sb.len;
+	return strbuf_detach(&sb);
+}
+
+void tu_expect_strv(const struct strv *got, const char *const *want, size_t n, const char *what)
+{
+	bool ok = got->n == n;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = !strcmp(got->v[i], want[i]);
+	if (ok)
+		return;
+	for (size_t i = 0; i < got->n; i++)
+		print_message("  got [%zu] \"%s\"\n", i, got->v[i]);
+	for (size_t i = 0; i < n; i++)
+		print_message("  want[%zu] \"%s\"\n", i, want[i]);
+	fail_msg("%s differ", what);
 }

@@ -22,4 +22,12 @@ char *tu_fixture(const char *name);
 /* $GPUREADY_SOURCE_DIR, not freed. */
 const char *tu_source_dir(void);
 
+/* A whole file (binary-safe, NUL-terminated), malloc'd; NULL if it cannot
+ * be opened. len may be NULL. */
+char *tu_read_file(const char *path, size_t *len);
+struct strv;
+/* Passes when got holds exactly want[0..n); otherwise prints both lists
+ * and fails with what. */
+void tu_expect_strv(const struct strv *got, const char *const *want, size_t n, const char *what);
+
 #endif

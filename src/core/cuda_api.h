@@ -1,5 +1,7 @@
-/* The CUDA driver API subset gpuready calls, loaded at run time (private to
- * src/inventory: cuda_probe.c and gdr_probe.c).
+/* The CUDA driver API subset gpuready calls, loaded at run time: the live
+ * GPU probes (src/inventory/cuda_probe.c, gdr_probe.c) and the NCCL
+ * benchmark backend (src/bench/backend_nccl.c), each asking for the symbol
+ * groups it calls.
  *
  * libcuda.so.1 comes with the NVIDIA driver, not with the build machine, so
  * cuda.h is never included: the few types and values used are declared
@@ -26,8 +28,11 @@
 typedef enum cudaError_enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	CUDA_ERROR_STUB_LIBRARY = 34,
 	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_NOT_READY = 600,          /* cuStreamQuery/cuEventQuery: work still pending */
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_UNKNOWN = 999,
 } CUresult;
@@ -35,6 +40,8 @@ typedef enum cudaError_enum {
 typedef int CUdevice;                   /* CUdevice_v1 */
 typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 under __LP64__ */
 typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;   /* NCCL's cudaStream_t is the same pointer */
+typedef struct CUevent_st *CUevent;
 _Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
 
 /* enum CUdevice_attribute_enum: the attributes read. */
@@ -47,6 +54,19 @@ typedef enum CUdevice_attribute_enum {
 	CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116,
 	CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124,
 } CUdevice_attribute;
+
+/* enum CUstream_flags_enum */
+enum {
+	CU_STREAM_DEFAULT = 0x0,
+	CU_STREAM_NON_BLOCKING = 0x1,    /* does not synchronise with the legacy NULL stream */
+};
+
+/* enum CUevent_flags_enum */
+enum {
+	CU_EVENT_DEFAULT = 0x0,
+	CU_EVENT_BLOCKING_SYNC = 0x1,
+	CU_EVENT_DISABLE_TIMING = 0x2,
+};
 
 /* enum CUmemRangeHandleType_enum */
 typedef enum CUmemRangeHandleType_enum {
@@ -78,6 +98,26 @@ struct cuda_api {
 	/* CUDA_NEED_COPY: host <-> device copies */
 	CUresult (*memcpy_htod_v2)(CUdeviceptr dst, const void *src, size_t bytes);
 	CUresult (*memcpy_dtoh_v2)(void *dst, CUdeviceptr src, size_t bytes);
+	/* CUDA_NEED_STREAM: streams to enqueue work on and poll (cuda.h
+	 * #defines cuStreamDestroy as cuStreamDestroy_v2) */
+	CUresult (*stream_create)(CUstream *s, unsigned flags);
+	CUresult (*stream_destroy_v2)(CUstream s);
+	CUresult (*stream_query)(CUstream s);        /* CUDA_SUCCESS or CUDA_ERROR_NOT_READY */
+	CUresult (*stream_synchronize)(CUstream s);
+	CUresult (*ctx_synchronize)(void);
+	/* CUDA_NEED_EVENT: GPU-side timing. CUDA 13.0's cuda.h #defines
+	 * cuEventElapsedTime as cuEventElapsedTime_v2 (same signature) and still
+	 * declares the plain prototype in its legacy block; its stub libcuda
+	 * exports both names, drivers older than the _v2 (CUDA 12.8) only the
+	 * plain one. Each is optional in the table and the group requires one:
+	 * call it through cuda_api_elapsed(). */
+	CUresult (*event_create)(CUevent *e, unsigned flags);
+	CUresult (*event_record)(CUevent e, CUstream s);
+	CUresult (*event_query)(CUevent e);
+	CUresult (*event_synchronize)(CUevent e);
+	CUresult (*event_destroy_v2)(CUevent e);
+	CUresult (*event_elapsed_time)(float *ms, CUevent start, CUevent end);
+	CUresult (*event_elapsed_time_v2)(float *ms, CUevent start, CUevent end);
 	/* always optional: release _v2 since CUDA 11.0 drivers, the plain one
 	 * before; cuMemGetHandleForAddressRange since 11.7 */
 	CUresult (*primary_ctx_release_v2)(CUdevice dev);
@@ -91,10 +131,13 @@ enum cuda_api_need {
 	CUDA_NEED_BASE = 1u << 0,
 	CUDA_NEED_FACTS = 1u << 1,
 	CUDA_NEED_COPY = 1u << 2,
+	CUDA_NEED_STREAM = 1u << 3,
+	CUDA_NEED_EVENT = 1u << 4,
 };
 
 /* Opens libcuda.so.1 into *api (zeroed first), requiring the symbols of the
- * groups in need. Returns 0 or the dl_open() error (lib->error says why;
+ * groups in need. Returns 0 or the dl_open() error, or -ENOSYS when
+ * CUDA_NEED_EVENT finds neither elapsed-time name (lib->error says why;
  * the caller still calls dl_close(lib) either way). On success the library
  * is also marked RTLD_NODELETE: libcuda starts threads in cuInit, and
  * unloading it under them would crash the process later, so dl_close()
@@ -105,6 +148,10 @@ int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need);
  * truncated, always terminated), naming the stub library for
  * CUDA_ERROR_STUB_LIBRARY. */
 void cuda_api_format(const struct cuda_api *api, const char *fn, CUresult r, char *out, size_t size);
+
+/* cuEventElapsedTime through whichever name the driver exports (the plain
+ * one first); CUDA_ERROR_UNKNOWN if neither. */
+CUresult cuda_api_elapsed(const struct cuda_api *api, float *ms, CUevent start, CUevent end);
 
 /* Releases dev's primary context through whichever release the driver
  * exports; CUDA_ERROR_UNKNOWN if neither. */

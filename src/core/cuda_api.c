@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include "cuda_api.h"
 
+#include "strbuf.h"
+
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +39,19 @@ static const struct cuda_sym cuda_syms[] = {
 	CU_SYM(cuMemFree_v2, mem_free_v2, CUDA_NEED_BASE),
 	CU_SYM(cuMemcpyHtoD_v2, memcpy_htod_v2, CUDA_NEED_COPY),
 	CU_SYM(cuMemcpyDtoH_v2, memcpy_dtoh_v2, CUDA_NEED_COPY),
+	CU_SYM(cuStreamCreate, stream_create, CUDA_NEED_STREAM),
+	CU_SYM(cuStreamDestroy_v2, stream_destroy_v2, CUDA_NEED_STREAM),
+	CU_SYM(cuStreamQuery, stream_query, CUDA_NEED_STREAM),
+	CU_SYM(cuStreamSynchronize, stream_synchronize, CUDA_NEED_STREAM),
+	CU_SYM(cuCtxSynchronize, ctx_synchronize, CUDA_NEED_STREAM),
+	CU_SYM(cuEventCreate, event_create, CUDA_NEED_EVENT),
+	CU_SYM(cuEventRecord, event_record, CUDA_NEED_EVENT),
+	CU_SYM(cuEventQuery, event_query, CUDA_NEED_EVENT),
+	CU_SYM(cuEventSynchronize, event_synchronize, CUDA_NEED_EVENT),
+	CU_SYM(cuEventDestroy_v2, event_destroy_v2, CUDA_NEED_EVENT),
+	/* one of the two is required for CUDA_NEED_EVENT (cuda_api_load) */
+	CU_SYM(cuEventElapsedTime, event_elapsed_time, 0),
+	CU_SYM(cuEventElapsedTime_v2, event_elapsed_time_v2, 0),
 	CU_SYM(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, 0),
 	CU_SYM(cuDevicePrimaryCtxRelease, primary_ctx_release, 0),
 	CU_SYM(cuMemGetHandleForAddressRange, mem_get_handle, 0),
@@ -63,9 +79,18 @@ int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need)
 					   .offset = cuda_syms[i].offset };
 	memset(api, 0, sizeof(*api));
 	int r = dl_open(lib, libs, syms, N_CUDA_SYMS, api);
-	if (r == 0)
-		cuda_api_pin(lib);
-	return r;
+	if (r < 0)
+		return r;
+	if ((need & CUDA_NEED_EVENT) && !api->event_elapsed_time && !api->event_elapsed_time_v2) {
+		char *why = xasprintf("%s: required symbol cuEventElapsedTime (or cuEventElapsedTime_v2) missing",
+				      lib->path);
+		dl_close(lib);
+		memset(api, 0, sizeof(*api));
+		lib->error = why;
+		return -ENOSYS;
+	}
+	cuda_api_pin(lib);
+	return 0;
 }
 
 /* The stub answers its own name and text lookups with an error and NULL. */
@@ -82,6 +107,13 @@ void cuda_api_format(const struct cuda_api *api, const char *fn, CUresult r, cha
 	if (r == CUDA_ERROR_STUB_LIBRARY)
 		text = "the CUDA toolkit's stub libcuda.so was loaded, not the driver's libcuda.so.1";
 	snprintf(out, size, "%s: %s (%d): %s", fn, name, (int)r, text ? text : "no description from the driver");
+}
+
+CUresult cuda_api_elapsed(const struct cuda_api *api, float *ms, CUevent start, CUevent end)
+{
+	if (api->event_elapsed_time)
+		return api->event_elapsed_time(ms, start, end);
+	return api->event_elapsed_time_v2 ? api->event_elapsed_time_v2(ms, start, end) : CUDA_ERROR_UNKNOWN;
 }
 
 CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev)

@@ -1,0 +1,51 @@
+/* Benchmark data whose results are known exactly.
+ *
+ * Every rank fills its input from a cheap hash of (seed, rank, element
+ * index), in a value range chosen per type, op and rank count so that the
+ * reduction has one right answer whatever order the library reduces in
+ * (nccl-tests' verifiable data does the same, REFERENCE §9):
+ *   sum   small integers, |v| <= L / nranks, so every partial sum is exact;
+ *   prod  ones and twos, at most B twos per element: a power of two;
+ *   max, min  any exactly representable integer;
+ *   avg   only ranks 0 and 1 contribute (as nccl-tests does), so the
+ *         library's pre-multiplication rounds at most twice;
+ *   copy  (gather, alltoall, broadcast, sendrecv) any representable integer.
+ * L is the largest integer the type holds exactly (bfloat16 256, half 2048,
+ * int8 127, ...), B the largest power of two it holds without overflow.
+ *
+ * Expected results are computed independently of any backend, element by
+ * element over all ranks in exact integer or double arithmetic, then
+ * stored in the type. Comparison is bit-exact, except that floating-point
+ * averages may differ by 2 units in the last place (nccl-tests' tolerance:
+ * the library may pre-multiply by 1/n). */
+#ifndef GPUREADY_BENCH_DATA_H
+#define GPUREADY_BENCH_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+/* "copy" data (no reduction) is asked for with op = OP__COUNT. */
+#define DATA_COPY OP__COUNT
+
+struct data_spec {
+	enum dtype t;
+	int op;          /* enum redop or DATA_COPY */
+	int nranks;
+	uint64_t seed;
+};
+
+/* Rank `rank`'s input: count elements starting at element index first. */
+void data_fill(const struct data_spec *s, int rank, size_t first, void *buf, size_t count);
+/* The reduction over every rank of their inputs at the same indices. */
+void data_expect_reduce(const struct data_spec *s, size_t first, void *buf, size_t count);
+/* Counts elements of got that differ from exp (see the tolerance above). */
+size_t data_compare(enum dtype t, int op, const void *got, const void *exp, size_t count);
+
+/* The exact-range bounds above, exposed for tests. */
+int64_t data_exact_limit(enum dtype t);
+int data_pow2_limit(enum dtype t);
+
+#endif

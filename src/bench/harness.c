@@ -1,0 +1,477 @@
+/* The benchmark harness (see harness.h for the procedure). */
+#include "harness.h"
+#include "coll.h"
+#include "cluster/cluster.h"
+#include "cluster/net.h"
+#include "core/cleanup.h"
+#include "core/strbuf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sweeps longer than this are a typo (-i 1 -e 1G), not a benchmark. */
+#define MAX_SIZES 4096
+
+/* Without -T, a step may take 60 s plus the time to move its data at
+ * 100 MB/s: no fabric gpuready measures is that slow when it works
+ * (loopback TCP and shared-memory MPI move GB/s), so a step slower than
+ * that has stalled. */
+#define AUTO_TIMEOUT_BASE_S 60.0
+#define AUTO_TIMEOUT_RATE 1e8
+
+void bench_params_default(struct bench_params *p, enum coll c)
+{
+	/* nccl-tests' defaults (docs/nccl-tests-format.md §8) */
+	*p = (struct bench_params){
+		.coll = c, .min_bytes = 32u << 20, .max_bytes = 32u << 20, .step_bytes = 1u << 20, .step_factor = 1,
+		.iters = 20, .warmup = 1, .agg = 1, .check = 1, .average = 1, .root = 0, .ngpus = 1,
+		.dtypes = { DT_FLOAT }, .n_dtypes = 1, .ops = { OP_SUM }, .n_ops = 1,
+	};
+}
+
+size_t bench_sizes(const struct bench_params *p, uint64_t **ret)
+{
+	uint64_t *v = NULL;
+	size_t n = 0;
+	for (uint64_t s = p->min_bytes; s && s <= p->max_bytes && n <= MAX_SIZES;
+	     s = p->step_factor > 1 ? s * (uint64_t)p->step_factor : s + p->step_bytes) {
+		v = xreallocarray(v, n + 1, sizeof(*v));
+		v[n++] = s;
+		if (p->step_factor > 1 ? s > UINT64_MAX / (uint64_t)p->step_factor : s > UINT64_MAX - p->step_bytes)
+			break;
+	}
+	*ret = v;
+	return n;
+}
+
+char *bench_params_check(const struct bench_params *p)
+{
+	if (p->min_bytes == 0)
+		return xstrdup("-b must be at least 1 byte (nccl-tests never ends a sweep that starts at 0)");
+	if (p->min_bytes > p->max_bytes)
+		return xasprintf("-b %llu is larger than -e %llu", (unsigned long long)p->min_bytes,
+				 (unsigned long long)p->max_bytes);
+	if (p->step_factor <= 1 && p->step_bytes == 0 && p->min_bytes != p->max_bytes)
+		return xstrdup("-i 0 with -f 1 never reaches -e: give -f 2 or a step size");
+	if (p->iters < 1 || p->agg < 1)
+		return xstrdup("-n and -m must be at least 1");
+	if (p->root < -1)
+		return xstrdup("-r must be a rank, or -1 for every root");
+	_cleanup_free_ uint64_t *sizes = NULL;
+	if (bench_sizes(p, &sizes) > MAX_SIZES)
+		return xasprintf("the sweep has more than %d sizes: use -f or a larger -i", MAX_SIZES);
+	return NULL;
+}
+
+double bench_busbw(enum coll c, double algbw, int nranks)
+{
+	const struct coll_def *d = coll_get(c);
+	return d ? algbw * d->bus_factor(nranks) : 0;
+}
+
+/* ---- per-run state ---- */
+
+struct rank_bufs {
+	void *send, *recv;
+};
+
+struct run {
+	const struct bench_ctx *ctx;
+	const struct coll_def *def;
+	struct rank_bufs *rb;
+	size_t buf_bytes;
+	unsigned char *hsend, *hrecv, *hexp;   /* host staging, one local rank at a time */
+	bool shift;                            /* rotate through the buffer (device memory) */
+	uint64_t rep;                          /* data seed counter */
+	char **err;
+};
+
+/* What one launch needs besides the buffers. */
+struct step {
+	struct coll_counts cc;
+	enum dtype t;
+	enum redop op;
+	int root;
+	bool in_place;
+	size_t elt;
+};
+
+static int backend_fail(struct run *r, const char *what, int ret)
+{
+	*r->err = xasprintf("%s: %s", what, r->ctx->b->error[0] ? r->ctx->b->error : strerror(-ret));
+	return ret;
+}
+
+static int global_rank(const struct run *r, int l)
+{
+	return r->ctx->proc * r->ctx->local + l;
+}
+
+static double step_timeout(const struct run *r, double bytes, int launches)
+{
+	const struct bench_params *p = r->ctx->p;
+	return p->timeout > 0 ? p->timeout : AUTO_TIMEOUT_BASE_S + bytes * launches / AUTO_TIMEOUT_RATE;
+}
+
+/* Elements the in-place region spans for this rank. */
+static size_t region_elems(const struct step *s, int rank)
+{
+	size_t a = s->cc.send_inplace * (size_t)rank + s->cc.send, b = s->cc.recv_inplace * (size_t)rank + s->cc.recv;
+	return a > b ? a : b;
+}
+
+static int launch(struct run *r, const struct step *s, uint64_t iter)
+{
+	const struct bench_ctx *c = r->ctx;
+	void *sendv[64], *recvv[64];
+	size_t window = region_elems(s, c->nranks - 1) * s->elt;
+	size_t shift = 0;
+
+	if (r->shift && window && window <= r->buf_bytes)
+		shift = window * (size_t)(iter % (r->buf_bytes / window));
+	for (int l = 0; l < c->local; l++) {
+		int rank = global_rank(r, l);
+		char *send = (char *)r->rb[l].send + shift, *recv = (char *)r->rb[l].recv + shift;
+		if (s->in_place) {
+			sendv[l] = recv + s->cc.send_inplace * (size_t)rank * s->elt;
+			recvv[l] = recv + s->cc.recv_inplace * (size_t)rank * s->elt;
+		} else {
+			sendv[l] = send;
+			recvv[l] = recv;
+		}
+	}
+	int ret = c->b->ops->run(c->b, c->p->coll, sendv, recvv, s->cc.param, s->t, s->op, s->root);
+	return ret < 0 ? backend_fail(r, "starting the collective", ret) : 0;
+}
+
+static int wait_all(struct run *r, double deadline)
+{
+	int ret = r->ctx->b->ops->wait(r->ctx->b, deadline);
+	return ret < 0 ? backend_fail(r, "waiting for the collective", ret) : 0;
+}
+
+static int barrier(struct run *r, double deadline)
+{
+	const struct bench_ctx *c = r->ctx;
+	if (c->b->ops->barrier) {
+		int ret = c->b->ops->barrier(c->b, deadline);
+		return ret < 0 ? backend_fail(r, "barrier", ret) : 0;
+	}
+	return cluster_barrier(c->cl, deadline, r->err);
+}
+
+static struct coll_run coll_run_for(const struct run *r, const struct step *s, int l, uint64_t seed)
+{
+	return (struct coll_run){
+		.cc = s->cc,
+		.data = { .t = s->t, .op = r->def->has_op ? (int)s->op : DATA_COPY, .nranks = r->ctx->nranks, .seed = seed },
+		.rank = global_rank(r, l), .nranks = r->ctx->nranks, .root = s->root, .in_place = s->in_place,
+	};
+}
+
+/* Fills every local rank's buffers with fresh verifiable data. */
+static int init_data(struct run *r, const struct step *s, uint64_t seed)
+{
+	const struct bench_ctx *c = r->ctx;
+	for (int l = 0; l < c->local; l++) {
+		struct coll_run cr = coll_run_for(r, s, l, seed);
+		int ret;
+		r->def->init(&cr, r->hsend);
+		if (!s->in_place) {
+			memset(r->hrecv, 0, s->cc.recv * s->elt);
+			ret = c->b->ops->copy_in(c->b, l, r->rb[l].send, r->hsend, s->cc.send * s->elt);
+			if (ret == 0)
+				ret = c->b->ops->copy_in(c->b, l, r->rb[l].recv, r->hrecv, s->cc.recv * s->elt);
+		} else {
+			size_t n = region_elems(s, cr.rank);
+			memset(r->hrecv, 0, n * s->elt);
+			memcpy(r->hrecv + s->cc.send_inplace * (size_t)cr.rank * s->elt, r->hsend, s->cc.send * s->elt);
+			ret = c->b->ops->copy_in(c->b, l, r->rb[l].recv, r->hrecv, n * s->elt);
+		}
+		if (ret < 0)
+			return backend_fail(r, "copying data to the buffers", ret);
+	}
+	return 0;
+}
+
+/* Wrong elements over the local ranks after a launch on data of `seed`. */
+static int count_wrong(struct run *r, const struct step *s, uint64_t seed, int64_t *wrong)
+{
+	const struct bench_ctx *c = r->ctx;
+	*wrong = 0;
+	for (int l = 0; l < c->local; l++) {
+		struct coll_run cr = coll_run_for(r, s, l, seed);
+		const char *res = (const char *)r->rb[l].recv;
+		if (s->in_place)
+			res += s->cc.recv_inplace * (size_t)cr.rank * s->elt;
+		int ret = c->b->ops->copy_out(c->b, l, r->hrecv, res, s->cc.recv * s->elt);
+		if (ret < 0)
+			return backend_fail(r, "copying results back", ret);
+		r->def->init(&cr, r->hsend);
+		r->def->expect(&cr, r->hsend, r->hexp);
+		*wrong += (int64_t)data_compare(s->t, cr.data.op, r->hrecv, r->hexp, s->cc.recv);
+	}
+	return 0;
+}
+
+/* -c: up to `check` launches on fresh data, stopping at the first with
+ * errors anywhere. *wrong is the global count. */
+static int validate(struct run *r, const struct step *s, double deadline, int64_t *wrong)
+{
+	const struct bench_ctx *c = r->ctx;
+	*wrong = 0;
+	for (int i = 0; i < c->p->check; i++) {
+		uint64_t seed = ++r->rep;
+		int64_t local = 0;
+		int ret = init_data(r, s, seed);
+		if (ret == 0)
+			ret = launch(r, s, 0);
+		if (ret == 0)
+			ret = wait_all(r, deadline);
+		if (ret == 0)
+			ret = count_wrong(r, s, seed, &local);
+		if (ret < 0)
+			return ret;
+		double v[2] = { (double)local, local ? 1.0 : 0.0 };
+		ret = cluster_allreduce_f64(c->cl, v, 2, CLUSTER_SUM, deadline, r->err);
+		if (ret < 0)
+			return ret;
+		*wrong = (int64_t)v[0];
+		if (*wrong)
+			return (int)v[1]; /* processes with errors, for "Out of bounds values" */
+	}
+	return 0;
+}
+
+/* The timed loop; *sec is the mean time per launch, combined per -a. */
+static int timed(struct run *r, const struct step *s, double deadline, double *sec)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct bench_params *p = c->p;
+	int ret = 0;
+
+	if ((ret = launch(r, s, 0)) < 0 || (ret = wait_all(r, deadline)) < 0 || (ret = barrier(r, deadline)) < 0)
+		return ret;
+	if ((ret = c->b->ops->timer_begin(c->b)) < 0)
+		return backend_fail(r, "starting the timer", ret);
+	for (int i = 0; i < p->iters && ret == 0; i++)
+		for (int a = 0; a < p->agg && ret == 0; a++) {
+			ret = launch(r, s, (uint64_t)i * (uint64_t)p->agg + (uint64_t)a);
+			cluster_progress(c->cl, (uint64_t)i * (uint64_t)p->agg + (uint64_t)a + 1);
+			if (ret == 0 && p->blocking)
+				ret = wait_all(r, deadline);
+			if (ret == 0 && p->blocking == 1)
+				ret = barrier(r, deadline);
+		}
+	if (ret < 0)
+		return ret;
+	if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
+		return backend_fail(r, "waiting for the timed loop", ret);
+	*sec /= (double)p->iters * p->agg;
+	if (p->average == 0)
+		return 0; /* process 0 prints its own time */
+	enum cluster_op op = p->average == 2 ? CLUSTER_MIN : p->average == 3 ? CLUSTER_MAX : CLUSTER_SUM;
+	ret = cluster_allreduce_f64(c->cl, sec, 1, op, deadline, r->err);
+	if (ret == 0 && op == CLUSTER_SUM)
+		*sec /= cluster_nprocs(c->cl);
+	return ret;
+}
+
+static void phase_name(char *buf, size_t len, const struct run *r, const struct step *s, const char *what)
+{
+	snprintf(buf, len, "%s %zu B %s %s%s%s (%s)", coll_name(r->ctx->p->coll), coll_size_bytes(&s->cc, s->elt),
+		 dtype_name(s->t), r->def->has_op ? redop_name(s->op) : "", r->def->has_op ? " " : "",
+		 s->in_place ? "in-place" : "out-of-place", what);
+}
+
+/* One half-row: timing, then validation. Returns processes with errors
+ * (>= 0) or -errno. */
+static int half_row(struct run *r, const struct step *s, struct bench_half *h)
+{
+	const struct bench_ctx *c = r->ctx;
+	double bytes = (double)region_elems(s, c->nranks - 1) * (double)s->elt;
+	double deadline = net_now() + step_timeout(r, bytes, c->p->iters * c->p->agg + 1 + c->p->check);
+	char name[192];
+	double sec = 0;
+	int ret;
+
+	phase_name(name, sizeof(name), r, s, "timed loop");
+	cluster_phase(c->cl, name, deadline);
+	if (c->p->check && (ret = init_data(r, s, ++r->rep)) < 0)
+		return ret;
+	if ((ret = timed(r, s, deadline, &sec)) < 0)
+		return ret;
+	h->time_us = sec * 1e6;
+	h->algbw = sec > 0 ? r->def->alg_bytes(&s->cc, s->elt, c->nranks) / 1e9 / sec : 0;
+	h->busbw = h->algbw * r->def->bus_factor(c->nranks);
+	h->wrong = -1;
+	ret = 0;
+	if (c->p->check && (!s->in_place || r->def->inplace_checked)) {
+		ret = validate(r, s, deadline, &h->wrong);
+		if (ret < 0)
+			return ret;
+	}
+	cluster_phase_done(c->cl);
+	return ret;
+}
+
+static int warm_up(struct run *r, enum dtype t, enum redop op, int root)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct bench_params *p = c->p;
+	char name[128];
+
+	if (p->warmup <= 0)
+		return 0;
+	double deadline = net_now() + step_timeout(r, (double)p->max_bytes * 2, p->warmup * 2 + 2);
+	snprintf(name, sizeof(name), "%s warm-up %s%s%s", coll_name(p->coll), dtype_name(t),
+		 r->def->has_op ? " " : "", r->def->has_op ? redop_name(op) : "");
+	cluster_phase(c->cl, name, deadline);
+	/* every power-of-two size from -b, as current nccl-tests does */
+	for (uint64_t size = p->min_bytes; size && size <= p->max_bytes; size *= 2) {
+		struct step s = { .t = t, .op = op, .root = root, .elt = dtype_size(t) };
+		r->def->counts(size / s.elt, c->nranks, s.elt, &s.cc);
+		for (int i = 0; i < p->warmup; i++) {
+			int ret = launch(r, &s, 0);
+			if (ret < 0)
+				return ret;
+		}
+		int ret = wait_all(r, deadline);
+		if (ret < 0)
+			return ret;
+	}
+	cluster_phase_done(c->cl);
+	return 0;
+}
+
+/* ---- the sweep ---- */
+
+static int one_block(struct run *r, const uint64_t *sizes, size_t n_sizes, enum dtype t, enum redop op, int root,
+		     struct bench_result *res)
+{
+	const struct bench_ctx *c = r->ctx;
+	int ret = warm_up(r, t, op, root);
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n_sizes; i++) {
+		struct step s = { .t = t, .op = op, .root = root, .elt = dtype_size(t) };
+		struct bench_row row = { .type = t, .op = op, .root = r->def->has_root ? root : -1,
+					 .has_op = r->def->has_op || c->p->coll == COLL_SENDRECV };
+		r->def->counts(sizes[i] / s.elt, c->nranks, s.elt, &s.cc);
+		row.size = coll_size_bytes(&s.cc, s.elt);
+		row.count = s.cc.param;
+		for (int h = 0; h < 2; h++) {
+			s.in_place = h == 1;
+			ret = half_row(r, &s, &row.half[h]);
+			if (ret < 0)
+				return ret;
+			res->out_of_bounds += ret;
+			res->busbw_sum += row.half[h].busbw;
+			res->busbw_n++;
+		}
+		res->rows = xreallocarray(res->rows, res->n_rows + 1, sizeof(*res->rows));
+		res->rows[res->n_rows++] = row;
+		if (c->proc == 0 && c->on_row)
+			c->on_row(c->row_ctx, &row);
+	}
+	return 0;
+}
+
+static int sweep(struct run *r, struct bench_result *res)
+{
+	const struct bench_params *p = r->ctx->p;
+	_cleanup_free_ uint64_t *sizes = NULL;
+	size_t n_sizes = bench_sizes(p, &sizes);
+	bool loop_ops = r->def->has_op || p->coll == COLL_SENDRECV;
+	int ret = 0;
+
+	for (size_t ti = 0; ti < p->n_dtypes && ret == 0; ti++)
+		for (size_t oi = 0; oi < (loop_ops ? p->n_ops : 1) && ret == 0; oi++) {
+			int first = r->def->has_root && p->root < 0 ? 0 : p->root;
+			int last = r->def->has_root && p->root < 0 ? r->ctx->nranks - 1 : first;
+			for (int root = first; root <= last && ret == 0; root++)
+				ret = one_block(r, sizes, n_sizes, p->dtypes[ti], loop_ops ? p->ops[oi] : OP_SUM,
+						r->def->has_root ? root : -1, res);
+		}
+	return ret;
+}
+
+static void free_buffers(struct run *r)
+{
+	const struct bench_ctx *c = r->ctx;
+	for (int l = 0; r->rb && l < c->local; l++) {
+		if (r->rb[l].send)
+			c->b->ops->free(c->b, l, r->rb[l].send);
+		if (r->rb[l].recv)
+			c->b->ops->free(c->b, l, r->rb[l].recv);
+	}
+	free(r->rb);
+	free(r->hsend);
+	free(r->hrecv);
+	free(r->hexp);
+}
+
+static int alloc_buffers(struct run *r)
+{
+	const struct bench_ctx *c = r->ctx;
+	/* every size's send, receive and in-place region fits in max_bytes
+	 * (counts only round down); 64 bytes spare for alignment rounding */
+	r->buf_bytes = (size_t)c->p->max_bytes + 64;
+	r->rb = xcalloc((size_t)c->local, sizeof(*r->rb));
+	for (int l = 0; l < c->local; l++) {
+		int ret = c->b->ops->alloc(c->b, l, r->buf_bytes, &r->rb[l].send);
+		if (ret == 0)
+			ret = c->b->ops->alloc(c->b, l, r->buf_bytes, &r->rb[l].recv);
+		if (ret < 0)
+			return backend_fail(r, "allocating buffers", ret);
+		struct backend_device d = { .ordinal = -1 };
+		c->b->ops->device(c->b, l, &d);
+		r->shift = d.ordinal >= 0; /* nccl-tests' per-iteration offset, for GPU caches */
+	}
+	if (c->p->check) {
+		r->hsend = malloc(r->buf_bytes);
+		r->hrecv = malloc(r->buf_bytes);
+		r->hexp = malloc(r->buf_bytes);
+		if (!r->hsend || !r->hrecv || !r->hexp) {
+			*r->err = xasprintf("cannot allocate %zu MiB of host memory for validation (-c 0 turns it off)",
+					    3 * r->buf_bytes >> 20);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
+{
+	struct run r = { .ctx = ctx, .def = coll_get(ctx->p->coll), .err = err };
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!r.def)
+		return -EINVAL;
+	if (ctx->local > 64) {
+		*err = xasprintf("-g %d: at most 64 GPUs per process", ctx->local);
+		return -EINVAL;
+	}
+	if (r.def->has_root && ctx->p->root >= ctx->nranks) {
+		*err = xasprintf("-r %d: there are only %d ranks", ctx->p->root, ctx->nranks);
+		return -EINVAL;
+	}
+	ret = alloc_buffers(&r);
+	if (ret == 0)
+		ret = sweep(&r, res);
+	free_buffers(&r);
+	return ret;
+}
+
+void bench_result_free(struct bench_result *res)
+{
+	if (!res)
+		return;
+	free(res->rows);
+	res->rows = NULL;
+	res->n_rows = 0;
+}

@@ -1,0 +1,97 @@
+/* The collective benchmark harness: size sweep, warm-up, timed loops,
+ * validation, statistics, and the rows the report prints.
+ *
+ * It follows nccl-tests' procedure (docs/nccl-tests-format.md §3-§5) so
+ * numbers compare one to one: per (type, op, root) a warm-up of every
+ * power-of-two size; per size an out-of-place and an in-place half-row,
+ * each: data initialised, one untimed launch, a barrier, `iters` timed
+ * iterations of `agg` launches, the mean time per launch combined over
+ * processes as -a says, algbw = bytes / time, busbw = algbw × the
+ * collective's factor; then `check` validation launches compared with
+ * independently computed results.
+ *
+ * The harness owns no process setup: it gets a ready backend and control
+ * plane, and reports each row through a callback as it completes. Every
+ * wait has a deadline and every step is a named cluster phase, so a stall
+ * is reported with the culprit (cluster.h). */
+#ifndef GPUREADY_BENCH_HARNESS_H
+#define GPUREADY_BENCH_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "types.h"
+
+struct cluster;
+
+/* Everything a run is told (nccl-tests flags, same meaning and defaults). */
+struct bench_params {
+	enum coll coll;
+	uint64_t min_bytes, max_bytes, step_bytes;  /* -b -e -i */
+	int step_factor;                            /* -f (> 1: multiply) */
+	int iters, warmup, agg;                     /* -n -w -m */
+	int check;                                  /* -c: validation launches, 0 off */
+	int average;                                /* -a: 0 rank 0, 1 mean, 2 min, 3 max */
+	int blocking;                               /* -z */
+	int root;                                   /* -r; -1 every root */
+	int ngpus;                                  /* -g */
+	double timeout;                             /* -T seconds per wait; 0 automatic */
+	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
+	size_t n_dtypes;
+	enum redop ops[OP__COUNT];                  /* -o */
+	size_t n_ops;
+};
+
+void bench_params_default(struct bench_params *p, enum coll c);
+/* Checks the combination; returns NULL or a message (malloc'd). */
+char *bench_params_check(const struct bench_params *p);
+/* The message sizes of the sweep, in order, into *ret (malloc'd). */
+size_t bench_sizes(const struct bench_params *p, uint64_t **ret);
+
+/* One half of a row. */
+struct bench_half {
+	double time_us, algbw, busbw;  /* GB/s = 1e9 B/s */
+	int64_t wrong;                 /* -1: not checked (N/A) */
+};
+
+struct bench_row {
+	uint64_t size;                 /* bytes, the printed size */
+	uint64_t count;                /* elements passed to the library */
+	enum dtype type;
+	enum redop op;
+	bool has_op;
+	int root;                      /* -1 none */
+	struct bench_half half[2];     /* out of place, in place */
+};
+
+struct bench_result {
+	struct bench_row *rows;
+	size_t n_rows;
+	double busbw_sum;              /* for "Avg bus bandwidth": every half-row */
+	size_t busbw_n;
+	int64_t out_of_bounds;         /* half-rows x processes with wrong elements */
+};
+
+typedef void (*bench_row_fn)(void *ctx, const struct bench_row *row);
+
+struct bench_ctx {
+	const struct bench_params *p;
+	struct backend *b;
+	struct cluster *cl;
+	int nranks, local, proc;
+	bench_row_fn on_row;           /* called on process 0 only */
+	void *row_ctx;
+};
+
+/* Runs the whole sweep. Returns 0 (the result says whether it passed) or
+ * -errno with *err when the run could not go on (a backend error; stalls
+ * and lost ranks end the process through the cluster instead). */
+int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err);
+void bench_result_free(struct bench_result *res);
+
+/* busbw = algbw × factor; exposed for tests. */
+double bench_busbw(enum coll c, double algbw, int nranks);
+
+#endif

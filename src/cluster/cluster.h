@@ -1,0 +1,110 @@
+/* The control plane of a multi-process run: rendezvous, small collective
+ * exchanges, phase tracking and the watchdog that names stalled ranks.
+ *
+ * Process 0 listens; every other process connects to it (a star), says who
+ * it is (HELLO: process rank, count, host, pid, job), and gets the roster
+ * back (WELCOME). The connections stay open for the whole run:
+ *   - the main thread exchanges data over them (bcast, gather, barrier,
+ *     allreduce of a few doubles; the socket backend moves whole buffers);
+ *   - one receiver thread per process reads every frame, queues DATA for
+ *     the main thread and handles the rest itself: PHASE/DONE progress
+ *     reports (process 0 keeps them per process), ABORT, BYE.
+ *
+ * Phases: the main thread marks each step that involves other processes
+ * (rendezvous, communicator init, each timed loop) with cluster_phase()
+ * and cluster_phase_done(), with a deadline. When a deadline passes, a
+ * peer's connection drops, or SIGTERM/SIGINT arrives, the receiver thread
+ * of process 0 decides who is to blame — processes that never began the
+ * phase ("did not arrive"), that began it and did not finish it, or that
+ * disconnected — and sends ABORT with that text to everyone. The fatal
+ * handler (cluster_opts.on_fatal) then prints it, and the process exits:
+ * the main thread may be stuck inside NCCL or MPI and is never waited
+ * for. Other processes exit on ABORT, on losing process 0, or on their own
+ * deadline plus a grace period if process 0 says nothing.
+ *
+ * Thread safety: the cluster_* data calls are for the main thread only. */
+#ifndef GPUREADY_CLUSTER_H
+#define GPUREADY_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How long a process other than 0 waits past its own deadline for process
+ * 0's verdict before giving its own (process 0 sees more). */
+#define CLUSTER_GRACE_S 10.0
+
+struct cluster;
+
+struct cluster_member {
+	int proc;
+	int pid;
+	int local_rank;
+	char host[64];
+};
+
+/* Called once, from whichever thread detects the failure first, with the
+ * whole explanation (several lines, no trailing newline) and the exit code
+ * to use. It must not return to the caller's work: it prints, writes what
+ * it must, and calls _exit (cluster_fatal does that after it returns). */
+typedef void (*cluster_fatal_fn)(void *ctx, const char *why, int code);
+
+struct cluster_opts {
+	int proc, nprocs;
+	int ranks_per_proc;     /* for messages: process p holds ranks p*k .. p*k+k-1 */
+	int local_rank;
+	const char *host;       /* process 0: address to bind ("" = all) */
+	int port;               /* process 0: port to bind; 0 = any free port (announced through MPI) */
+	const char *job;        /* must match on every process */
+	double deadline;        /* for the rendezvous (absolute, net_now()) */
+	cluster_fatal_fn on_fatal;
+	void *fatal_ctx;
+};
+
+/* Process 0 binds its listening socket; others do nothing yet. Returns 0
+ * or -errno with *err. */
+int cluster_create(const struct cluster_opts *o, struct cluster **ret, char **err);
+/* Process 0's listening port (after cluster_create). */
+int cluster_port(const struct cluster *c);
+/* Rendezvous: process 0 waits for every other process; the others connect
+ * to `hosts` (a comma-separated list tried in order) at `port`.
+ * Starts the receiver thread. On failure *err says which processes did
+ * not arrive, or why this one could not connect. */
+int cluster_join(struct cluster *c, const char *hosts, int port, char **err);
+
+const struct cluster_member *cluster_members(const struct cluster *c); /* nprocs entries */
+int cluster_nprocs(const struct cluster *c);
+int cluster_proc(const struct cluster *c);
+
+/* Phases (main thread). desc is copied. deadline absolute. */
+void cluster_phase(struct cluster *c, const char *desc, double deadline);
+void cluster_phase_done(struct cluster *c);
+/* How many launches the main thread finished in this phase (reported in
+ * heartbeats, so a stall verdict can tell a lagging rank). Cheap: one
+ * atomic store. */
+void cluster_progress(struct cluster *c, uint64_t launches);
+
+/* Data exchanges among all processes, by the deadline. Each returns 0 or
+ * -errno with *err (a peer lost, a timeout). */
+int cluster_bcast(struct cluster *c, void *buf, size_t len, double deadline, char **err);
+/* all (process 0 only, nprocs * len bytes) receives every process's mine. */
+int cluster_gather(struct cluster *c, const void *mine, size_t len, void *all, double deadline, char **err);
+/* Process 0 sends part p of all (nprocs * len) to process p. */
+int cluster_scatter(struct cluster *c, const void *all, void *mine, size_t len, double deadline, char **err);
+int cluster_allgather(struct cluster *c, const void *mine, size_t len, void *all, double deadline, char **err);
+int cluster_barrier(struct cluster *c, double deadline, char **err);
+enum cluster_op { CLUSTER_SUM, CLUSTER_MIN, CLUSTER_MAX };
+int cluster_allreduce_f64(struct cluster *c, double *v, size_t n, enum cluster_op op, double deadline, char **err);
+
+/* Ends the run everywhere with this explanation (from the main thread,
+ * after an error it cannot recover from). Does not return. */
+__attribute__((noreturn)) void cluster_fatal(struct cluster *c, const char *why, int code);
+
+/* Orderly end: says BYE, waits (briefly) for the others, stops the
+ * receiver thread, frees. NULL is fine. */
+void cluster_close(struct cluster *c);
+
+/* "rank 3 (node2, pid 1234)" or "ranks 4-7 (node2, pid 1234)". */
+void cluster_describe(const struct cluster *c, int proc, char *buf, size_t len);
+
+#endif

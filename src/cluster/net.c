@@ -1,0 +1,251 @@
+/* TCP with deadlines (see net.h). Sockets are non-blocking while
+ * connecting and blocking afterwards; every wait is a poll() bounded by
+ * the caller's deadline. */
+#define _GNU_SOURCE
+#include "net.h"
+#include "core/strbuf.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+double net_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left until deadline for poll(): -1 without one, 0 past it. */
+static int ms_left(double deadline)
+{
+	if (deadline <= 0)
+		return -1;
+	double left = deadline - net_now();
+	if (left <= 0)
+		return 0;
+	return left > 3600.0 ? 3600000 : (int)(left * 1000.0) + 1;
+}
+
+static int wait_fd(int fd, short events, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	for (;;) {
+		int r = poll(&p, 1, ms_left(deadline));
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int resolve(const char *host, int port, bool passive, struct addrinfo **ret, char *msg, size_t msglen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = passive ? AI_PASSIVE : AI_ADDRCONFIG };
+	char ports[16];
+	snprintf(ports, sizeof(ports), "%d", port);
+	int r = getaddrinfo(host && *host ? host : NULL, ports, &hints, ret);
+	if (r) {
+		snprintf(msg, msglen, "cannot resolve '%s': %s", host ? host : "*", gai_strerror(r));
+		return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int net_listen(const char *host, int port, char *msg, size_t msglen)
+{
+	struct addrinfo *ai = NULL;
+	int r = resolve(host, port, true, &ai, msg, msglen), err = -EADDRNOTAVAIL;
+	if (r < 0)
+		return r;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol), one = 1;
+		if (fd < 0) {
+			err = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
+			freeaddrinfo(ai);
+			return fd;
+		}
+		err = -errno;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	snprintf(msg, msglen, "cannot listen on %s:%d: %s%s", host && *host ? host : "*", port, strerror(-err),
+		 err == -EADDRINUSE ? " (another job or program holds the port: choose one with --master HOST:PORT)"
+		 : err == -EADDRNOTAVAIL ? " (the address is not one of this host's: is this rank 0's host?)" : "");
+	return err;
+}
+
+int net_local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static void tune(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+}
+
+/* One non-blocking connect attempt to a; 0 and *fd, or -errno. */
+static int try_connect(const struct addrinfo *a, double deadline, int *ret_fd)
+{
+	int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	int r = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : -errno;
+	if (r == -EINPROGRESS) {
+		r = wait_fd(fd, POLLOUT, deadline);
+		if (r == 0) {
+			int soerr = 0;
+			socklen_t sl = sizeof(soerr);
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+			r = -soerr;
+		}
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	tune(fd);
+	*ret_fd = fd;
+	return 0;
+}
+
+int net_connect(const char *host, int port, double deadline, char *msg, size_t msglen)
+{
+	int err = -ETIMEDOUT;
+	*msg = '\0';
+	for (;;) {
+		struct addrinfo *ai = NULL;
+		int r = resolve(host, port, false, &ai, msg, msglen);
+		if (r == 0) {
+			for (struct addrinfo *a = ai; a; a = a->ai_next) {
+				/* an address that drops SYNs must not eat the whole deadline */
+				double step = net_now() + 5.0;
+				int fd;
+				r = try_connect(a, deadline > 0 && deadline < step ? deadline : step, &fd);
+				if (r == 0) {
+					freeaddrinfo(ai);
+					return fd;
+				}
+				err = r;
+			}
+			freeaddrinfo(ai);
+		}
+		if (deadline > 0 && net_now() + 0.1 >= deadline)
+			break;
+		usleep(100000);
+	}
+	if (err != -EHOSTUNREACH || !*msg)
+		snprintf(msg, msglen, "cannot connect to rank 0 at %s:%d: %s", host, port, strerror(-err));
+	return err == -ECONNREFUSED ? -ETIMEDOUT : err;
+}
+
+int net_accept(int lfd, double deadline)
+{
+	int r = wait_fd(lfd, POLLIN, deadline);
+	if (r < 0)
+		return r;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return errno == EAGAIN || errno == ECONNABORTED ? -EAGAIN : -errno;
+	tune(fd);
+	return fd;
+}
+
+int net_write_all(int fd, const void *buf, size_t len, double deadline)
+{
+	const char *p = buf;
+	while (len) {
+		int r = wait_fd(fd, POLLOUT, deadline);
+		if (r < 0)
+			return r;
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int net_read_all(int fd, void *buf, size_t len, double deadline)
+{
+	char *p = buf;
+	while (len) {
+		int r = wait_fd(fd, POLLIN, deadline);
+		if (r < 0)
+			return r;
+		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+char *net_local_addresses(void)
+{
+	struct ifaddrs *ifa = NULL;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (getifaddrs(&ifa) == 0) {
+		for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+			char a[INET_ADDRSTRLEN];
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+			    (i->ifa_flags & IFF_LOOPBACK))
+				continue;
+			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, a, sizeof(a));
+			strbuf_addf(&sb, "%s,", a);
+		}
+		freeifaddrs(ifa);
+	}
+	strbuf_adds(&sb, "127.0.0.1");
+	return strbuf_detach(&sb);
+}
+
+void net_hostname(char *buf, size_t len)
+{
+	if (gethostname(buf, len) < 0 || !*buf)
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	char *dot = strchr(buf, '.');
+	if (dot)
+		*dot = '\0';
+}

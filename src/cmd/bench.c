@@ -1,0 +1,299 @@
+/* `gpuready bench COLLECTIVE` and the aliases all_reduce_perf,
+ * all_gather_perf, ...: nccl-tests-grade collective benchmarks.
+ *
+ * Turns the options into bench_params, brings the processes up
+ * (session.c), checks that every rank runs the same benchmark, gathers the
+ * devices, runs the harness, and on process 0 prints the nccl-tests table,
+ * the verdict, the JSON and the plot. Exit codes: 0 pass, 1 wrong results
+ * or bandwidth below what was expected, 2 could not run, 3 a rank stalled
+ * or was lost (named on stderr). */
+#include "cmd.h"
+#include "config.h"
+#include "session.h"
+#include "bench/coll.h"
+#include "bench/harness.h"
+#include "bench/output.h"
+#include "bench/plot.h"
+#include "cluster/net.h"
+#include "core/cleanup.h"
+#include "core/root.h"
+#include "core/strbuf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* "float", "all", "float,half" -> list; returns NULL or an error. */
+static char *parse_types(const char *s, struct bench_params *p)
+{
+	p->n_dtypes = 0;
+	if (!strcmp(s, "all")) {
+		for (int t = 0; t < DT__COUNT; t++)
+			p->dtypes[p->n_dtypes++] = (enum dtype)t;
+		return NULL;
+	}
+	_cleanup_free_ char *copy = xstrdup(s);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int t = dtype_parse(tok);
+		if (t < 0)
+			return xasprintf("-d %s: unknown type (int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+					 "float, double, all)", tok);
+		if (p->n_dtypes < DT__COUNT)
+			p->dtypes[p->n_dtypes++] = (enum dtype)t;
+	}
+	return p->n_dtypes ? NULL : xstrdup("-d: no type given");
+}
+
+static char *parse_ops(const char *s, struct bench_params *p)
+{
+	p->n_ops = 0;
+	if (!strcmp(s, "all")) {
+		for (int o = 0; o < OP__COUNT; o++)
+			p->ops[p->n_ops++] = (enum redop)o;
+		return NULL;
+	}
+	_cleanup_free_ char *copy = xstrdup(s);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int o = redop_parse(tok);
+		if (o < 0)
+			return xasprintf("-o %s: unknown op (sum, prod, max, min, avg, all)", tok);
+		if (p->n_ops < OP__COUNT)
+			p->ops[p->n_ops++] = (enum redop)o;
+	}
+	return p->n_ops ? NULL : xstrdup("-o: no op given");
+}
+
+static char *params_from(const struct settings *s, enum coll c, struct bench_params *p)
+{
+	bench_params_default(p, c);
+	p->min_bytes = s->bench.min_bytes;
+	p->max_bytes = s->bench.max_bytes;
+	p->step_bytes = s->bench.step_bytes;
+	p->step_factor = s->bench.step_factor;
+	p->iters = s->bench.iters;
+	p->warmup = s->bench.warmup;
+	p->agg = s->bench.agg;
+	p->check = s->bench.check;
+	p->average = s->bench.average;
+	p->blocking = s->bench.blocking;
+	p->root = s->bench.root;
+	p->ngpus = s->bench.ngpus;
+	p->timeout = s->bench.timeout;
+	if (s->bench.graph > 0)
+		return xstrdup("-G: CUDA graph launches are not supported by gpuready yet; run without -G");
+	char *e = s->bench.dtype ? parse_types(s->bench.dtype, p) : NULL;
+	if (!e && s->bench.op)
+		e = parse_ops(s->bench.op, p);
+	return e ? e : bench_params_check(p);
+}
+
+/* Every process must run the same benchmark: process 0 compares. */
+static void check_same_params(struct session *ss, const struct bench_params *p, const char *backend)
+{
+	int fr;
+	char mine[256];
+	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d T%g", backend,
+		 coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
+		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,
+		 p->blocking, p->root, p->ngpus, p->timeout);
+	for (size_t i = 0; i < p->n_dtypes; i++)
+		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", dtype_name(p->dtypes[i]));
+	for (size_t i = 0; i < p->n_ops; i++)
+		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", redop_name(p->ops[i]));
+	_cleanup_free_ char *all = ss->proc == 0 ? xcalloc((size_t)ss->nprocs, sizeof(mine)) : NULL;
+	_cleanup_free_ char *err = NULL;
+	if ((fr = cluster_gather(ss->cl, mine, sizeof(mine), all, net_now() + 30.0, &err)) < 0)
+		session_fail(ss, err, fr);
+	if (ss->proc != 0)
+		return;
+	for (int i = 1; i < ss->nprocs; i++)
+		if (strcmp(all, all + (size_t)i * sizeof(mine))) {
+			char d[128];
+			cluster_describe(ss->cl, i, d, sizeof(d));
+			_cleanup_free_ char *msg = xasprintf("%s runs a different benchmark: '%s' where rank 0 runs '%s'", d,
+							     all + (size_t)i * sizeof(mine), all);
+			session_fail(ss, msg, -EINVAL);
+		}
+}
+
+/* Each process describes its ranks' devices; process 0 gets them all. */
+static struct bench_dev *gather_devices(struct session *ss)
+{
+	int fr;
+	struct bench_dev *mine = xcalloc((size_t)ss->local, sizeof(*mine));
+	struct bench_dev *all = ss->proc == 0 ? xcalloc((size_t)ss->nranks, sizeof(*all)) : NULL;
+	char host[64];
+	_cleanup_free_ char *err = NULL;
+
+	net_hostname(host, sizeof(host));
+	for (int l = 0; l < ss->local; l++) {
+		struct backend_device d = { .ordinal = -1 };
+		ss->b->ops->device(ss->b, l, &d);
+		mine[l] = (struct bench_dev){ .rank = ss->proc * ss->local + l, .proc = ss->proc, .pid = getpid(),
+					      .ordinal = d.ordinal };
+		snprintf(mine[l].host, sizeof(mine[l].host), "%s", host);
+		snprintf(mine[l].bus_id, sizeof(mine[l].bus_id), "%s", d.bus_id);
+		snprintf(mine[l].name, sizeof(mine[l].name), "%s", d.name);
+	}
+	if ((fr = cluster_gather(ss->cl, mine, (size_t)ss->local * sizeof(*mine), all, net_now() + 30.0, &err)) < 0)
+		session_fail(ss, err, fr);
+	free(mine);
+	return all;
+}
+
+struct bench_run_ctx {
+	struct bench_info info;
+	const char *json_file;
+};
+
+static void on_row(void *ctx, const struct bench_row *row)
+{
+	(void)ctx;
+	bench_print_row(stdout, row);
+}
+
+/* Process 0 on a fatal error: the JSON records it (without rows). */
+static void on_fatal(void *ctx, const char *why)
+{
+	struct bench_run_ctx *rc = ctx;
+	if (rc->json_file && bench_write_json(rc->json_file, &rc->info, NULL, NULL, why) < 0)
+		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->json_file);
+}
+
+static int write_plot(const char *path, const struct bench_info *info, const struct bench_result *res)
+{
+	struct plot_point *pts[2] = { xcalloc(res->n_rows + 1, sizeof(struct plot_point)),
+				      xcalloc(res->n_rows + 1, sizeof(struct plot_point)) };
+	for (size_t i = 0; i < res->n_rows; i++)
+		for (int h = 0; h < 2; h++)
+			pts[h][i] = (struct plot_point){ .bytes = (double)res->rows[i].size,
+							 .busbw = res->rows[i].half[h].busbw,
+							 .time_us = res->rows[i].half[h].time_us };
+	struct plot_series series[2] = { { "out-of-place", pts[0], res->n_rows }, { "in-place", pts[1], res->n_rows } };
+	_cleanup_free_ char *title = xasprintf("%s, %d ranks, %s backend", info->progname, info->nranks, info->backend);
+	_cleanup_free_ char *sub = xasprintf("%s; %s", info->library, info->devs ? info->devs[0].name : "");
+	int ret = -errno;
+	FILE *f = fopen(path, "w");
+	if (f) {
+		ret = plot_write_svg(f, title, sub, series, 2);
+		if (fclose(f) != 0 && ret == 0)
+			ret = -errno;
+	}
+	free(pts[0]);
+	free(pts[1]);
+	return ret;
+}
+
+/* Process 0's end of the run: footer, verdict, files. Returns the exit code. */
+static int finish(struct bench_run_ctx *rc, const struct settings *s, const struct bench_result *res)
+{
+	struct bench_verdict v;
+	int code;
+
+	bench_verdict_compute(&rc->info, res, &v);
+	bench_print_footer(stdout, &rc->info, &v);
+	code = v.pass ? EXIT_OK : EXIT_CHECK_FAILED;
+	if (s->json_file && bench_write_json(s->json_file, &rc->info, res, &v, NULL) < 0) {
+		fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->json_file, strerror(errno));
+		code = EXIT_TOOL_ERROR;
+	}
+	if (s->plot) {
+		int r = write_plot(s->plot, &rc->info, res);
+		if (r < 0) {
+			fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->plot, strerror(-r));
+			code = EXIT_TOOL_ERROR;
+		}
+	}
+	if (fflush(stdout) != 0)
+		code = EXIT_TOOL_ERROR;
+	return code;
+}
+
+static int load_expectations(struct cmd_env *env, struct bench_run_ctx *rc)
+{
+	struct settings *s = env->set;
+	struct root *root = NULL;
+	_cleanup_free_ char *err = NULL;
+	bool cli = false;
+
+	for (size_t i = 0; i < settings_n_opts; i++)
+		if (env->cli_set[i] && !strcmp(settings_opts[i].name, "expect-busbw"))
+			cli = true;
+	if (root_open("/", &root) == 0) {
+		int r = settings_load_config(s, env->cli_set, root, &err);
+		root_free(root);
+		if (r < 0) {
+			fprintf(stderr, "gpuready bench: %s\n", err);
+			return EXIT_TOOL_ERROR;
+		}
+	}
+	rc->info.expect_busbw = s->expect_busbw;
+	rc->info.expect_source = cli ? "--expect-busbw" : "expect_busbw in the config file";
+	const char *min = getenv("NCCL_TESTS_MIN_BW");
+	if (min && *min) {
+		/* nccl-tests reads it with atof: unparsable means 0 */
+		rc->info.min_bw_set = true;
+		rc->info.min_bw = atof(min);
+	}
+	return 0;
+}
+
+bool bench_alias(const char *progname)
+{
+	size_t n = strlen(progname);
+	return n > 5 && !strcmp(progname + n - 5, "_perf") && coll_parse(progname) >= 0;
+}
+
+int cmd_bench(struct cmd_env *env)
+{
+	int fr;
+	struct settings *s = env->set;
+	const char *name = env->args.n ? env->args.v[0] : strcmp(env->progname, "gpuready") ? env->progname : "all_reduce";
+	int c = coll_parse(name);
+	struct bench_params p;
+	struct bench_run_ctx rc = { .json_file = s->json_file };
+	struct session ss;
+	struct bench_result res;
+	_cleanup_free_ char *err = NULL, *progname = NULL;
+
+	if (c < 0) {
+		fprintf(stderr, "gpuready bench: unknown collective '%s' (all_reduce, all_gather, reduce_scatter, "
+				"broadcast, reduce, alltoall, sendrecv)\n", name);
+		return EXIT_TOOL_ERROR;
+	}
+	err = params_from(s, (enum coll)c, &p);
+	if (err) {
+		fprintf(stderr, "gpuready bench: %s\n", err);
+		return EXIT_TOOL_ERROR;
+	}
+	if (load_expectations(env, &rc))
+		return EXIT_TOOL_ERROR;
+	const char *backend = s->backend ? s->backend : "nccl";
+	int r = session_open(&ss, s, "bench", backend, p.ngpus);
+	if (r)
+		return r;
+	progname = xasprintf("%s_perf", coll_name(p.coll));
+	rc.info = (struct bench_info){ .progname = progname, .version = GPUREADY_VERSION, .p = &p, .backend = backend,
+				       .library = ss.b->ops->version(ss.b), .nranks = ss.nranks, .nprocs = ss.nprocs,
+				       .expect_busbw = rc.info.expect_busbw, .expect_source = rc.info.expect_source,
+				       .min_bw_set = rc.info.min_bw_set, .min_bw = rc.info.min_bw };
+	ss.on_fatal = on_fatal;
+	ss.fatal_ctx = &rc;
+	check_same_params(&ss, &p, backend);
+	_cleanup_free_ struct bench_dev *devs = gather_devices(&ss);
+	rc.info.devs = devs;
+	if (ss.proc == 0)
+		bench_print_header(stdout, &rc.info);
+	struct bench_ctx ctx = { .p = &p, .b = ss.b, .cl = ss.cl, .nranks = ss.nranks, .local = ss.local,
+				 .proc = ss.proc, .on_row = on_row };
+	free(err);
+	err = NULL;
+	if ((fr = bench_run(&ctx, &res, &err)) < 0)
+		session_fail(&ss, err, fr);
+	int code = ss.proc == 0 ? finish(&rc, s, &res) : EXIT_OK;
+	bench_result_free(&res);
+	return session_close(&ss, code);
+}

@@ -1,0 +1,52 @@
+/* Starting the ranks of a multi-process command (bench, nccl): who this
+ * process is (launcher or MPI), the control plane, and the backend, each
+ * step under a deadline. Shared by src/cmd/bench.c and src/cmd/nccl.c.
+ *
+ * Order: the MPI backend starts first (MPI_Init tells the ranks) and
+ * announces process 0's control address through MPI_Bcast; every other
+ * backend reads the launcher's environment, meets at the master address,
+ * and then starts (NCCL's unique id travels over the control plane).
+ *
+ * Errors are printed here, prefixed with the rank when there are several,
+ * so every caller reports them the same way. */
+#ifndef GPUREADY_SESSION_H
+#define GPUREADY_SESSION_H
+
+#include <stdbool.h>
+
+#include "bench/backend.h"
+#include "cluster/cluster.h"
+#include "cluster/launch.h"
+#include "settings.h"
+
+struct session {
+	const char *cmdname;         /* "bench", "nccl" for messages */
+	struct backend *b;
+	struct backend_env env;
+	struct cluster *cl;
+	struct launch launch;
+	bool have_launch;
+	int proc, nprocs, local, nranks;
+	/* what the fatal handler adds: called on process 0 before exiting
+	 * (writes the JSON with the error); may be NULL */
+	void (*on_fatal)(void *ctx, const char *why);
+	void *fatal_ctx;
+};
+
+/* Creates the backend `name` with `local` ranks per process and brings up
+ * every process. Returns 0, or EXIT_TOOL_ERROR after printing why. */
+int session_open(struct session *s, const struct settings *set, const char *cmdname, const char *backend,
+		 int local);
+/* Ends the run: every process returns `code` as process 0 decided (it is
+ * broadcast), backend and control plane are closed. */
+int session_close(struct session *s, int code);
+
+/* Prints "gpuready CMD: msg" (with "[rank R host]" when several
+ * processes) on stderr. */
+void session_error(const struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Ends the whole job from the main thread after an error: exit code 2, or
+ * EXIT_STALLED when err is -ETIMEDOUT (a deadline passed). */
+__attribute__((noreturn)) void session_fail(struct session *s, const char *msg, int err);
+
+#endif

@@ -1,0 +1,35 @@
+/* Atomic file replacement (see fileio.h). */
+#include "fileio.h"
+#include "cleanup.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = -errno;
+		close(fd);
+		unlink(tmp);
+		return e;
+	}
+	int ret = write(f, ctx);
+	if (fflush(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && fsync(fd) < 0)
+		ret = -errno;
+	if (fclose(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret == 0 && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret < 0)
+		unlink(tmp);
+	return ret;
+}

@@ -1,0 +1,49 @@
+# Shared by the CLI test scripts (run.sh, bench.sh): paths from the
+# environment, a scratch directory, and the pass/fail helpers.
+# shellcheck shell=sh
+
+BIN=${GPUREADY_BIN:?}
+SRC=${GPUREADY_SOURCE_DIR:?}
+FIX=${GPUREADY_FIXTURES:?}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuready-cli.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT INT TERM
+FAILS=0
+
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+# expect_exit WANT CMD...: runs CMD, stdout to $TMP/out, stderr to $TMP/err.
+expect_exit() {
+	want=$1; shift
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		fail "exit $got (want $want): $*"; sed 's/^/  stderr: /' "$TMP/err" | head -5 >&2
+		return 1
+	fi
+	return 0
+}
+
+# contains FILE STRING DESCRIPTION
+contains() {
+	if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: '$2' not in output"; sed 's/^/  | /' "$1" | head -20 >&2; fi
+}
+lacks() {
+	if grep -qF -- "$2" "$1"; then fail "$3: '$2' unexpectedly in output"; else pass "$3"; fi
+}
+
+# Normalises what legitimately differs between runs: the sysroot path and
+# the version.
+normalize_json() {
+	sed -e "s#\"sysroot\": \".*\"#\"sysroot\": \"ROOT\"#" -e "s#\"version\": \".*\"#\"version\": \"VERSION\"#"
+}
+
+# compare EXPECTED ACTUAL NAME
+compare() {
+	if [ "${GPUREADY_UPDATE:-0}" = 1 ]; then
+		mkdir -p "$(dirname "$1")"; cp "$2" "$1"; pass "$3 (updated)"; return
+	fi
+	if [ ! -f "$1" ]; then fail "$3: no expected file $1 (run with GPUREADY_UPDATE=1)"; return; fi
+	if diff -u "$1" "$2" >"$TMP/diff"; then pass "$3"; else fail "$3 differs:"; head -80 "$TMP/diff" >&2; fi
+}
+

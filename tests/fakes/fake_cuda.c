@@ -1,0 +1,433 @@
+/* A stand-in for the NVIDIA driver's libcuda.so.1 (soname libcuda.so.1),
+ * for tests on machines without GPUs: the driver API subset gpuready
+ * loads (src/core/cuda_api.h), with host memory as "device" memory.
+ *
+ * FAKE_CUDA_DEVICES=N (read by every cuInit; default 2, at most
+ * FAKE_CUDA_MAX) sets the device count; 0 makes cuInit fail with
+ * CUDA_ERROR_NO_DEVICE, as the real driver does without GPUs. Device i is
+ * "NVIDIA Fake GPU", PCI 0000:<0x18 + 0x11*i>:00.0, compute capability 9.0.
+ * Work is never queued: streams and events are complete at once, except
+ * that a stream marked hung (fake_cuda_stream_hang, called by the fake
+ * NCCL for FAKE_NCCL_HANG=coll) stays CUDA_ERROR_NOT_READY until
+ * unmarked. cuStreamSynchronize and cuCtxSynchronize on hung work return
+ * CUDA_ERROR_LAUNCH_TIMEOUT instead of blocking forever, so a test that
+ * calls them where it must not fails rather than hangs.
+ *
+ * Process-wide state (initialisation, primary contexts, live allocations)
+ * and a thread's current context live in file-scope variables: that is
+ * the driver's own model. fake_cuda_live_allocs() lets a test check that
+ * everything allocated was freed. */
+#define _GNU_SOURCE
+#include "core/cuda_api.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAKE_CUDA_MAX 16
+#define FAKE_API __attribute__((visibility("default")))
+
+/* The exported functions are the driver's ABI, declared by cuda.h, which
+ * this build does not have: no prototypes to precede them. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+
+/* The same CUDA_ERROR_* numbers as cuda.h (13.0) for the codes only the
+ * fake returns. */
+#define FAKE_NOT_INITIALIZED ((CUresult)3)
+#define FAKE_INVALID_DEVICE ((CUresult)101)
+#define FAKE_INVALID_HANDLE ((CUresult)400)
+#define FAKE_LAUNCH_TIMEOUT ((CUresult)702)
+
+struct CUctx_st {
+	int dev;
+	int refs;
+};
+
+struct CUstream_st {
+	unsigned magic;
+	int dev;
+	atomic_int hung;
+};
+
+struct CUevent_st {
+	unsigned magic;
+	double t;
+};
+
+#define STREAM_MAGIC 0x57e4a3u
+#define EVENT_MAGIC 0xe7e47u
+
+static int initialised;
+static int ndev;
+static struct CUctx_st ctxs[FAKE_CUDA_MAX];
+static atomic_int live_allocs;
+static atomic_int hung_streams;
+static __thread CUcontext current;
+
+static int env_devices(void)
+{
+	const char *s = getenv("FAKE_CUDA_DEVICES");
+	if (!s || !*s)
+		return 2;
+	int n = atoi(s);
+	return n < 0 ? 0 : n > FAKE_CUDA_MAX ? FAKE_CUDA_MAX : n;
+}
+
+static CUresult need_dev(CUdevice d)
+{
+	if (!initialised)
+		return FAKE_NOT_INITIALIZED;
+	return d >= 0 && d < ndev ? CUDA_SUCCESS : FAKE_INVALID_DEVICE;
+}
+
+FAKE_API CUresult cuInit(unsigned flags)
+{
+	if (flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	ndev = env_devices();
+	if (ndev == 0)
+		return CUDA_ERROR_NO_DEVICE;
+	for (int i = 0; i < ndev; i++)
+		ctxs[i].dev = i;
+	initialised = 1;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDriverGetVersion(int *v)
+{
+	*v = 12040;
+	return CUDA_SUCCESS;
+}
+
+static const struct {
+	int code;
+	const char *name, *text;
+} errors[] = {
+	{ CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+	{ CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+	{ FAKE_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+	{ FAKE_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+	{ FAKE_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+	{ CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready" },
+	{ FAKE_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
+	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+};
+
+static CUresult lookup(CUresult r, const char **s, int text)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == (int)r) {
+			*s = text ? errors[i].text : errors[i].name;
+			return CUDA_SUCCESS;
+		}
+	*s = NULL;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	return lookup(r, s, 0);
+}
+
+FAKE_API CUresult cuGetErrorString(CUresult r, const char **s)
+{
+	return lookup(r, s, 1);
+}
+
+FAKE_API CUresult cuDeviceGetCount(int *n)
+{
+	if (!initialised)
+		return FAKE_NOT_INITIALIZED;
+	*n = ndev;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	CUresult r = need_dev(ordinal);
+	if (r == CUDA_SUCCESS)
+		*d = ordinal;
+	return r;
+}
+
+FAKE_API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r == CUDA_SUCCESS)
+		snprintf(name, (size_t)len, "NVIDIA Fake GPU");
+	return r;
+}
+
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r == CUDA_SUCCESS)
+		*bytes = (size_t)80 << 30;
+	return r;
+}
+
+static int bus_of(CUdevice d)
+{
+	return 0x18 + 0x11 * d;
+}
+
+FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r != CUDA_SUCCESS)
+		return r;
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = bus_of(d); break;
+	case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = 1; break;
+	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r == CUDA_SUCCESS)
+		snprintf(id, (size_t)len, "0000:%02x:00.0", bus_of(d));
+	return r;
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r != CUDA_SUCCESS)
+		return r;
+	__atomic_add_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST);
+	*c = &ctxs[d];
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	CUresult r = need_dev(d);
+	if (r != CUDA_SUCCESS)
+		return r;
+	return __atomic_sub_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST) < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+	return cuDevicePrimaryCtxRelease_v2(d);
+}
+
+FAKE_API CUresult cuCtxSetCurrent(CUcontext c)
+{
+	if (c && (c < ctxs || c >= ctxs + FAKE_CUDA_MAX))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	current = c;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxGetCurrent(CUcontext *c)
+{
+	*c = current;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxGetDevice(CUdevice *d)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*d = current->dev;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSynchronize(void)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return atomic_load(&hung_streams) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (bytes == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	void *m = calloc(1, bytes);
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	atomic_fetch_add(&live_allocs, 1);
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (p) {
+		free((void *)(uintptr_t)p);
+		atomic_fetch_sub(&live_allocs, 1);
+	}
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	memcpy((void *)(uintptr_t)dst, src, bytes);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	memcpy(dst, (const void *)(uintptr_t)src, bytes);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
+						unsigned long long flags)
+{
+	(void)handle, (void)p, (void)size, (void)type, (void)flags;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (flags > CU_STREAM_NON_BLOCKING)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUstream_st *st = calloc(1, sizeof(*st));
+	if (!st)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	st->magic = STREAM_MAGIC;
+	st->dev = current->dev;
+	*s = st;
+	return CUDA_SUCCESS;
+}
+
+static int bad_stream(CUstream s)
+{
+	return !s || s->magic != STREAM_MAGIC;
+}
+
+FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
+{
+	if (bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	if (atomic_load(&s->hung))
+		atomic_fetch_sub(&hung_streams, 1);
+	s->magic = 0;
+	free(s);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamQuery(CUstream s)
+{
+	if (bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	return atomic_load(&s->hung) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamSynchronize(CUstream s)
+{
+	if (bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	return atomic_load(&s->hung) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+FAKE_API CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	(void)flags;
+	struct CUevent_st *ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	ev->magic = EVENT_MAGIC;
+	*e = ev;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	if (!e || e->magic != EVENT_MAGIC || (s && bad_stream(s)))
+		return FAKE_INVALID_HANDLE;
+	e->t = now_ms();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventQuery(CUevent e)
+{
+	return e && e->magic == EVENT_MAGIC ? CUDA_SUCCESS : FAKE_INVALID_HANDLE;
+}
+
+FAKE_API CUresult cuEventSynchronize(CUevent e)
+{
+	return cuEventQuery(e);
+}
+
+FAKE_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	if (!a || !b || a->magic != EVENT_MAGIC || b->magic != EVENT_MAGIC)
+		return FAKE_INVALID_HANDLE;
+	*ms = (float)(b->t - a->t);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	return cuEventElapsedTime(ms, a, b);
+}
+
+FAKE_API CUresult cuEventDestroy_v2(CUevent e)
+{
+	if (!e || e->magic != EVENT_MAGIC)
+		return FAKE_INVALID_HANDLE;
+	e->magic = 0;
+	free(e);
+	return CUDA_SUCCESS;
+}
+
+/* ---- test hooks, not in the real driver ---- */
+
+/* Marks s hung (1: cuStreamQuery says NOT_READY from now on) or not (0). */
+FAKE_API int fake_cuda_stream_hang(CUstream s, int hung)
+{
+	if (bad_stream(s))
+		return -1;
+	int was = atomic_exchange(&s->hung, hung ? 1 : 0);
+	if (was != (hung ? 1 : 0))
+		atomic_fetch_add(&hung_streams, hung ? 1 : -1);
+	return 0;
+}
+
+/* The device a stream was created on, -1 for a bad handle. */
+FAKE_API int fake_cuda_stream_device(CUstream s)
+{
+	return bad_stream(s) ? -1 : s->dev;
+}
+
+FAKE_API int fake_cuda_live_allocs(void)
+{
+	return atomic_load(&live_allocs);
+}

@@ -1,0 +1,32 @@
+/* What the parts of the fake libnccl.so.2 share (fake_nccl.c,
+ * fake_nccl_log.c, fake_nccl_math.c); hidden from the library's exports,
+ * which are NCCL's API only. */
+#ifndef GPUREADY_FAKE_NCCL_H
+#define GPUREADY_FAKE_NCCL_H
+
+#include "bench/nccl_api.h"
+
+#include <stddef.h>
+
+/* NCCL_DEBUG_SUBSYS bits (NCCL src/include/nccl_common.h order). */
+enum { SUB_INIT = 0x1, SUB_COLL = 0x2, SUB_P2P = 0x4, SUB_NET = 0x10, SUB_ENV = 0x80, SUB_BOOTSTRAP = 0x1000,
+       SUB_ALL = ~0 };
+
+/* "<host>:<pid>:<tid> [<dev>] NCCL INFO <msg>" when NCCL_DEBUG is INFO (or
+ * TRACE) and NCCL_DEBUG_SUBSYS has one of flags; settings are read once. */
+void fake_info(int dev, unsigned flags, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "\n<host>:<pid>:<tid> [<dev>] <file>:<line> NCCL WARN <msg>" from WARN up. */
+void fake_warn_at(int dev, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define WARN(dev, ...) fake_warn_at(dev, __FILE__, __LINE__, __VA_ARGS__)
+/* The version line, once per process: bare at NCCL_DEBUG=VERSION or WARN,
+ * an INFO line (all subsystems) at INFO. */
+void fake_log_version(int dev, const char *version);
+
+/* Bytes per element, 0 for a type the fake does not know. */
+size_t fake_type_size(ncclDataType_t t);
+/* acc[i] = acc[i] op in[i]; integers wrap, half and bfloat16 are rounded
+ * back on every step; avg sums (fake_avg_finish divides). */
+void fake_reduce(ncclDataType_t t, ncclRedOp_t op, void *acc, const void *in, size_t count);
+void fake_avg_finish(ncclDataType_t t, void *buf, size_t count, int n);
+
+#endif

@@ -1,0 +1,528 @@
+/* Unit tests for the benchmark core: type conversions and host reduction,
+ * verifiable data, the collectives' counts and factors, the sweep, the
+ * number format of the table, the verdict, and the harness itself driven
+ * through an in-process backend whose results can be corrupted on purpose
+ * (validation must catch it) and whose timer is fixed (the bandwidth
+ * formulas must give exact numbers). */
+#include "testutil.h"
+#include "bench/coll.h"
+#include "bench/data.h"
+#include "bench/harness.h"
+#include "bench/output.h"
+#include "bench/types.h"
+#include "cluster/cluster.h"
+#include "cluster/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- types ---- */
+
+static void test_half(void **state)
+{
+	(void)state;
+	assert_int_equal(float_to_half(1.0f), 0x3c00);
+	assert_int_equal(float_to_half(-2.0f), 0xc000);
+	assert_int_equal(float_to_half(65504.0f), 0x7bff);
+	assert_int_equal(float_to_half(65520.0f), 0x7c00);       /* rounds up to inf */
+	assert_int_equal(float_to_half(2049.0f), 0x6800);        /* tie: to even, 2048 */
+	assert_int_equal(float_to_half(2051.0f), 0x6802);        /* tie: to even, 2052 */
+	assert_int_equal(float_to_half(ldexpf(1, -24)), 0x0001); /* smallest subnormal */
+	assert_int_equal(float_to_half(ldexpf(1, -26)), 0x0000); /* below half of it */
+	assert_true(half_to_float(0x7c00) == INFINITY);
+	assert_true(half_to_float(0x0001) == ldexpf(1, -24));
+	for (int i = -2048; i <= 2048; i++)
+		assert_true(half_to_float(float_to_half((float)i)) == (float)i);
+}
+
+static void test_bf16(void **state)
+{
+	(void)state;
+	assert_int_equal(float_to_bf16(1.0f), 0x3f80);
+	assert_int_equal(float_to_bf16(1.00390625f), 0x3f80);   /* 1 + 2^-8: tie to even */
+	assert_int_equal(float_to_bf16(1.01171875f), 0x3f82);   /* 1 + 3*2^-8: tie to even, up */
+	assert_true(bf16_to_float(0x4300) == 128.0f);
+	for (int i = -256; i <= 256; i++)
+		assert_true(bf16_to_float(float_to_bf16((float)i)) == (float)i);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_int_equal(dtype_parse("bfloat16"), DT_BFLOAT16);
+	assert_int_equal(dtype_parse("bf16"), DT_BFLOAT16);
+	assert_int_equal(dtype_parse("float16"), DT_HALF);
+	assert_int_equal(dtype_parse("fp8"), -1);
+	assert_int_equal(redop_parse("avg"), OP_AVG);
+	assert_int_equal(redop_parse("mulsum"), -1);
+	assert_int_equal(coll_parse("all_reduce_perf"), COLL_ALL_REDUCE);
+	assert_int_equal(coll_parse("alltoall"), COLL_ALLTOALL);
+	assert_int_equal(coll_parse("all_reduce_per"), -1);
+	assert_int_equal(coll_parse("_perf"), -1);
+	assert_string_equal(dtype_name(DT_UINT64), "uint64");
+	assert_int_equal(dtype_size(DT_BFLOAT16), 2);
+}
+
+static void test_host_reduce(void **state)
+{
+	(void)state;
+	int8_t a[3] = { 100, -100, 5 }, b[3] = { 100, -100, -7 };
+	host_reduce(DT_INT8, OP_SUM, a, b, 3);
+	assert_int_equal(a[0], -56); /* wraps */
+	assert_int_equal(a[1], 56);
+	assert_int_equal(a[2], -2);
+	uint8_t u[2] = { 200, 3 }, v[2] = { 100, 4 };
+	host_reduce(DT_UINT8, OP_MAX, u, v, 2);
+	assert_int_equal(u[0], 200);
+	assert_int_equal(u[1], 4);
+	int32_t s[2] = { -7, 7 };
+	host_avg_finish(DT_INT32, s, 2, 2);
+	assert_int_equal(s[0], -3); /* truncates toward zero */
+	assert_int_equal(s[1], 3);
+	uint16_t h[1] = { float_to_half(1.5f) }, g[1] = { float_to_half(2.25f) };
+	host_reduce(DT_HALF, OP_PROD, h, g, 1);
+	assert_true(half_to_float(h[0]) == 3.375f);
+}
+
+/* ---- verifiable data ---- */
+
+/* The expected reduction equals a step-by-step host reduction of every
+ * rank's input, in any order, for every type, op and rank count. */
+static void check_data(enum dtype t, int op, int n)
+{
+	size_t count = 257, sz = dtype_size(t);
+	struct data_spec s = { .t = t, .op = op, .nranks = n, .seed = 7 };
+	unsigned char *acc = malloc(count * sz), *in = malloc(count * sz), *exp = malloc(count * sz);
+	/* reduce in reverse rank order: exact data makes the order irrelevant */
+	data_fill(&s, n - 1, 3, acc, count);
+	for (int r = n - 2; r >= 0; r--) {
+		data_fill(&s, r, 3, in, count);
+		host_reduce(t, (enum redop)op, acc, in, count);
+	}
+	if (op == OP_AVG)
+		host_avg_finish(t, acc, count, n);
+	data_expect_reduce(&s, 3, exp, count);
+	size_t wrong = data_compare(t, op, acc, exp, count);
+	if (wrong)
+		fail_msg("%s %s n=%d: %zu of %zu differ", dtype_name(t), redop_name((enum redop)op), n, wrong, count);
+	free(acc);
+	free(in);
+	free(exp);
+}
+
+static void test_data_exact(void **state)
+{
+	(void)state;
+	static const int ns[] = { 1, 2, 3, 8, 33 };
+	for (int t = 0; t < DT__COUNT; t++)
+		for (int op = 0; op < OP__COUNT; op++)
+			for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+				check_data((enum dtype)t, op, ns[i]);
+}
+
+static void test_data_differs(void **state)
+{
+	(void)state;
+	/* ranks and seeds give different data, or validation proves nothing */
+	struct data_spec s = { .t = DT_FLOAT, .op = DATA_COPY, .nranks = 4, .seed = 1 };
+	float a[64], b[64];
+	data_fill(&s, 0, 0, a, 64);
+	data_fill(&s, 1, 0, b, 64);
+	assert_true(memcmp(a, b, sizeof(a)) != 0);
+	s.seed = 2;
+	data_fill(&s, 0, 0, b, 64);
+	assert_true(memcmp(a, b, sizeof(a)) != 0);
+	/* product data has twos in it */
+	int32_t p[64];
+	s = (struct data_spec){ .t = DT_INT32, .op = OP_PROD, .nranks = 8, .seed = 0 };
+	data_expect_reduce(&s, 0, p, 64);
+	int big = 0;
+	for (int i = 0; i < 64; i++)
+		big += p[i] >= 4;
+	assert_true(big > 10);
+}
+
+static void test_compare(void **state)
+{
+	(void)state;
+	float e[2] = { 1.0f, 3.0f }, g[2] = { 1.0f, 3.0f };
+	assert_int_equal(data_compare(DT_FLOAT, OP_SUM, g, e, 2), 0);
+	g[1] = nextafterf(3.0f, 4.0f);
+	assert_int_equal(data_compare(DT_FLOAT, OP_SUM, g, e, 2), 1);  /* bit-exact */
+	assert_int_equal(data_compare(DT_FLOAT, OP_AVG, g, e, 2), 0);  /* 1 ulp */
+	g[1] = nextafterf(nextafterf(nextafterf(3.0f, 4.0f), 4.0f), 4.0f);
+	assert_int_equal(data_compare(DT_FLOAT, OP_AVG, g, e, 2), 1);  /* 3 ulps */
+	float z[1] = { 0.0f }, mz[1] = { -0.0f };
+	assert_int_equal(data_compare(DT_FLOAT, OP_AVG, z, mz, 1), 0);
+	int32_t i[1] = { 5 }, j[1] = { 6 };
+	assert_int_equal(data_compare(DT_INT32, OP_AVG, i, j, 1), 1);  /* integers: exact */
+}
+
+/* ---- collectives ---- */
+
+static void test_counts(void **state)
+{
+	(void)state;
+	struct coll_counts cc;
+	const struct coll_def *ag = coll_get(COLL_ALL_GATHER);
+	ag->counts(1000, 3, 4, &cc); /* 333 per rank, rounded down to 16 bytes: 332 */
+	assert_int_equal(cc.param, 332);
+	assert_int_equal(cc.recv, 996);
+	assert_int_equal(cc.send_inplace, 332);
+	assert_int_equal(coll_size_bytes(&cc, 4), 3984);
+	assert_true(ag->alg_bytes(&cc, 4, 3) == 3984.0);
+	const struct coll_def *rs = coll_get(COLL_REDUCE_SCATTER);
+	rs->counts(1000, 3, 1, &cc); /* int8: 333 -> 320 */
+	assert_int_equal(cc.param, 320);
+	assert_int_equal(cc.send, 960);
+	assert_int_equal(cc.recv_inplace, 320);
+	coll_get(COLL_ALLTOALL)->counts(1024, 4, 8, &cc);
+	assert_int_equal(cc.param, 256);
+	assert_int_equal(cc.send, 1024);
+	coll_get(COLL_ALL_REDUCE)->counts(7, 4, 4, &cc);
+	assert_int_equal(cc.param, 7);
+	assert_true(fabs(bench_busbw(COLL_ALL_REDUCE, 10.0, 4) - 15.0) < 1e-12);
+	assert_true(bench_busbw(COLL_ALL_REDUCE, 10.0, 1) == 0.0);
+	assert_true(fabs(bench_busbw(COLL_ALL_GATHER, 10.0, 8) - 8.75) < 1e-12);
+	assert_true(bench_busbw(COLL_BROADCAST, 10.0, 8) == 10.0);
+	assert_true(bench_busbw(COLL_SENDRECV, 10.0, 8) == 10.0);
+}
+
+static void test_sizes(void **state)
+{
+	(void)state;
+	struct bench_params p;
+	uint64_t *v = NULL;
+	bench_params_default(&p, COLL_ALL_REDUCE);
+	assert_int_equal(bench_sizes(&p, &v), 1);
+	assert_int_equal(v[0], 32u << 20);
+	free(v);
+	p.min_bytes = 8;
+	p.max_bytes = 64;
+	p.step_factor = 2;
+	assert_int_equal(bench_sizes(&p, &v), 4);
+	assert_int_equal(v[3], 64);
+	free(v);
+	p.min_bytes = 1 << 20;
+	p.max_bytes = 3 << 20;
+	p.step_factor = 1;
+	assert_int_equal(bench_sizes(&p, &v), 3);
+	assert_int_equal(v[2], 3 << 20);
+	free(v);
+	assert_null(bench_params_check(&p));
+	p.min_bytes = 0;
+	char *e = bench_params_check(&p);
+	assert_non_null(e);
+	free(e);
+	p.min_bytes = 1 << 30;
+	e = bench_params_check(&p);
+	assert_non_null(strstr(e, "larger than"));
+	free(e);
+	p.min_bytes = 1;
+	p.step_bytes = 1;
+	e = bench_params_check(&p);
+	assert_non_null(strstr(e, "sizes"));
+	free(e);
+}
+
+static void fmt(double v, int w, const char *want)
+{
+	char buf[64];
+	bench_format_float(buf, sizeof(buf), v, w);
+	if (strcmp(buf, want))
+		fail_msg("format(%g, %d) = '%s', want '%s'", v, w, buf, want);
+}
+
+static void test_format(void **state)
+{
+	(void)state;
+	/* docs/nccl-tests-format.md §1.3, checked against getFloatStr */
+	fmt(0.5, 7, "   0.50");
+	fmt(127.7, 7, " 127.70");
+	fmt(12345.6, 7, "12345.6");
+	fmt(144824, 7, " 144824");
+	fmt(1234.5, 6, "1234.5");
+	fmt(12345.6, 6, " 12346");
+	fmt(1.2e7, 7, "1.2e+07");
+	fmt(2e6, 6, " 2e+06");
+	fmt(0, 6, "  0.00");
+	fmt(INFINITY, 6, "   inf");
+}
+
+/* ---- the harness through an in-process backend ---- */
+
+struct mock {
+	struct backend b;
+	int n;                  /* local ranks = all ranks */
+	size_t corrupt_at;      /* element of rank 1's result to flip, or SIZE_MAX */
+	double fixed_time;      /* seconds per launch the timer reports */
+	long launches;
+};
+
+static int m_init(struct backend *b, struct backend_env *env, double deadline)
+{
+	(void)deadline;
+	b->env = *env;
+	return 0;
+}
+
+static int m_alloc(struct backend *b, int l, size_t bytes, void **ret)
+{
+	(void)b;
+	(void)l;
+	*ret = calloc(1, bytes);
+	return *ret ? 0 : -12;
+}
+
+static void m_free(struct backend *b, int l, void *p)
+{
+	(void)b;
+	(void)l;
+	free(p);
+}
+
+static int m_copy(struct backend *b, int l, void *dst, const void *src, size_t n)
+{
+	(void)b;
+	(void)l;
+	memmove(dst, src, n);
+	return 0;
+}
+
+/* Reference collectives over local ranks with NCCL's buffer semantics. */
+static int m_run(struct backend *b, enum coll c, void *const *send, void *const *recv, size_t count, enum dtype t,
+		 enum redop op, int root)
+{
+	struct mock *m = (struct mock *)b;
+	size_t ts = dtype_size(t), bytes = count * ts, n = (size_t)m->n;
+	size_t total = (c == COLL_REDUCE_SCATTER || c == COLL_ALLTOALL ? n : 1) * bytes;
+	unsigned char *snap = malloc(n * total + 1), *acc = malloc(total + 1);
+	for (size_t r = 0; r < n; r++)
+		memcpy(snap + r * total, send[r], total); /* inputs before any output lands */
+	if (c == COLL_ALL_REDUCE || c == COLL_REDUCE || c == COLL_REDUCE_SCATTER) {
+		memcpy(acc, snap, total);
+		for (size_t r = 1; r < n; r++)
+			host_reduce(t, op, acc, snap + r * total, total / ts);
+		if (op == OP_AVG)
+			host_avg_finish(t, acc, total / ts, m->n);
+	}
+	for (size_t r = 0; r < n; r++) {
+		unsigned char *o = recv[r];
+		switch (c) {
+		case COLL_ALL_REDUCE: memcpy(o, acc, bytes); break;
+		case COLL_REDUCE: if ((int)r == root) memcpy(o, acc, bytes); break;
+		case COLL_REDUCE_SCATTER: memcpy(o, acc + r * bytes, bytes); break;
+		case COLL_BROADCAST: memcpy(o, snap + (size_t)root * total, bytes); break;
+		case COLL_ALL_GATHER:
+			for (size_t q = 0; q < n; q++)
+				memcpy(o + q * bytes, snap + q * total, bytes);
+			break;
+		case COLL_ALLTOALL:
+			for (size_t q = 0; q < n; q++)
+				memcpy(o + q * bytes, snap + q * total + r * bytes, bytes);
+			break;
+		default: memcpy(o, snap + ((r + n - 1) % n) * total, bytes); break;
+		}
+	}
+	if (m->corrupt_at != SIZE_MAX && m->corrupt_at < count && n > 1 && (c != COLL_REDUCE || root == 1))
+		((unsigned char *)recv[1])[m->corrupt_at * ts] ^= 0x40;
+	m->launches++;
+	free(snap);
+	free(acc);
+	return 0;
+}
+
+static int m_wait(struct backend *b, double d)
+{
+	(void)b;
+	(void)d;
+	return 0;
+}
+
+static int m_begin(struct backend *b)
+{
+	((struct mock *)b)->launches = 0;
+	return 0;
+}
+
+static int m_end(struct backend *b, double d, double *sec)
+{
+	(void)d;
+	struct mock *m = (struct mock *)b;
+	*sec = m->fixed_time * (double)m->launches;
+	return 0;
+}
+
+static void m_device(struct backend *b, int l, struct backend_device *out)
+{
+	(void)b;
+	*out = (struct backend_device){ .ordinal = -1 };
+	snprintf(out->name, sizeof(out->name), "mock %d", l);
+}
+
+static const struct backend_ops mock_ops = {
+	.name = "mock", .init = m_init, .alloc = m_alloc, .free = m_free, .copy_in = m_copy, .copy_out = m_copy,
+	.run = m_run, .wait = m_wait, .timer_begin = m_begin, .timer_end = m_end, .device = m_device,
+};
+
+static struct cluster *solo_cluster(void)
+{
+	struct cluster_opts o = { .proc = 0, .nprocs = 1, .ranks_per_proc = 1, .job = "test",
+				  .deadline = net_now() + 10 };
+	struct cluster *c = NULL;
+	char *err = NULL;
+	assert_int_equal(cluster_create(&o, &c, &err), 0);
+	assert_int_equal(cluster_join(c, NULL, 0, &err), 0);
+	return c;
+}
+
+static int run_mock(struct mock *m, struct bench_params *p, struct bench_result *res)
+{
+	struct cluster *cl = solo_cluster();
+	struct bench_ctx ctx = { .p = p, .b = &m->b, .cl = cl, .nranks = m->n, .local = m->n, .proc = 0 };
+	char *err = NULL;
+	m->b.ops = &mock_ops;
+	int r = bench_run(&ctx, res, &err);
+	if (r < 0)
+		fail_msg("bench_run: %s", err);
+	cluster_close(cl);
+	return r;
+}
+
+static void test_harness_all(void **state)
+{
+	(void)state;
+	for (int c = 0; c < COLL__COUNT; c++) {
+		struct mock m = { .n = 3, .corrupt_at = SIZE_MAX, .fixed_time = 1e-3 };
+		struct bench_params p;
+		struct bench_result res;
+		bench_params_default(&p, (enum coll)c);
+		p.min_bytes = 64;
+		p.max_bytes = 4096;
+		p.step_factor = 4;
+		p.iters = 2;
+		p.root = -1;
+		p.n_dtypes = DT__COUNT;
+		for (int t = 0; t < DT__COUNT; t++)
+			p.dtypes[t] = (enum dtype)t;
+		p.n_ops = OP__COUNT;
+		for (int o = 0; o < OP__COUNT; o++)
+			p.ops[o] = (enum redop)o;
+		run_mock(&m, &p, &res);
+		assert_true(res.n_rows > 0);
+		assert_int_equal(res.out_of_bounds, 0);
+		for (size_t i = 0; i < res.n_rows; i++) {
+			const struct bench_row *r = &res.rows[i];
+			if (r->half[0].wrong != 0)
+				fail_msg("%s %s %s %llu B: %lld wrong", coll_name((enum coll)c), dtype_name(r->type),
+					 redop_name(r->op), (unsigned long long)r->size, (long long)r->half[0].wrong);
+			/* in place is N/A exactly where nccl-tests says so */
+			bool na = c == COLL_ALLTOALL || c == COLL_SENDRECV;
+			assert_int_equal(r->half[1].wrong == -1, na);
+			if (!na)
+				assert_int_equal(r->half[1].wrong, 0);
+		}
+		bench_result_free(&res);
+	}
+}
+
+static void test_harness_catches_corruption(void **state)
+{
+	(void)state;
+	static const enum coll colls[] = { COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER, COLL_BROADCAST,
+					   COLL_REDUCE, COLL_ALLTOALL, COLL_SENDRECV };
+	for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+		struct mock m = { .n = 4, .corrupt_at = 3, .fixed_time = 1e-3 };
+		struct bench_params p;
+		struct bench_result res;
+		bench_params_default(&p, colls[i]);
+		p.min_bytes = p.max_bytes = 1024;
+		p.iters = 1;
+		p.root = 1;
+		p.dtypes[0] = DT_BFLOAT16;
+		run_mock(&m, &p, &res);
+		assert_int_equal(res.n_rows, 1);
+		if (res.rows[0].half[0].wrong != 1)
+			fail_msg("%s: %lld wrong, want 1", coll_name(colls[i]), (long long)res.rows[0].half[0].wrong);
+		assert_true(res.out_of_bounds >= 1);
+		bench_result_free(&res);
+	}
+}
+
+static void test_harness_bandwidth(void **state)
+{
+	(void)state;
+	struct mock m = { .n = 4, .corrupt_at = SIZE_MAX, .fixed_time = 250e-6 };
+	struct bench_params p;
+	struct bench_result res;
+	bench_params_default(&p, COLL_ALL_REDUCE);
+	p.min_bytes = p.max_bytes = 1 << 20;
+	p.iters = 5;
+	p.agg = 2;
+	run_mock(&m, &p, &res);
+	const struct bench_half *h = &res.rows[0].half[0];
+	/* 1 MiB in 250 us: 4.194304 GB/s; busbw = algbw * 2(n-1)/n */
+	assert_true(fabs(h->time_us - 250.0) < 1e-9);
+	assert_true(fabs(h->algbw - 4.194304) < 1e-9);
+	assert_true(fabs(h->busbw - 4.194304 * 1.5) < 1e-9);
+	assert_true(fabs(res.busbw_sum / (double)res.busbw_n - 4.194304 * 1.5) < 1e-9);
+	bench_result_free(&res);
+}
+
+static void test_verdict(void **state)
+{
+	(void)state;
+	struct bench_params p;
+	bench_params_default(&p, COLL_ALL_REDUCE);
+	struct bench_row rows[2] = {
+		{ .size = 1024, .half = { { .busbw = 1 }, { .busbw = 3 } } },
+		{ .size = 1 << 20, .half = { { .busbw = 10 }, { .busbw = 12 } } },
+	};
+	struct bench_result res = { .rows = rows, .n_rows = 2, .busbw_sum = 26, .busbw_n = 4 };
+	struct bench_info info = { .p = &p, .expect_busbw = 11 };
+	struct bench_verdict v;
+	bench_verdict_compute(&info, &res, &v);
+	assert_true(v.avg_busbw == 6.5);
+	assert_true(v.large_busbw == 12);
+	assert_int_equal(v.expect_ok, 1);
+	assert_true(v.pass);
+	info.expect_busbw = 12.5;
+	bench_verdict_compute(&info, &res, &v);
+	assert_int_equal(v.expect_ok, 0);
+	assert_false(v.pass);
+	info.expect_busbw = 0;
+	info.min_bw_set = true;
+	info.min_bw = 7.3; /* 0.9 x 7.3 = 6.57 > 6.5 */
+	bench_verdict_compute(&info, &res, &v);
+	assert_int_equal(v.min_bw_ok, 0);
+	assert_false(v.pass);
+	info.min_bw = 7.2;
+	bench_verdict_compute(&info, &res, &v);
+	assert_int_equal(v.min_bw_ok, 1);
+	res.out_of_bounds = 1;
+	bench_verdict_compute(&info, &res, &v);
+	assert_false(v.pass);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_half),
+		cmocka_unit_test(test_bf16),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_host_reduce),
+		cmocka_unit_test(test_data_exact),
+		cmocka_unit_test(test_data_differs),
+		cmocka_unit_test(test_compare),
+		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_harness_all),
+		cmocka_unit_test(test_harness_catches_corruption),
+		cmocka_unit_test(test_harness_bandwidth),
+		cmocka_unit_test(test_verdict),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

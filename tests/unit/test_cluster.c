@@ -1,0 +1,418 @@
+/* Unit tests for src/cluster: every launcher's variables (launch.c), and
+ * the control plane across real processes (fork) on loopback: the
+ * exchanges, a rendezvous that times out naming the missing rank, a
+ * process of another job refused, and a lost process named by rank 0. */
+#include "testutil.h"
+#include "cluster/cluster.h"
+#include "cluster/launch.h"
+#include "cluster/net.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- launch ---- */
+
+struct fake_env {
+	const char *const *kv; /* "NAME=value", NULL-terminated */
+};
+
+static const char *fake_get(void *ctx, const char *name)
+{
+	const struct fake_env *e = ctx;
+	size_t n = strlen(name);
+	for (const char *const *p = e->kv; *p; p++)
+		if (!strncmp(*p, name, n) && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
+}
+
+static struct launch detect_ok(const char *const *kv, const struct launch_cli *cli)
+{
+	struct fake_env e = { kv };
+	struct launch_cli none = { .rank = -1 };
+	struct launch l;
+	char *err = NULL;
+	if (launch_detect(cli ? cli : &none, fake_get, &e, &l, &err) < 0)
+		fail_msg("launch_detect: %s", err);
+	return l;
+}
+
+static char *detect_err(const char *const *kv, const struct launch_cli *cli)
+{
+	struct fake_env e = { kv };
+	struct launch_cli none = { .rank = -1 };
+	struct launch l;
+	char *err = NULL;
+	assert_int_equal(launch_detect(cli ? cli : &none, fake_get, &e, &l, &err), -EINVAL);
+	assert_non_null(err);
+	return err;
+}
+
+static void test_torchrun(void **state)
+{
+	(void)state;
+	const char *kv[] = { "RANK=5", "WORLD_SIZE=16", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=8", "MASTER_ADDR=node01",
+			     "MASTER_PORT=29500", "TORCHELASTIC_RUN_ID=abc", NULL };
+	struct launch l = detect_ok(kv, NULL);
+	assert_string_equal(l.source, "torchrun");
+	assert_int_equal(l.rank, 5);
+	assert_int_equal(l.nranks, 16);
+	assert_int_equal(l.local_rank, 1);
+	assert_int_equal(l.local_size, 8);
+	assert_string_equal(l.master_host, "node01");
+	assert_int_equal(l.master_port, 29501); /* torchrun's agent holds 29500 */
+	launch_free(&l);
+	/* the same names from a Kubernetes operator: the port is free */
+	const char *k8s[] = { "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=10.0.0.5", "MASTER_PORT=23456", NULL };
+	l = detect_ok(k8s, NULL);
+	assert_string_equal(l.source, "env");
+	assert_int_equal(l.master_port, 23456);
+	launch_free(&l);
+}
+
+static void test_openmpi_mpich_pmix(void **state)
+{
+	(void)state;
+	const char *ompi[] = { "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=3",
+			       "OMPI_COMM_WORLD_LOCAL_SIZE=4", "PMIX_NAMESPACE=prterun-x-1234@1", NULL };
+	struct launch l = detect_ok(ompi, NULL);
+	assert_string_equal(l.source, "openmpi");
+	assert_int_equal(l.rank, 3);
+	assert_int_equal(l.local_size, 4);
+	/* every rank on this host: rank 0 is here, at a port from the job */
+	assert_string_equal(l.master_host, "127.0.0.1");
+	assert_int_equal(l.master_port, launch_port_for(l.job));
+	assert_true(l.master_port >= 20000 && l.master_port < 40000);
+	launch_free(&l);
+	const char *mpich[] = { "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2", NULL };
+	l = detect_ok(mpich, NULL);
+	assert_string_equal(l.source, "mpich");
+	assert_int_equal(l.rank, 1);
+	assert_int_equal(l.master_port, LAUNCH_DEFAULT_PORT); /* no job id */
+	launch_free(&l);
+	const char *pmix[] = { "PMIX_RANK=0", "PMIX_SIZE=1", NULL };
+	l = detect_ok(pmix, NULL);
+	assert_string_equal(l.source, "pmix");
+	launch_free(&l);
+	/* several nodes and nothing naming rank 0's: a clear error */
+	const char *multi[] = { "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=16", "OMPI_COMM_WORLD_LOCAL_SIZE=8",
+				NULL };
+	char *e = detect_err(multi, NULL);
+	assert_non_null(strstr(e, "--master"));
+	free(e);
+}
+
+static void test_slurm(void **state)
+{
+	(void)state;
+	const char *kv[] = { "SLURM_PROCID=9", "SLURM_NTASKS=16", "SLURM_LOCALID=1", "SLURM_NTASKS_PER_NODE=8(x2)",
+			     "SLURM_STEP_NODELIST=gpu[07-08]", "SLURM_JOB_ID=4242", "SLURM_STEP_ID=0", NULL };
+	struct launch l = detect_ok(kv, NULL);
+	assert_string_equal(l.source, "slurm");
+	assert_int_equal(l.rank, 9);
+	assert_int_equal(l.local_rank, 1);
+	assert_int_equal(l.local_size, 0); /* "8(x2)" is not a number */
+	assert_string_equal(l.master_host, "gpu07");
+	assert_string_equal(l.job, "slurm:4242:0");
+	assert_int_equal(l.master_port, launch_port_for("slurm:4242:0"));
+	launch_free(&l);
+	/* srun inside mpirun: the innermost launcher (Open MPI's) wins */
+	const char *both[] = { "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
+			       "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL };
+	l = detect_ok(both, NULL);
+	assert_string_equal(l.source, "openmpi");
+	launch_free(&l);
+}
+
+static void test_cli_and_errors(void **state)
+{
+	(void)state;
+	const char *none[] = { NULL };
+	struct launch_cli cli = { .rank = 1, .nranks = 3, .master = "10.1.2.3:4000" };
+	struct launch l = detect_ok(none, &cli);
+	assert_string_equal(l.source, "cli");
+	assert_string_equal(l.master_host, "10.1.2.3");
+	assert_int_equal(l.master_port, 4000);
+	launch_free(&l);
+	/* --master overrides the environment */
+	const char *kv[] = { "RANK=1", "WORLD_SIZE=2", "MASTER_ADDR=a", "MASTER_PORT=1", NULL };
+	struct launch_cli m = { .rank = -1, .master = "[fe80::1]:5000" };
+	l = detect_ok(kv, &m);
+	assert_string_equal(l.master_host, "fe80::1");
+	assert_int_equal(l.master_port, 5000);
+	launch_free(&l);
+	l = detect_ok(none, NULL);
+	assert_string_equal(l.source, "single");
+	assert_int_equal(l.nranks, 1);
+	launch_free(&l);
+
+	const char *bad1[] = { "RANK=4", "WORLD_SIZE=4", NULL };
+	char *e = detect_err(bad1, NULL);
+	assert_non_null(strstr(e, "RANK=4"));
+	free(e);
+	const char *bad2[] = { "RANK=x", "WORLD_SIZE=4", NULL };
+	e = detect_err(bad2, NULL);
+	free(e);
+	const char *bad3[] = { "RANK=0", NULL };
+	e = detect_err(bad3, NULL);
+	assert_non_null(strstr(e, "WORLD_SIZE"));
+	free(e);
+	const char *bad4[] = { "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=99999", NULL };
+	e = detect_err(bad4, NULL);
+	assert_non_null(strstr(e, "MASTER_PORT"));
+	free(e);
+	struct launch_cli half = { .rank = 2, .nranks = 0 };
+	e = detect_err(none, &half);
+	free(e);
+	struct launch_cli badm = { .rank = -1, .master = "h:0" };
+	e = detect_err(none, &badm);
+	free(e);
+}
+
+static void test_first_host(void **state)
+{
+	(void)state;
+	char *h;
+	assert_string_equal((h = launch_first_host("node1")), "node1");
+	free(h);
+	assert_string_equal((h = launch_first_host("gpu[007-009,012],cpu1")), "gpu007");
+	free(h);
+	assert_string_equal((h = launch_first_host("a1,b2")), "a1");
+	free(h);
+	assert_string_equal((h = launch_first_host("n[3,5]-ib")), "n3-ib");
+	free(h);
+	assert_null(launch_first_host("gpu[x-y]"));
+	assert_null(launch_first_host("gpu[1-2"));
+	assert_null(launch_first_host(""));
+}
+
+static void test_hostport(void **state)
+{
+	(void)state;
+	char *h = NULL;
+	int port = 7;
+	assert_int_equal(launch_split_hostport("host", &h, &port), 0);
+	assert_string_equal(h, "host");
+	assert_int_equal(port, 7);
+	free(h);
+	assert_int_equal(launch_split_hostport("[::1]:80", &h, &port), 0);
+	assert_string_equal(h, "::1");
+	assert_int_equal(port, 80);
+	free(h);
+	assert_int_equal(launch_split_hostport("::1", &h, &port), -EINVAL);
+	assert_int_equal(launch_split_hostport(":80", &h, &port), -EINVAL);
+	assert_int_equal(launch_split_hostport("h:70000", &h, &port), -EINVAL);
+	assert_int_equal(launch_split_hostport("[::1]x", &h, &port), -EINVAL);
+}
+
+/* ---- the control plane across processes ---- */
+
+/* A free loopback port (bound and released; good enough for a test). */
+static int free_port(void)
+{
+	char msg[128];
+	int fd = net_listen("127.0.0.1", 0, msg, sizeof(msg));
+	assert_true(fd >= 0);
+	int p = net_local_port(fd);
+	close(fd);
+	return p;
+}
+
+/* What a child reports back through shared memory. */
+struct child_out {
+	char err[512];
+	int status;
+};
+
+static void fatal_to_shm(void *ctx, const char *why, int code)
+{
+	struct child_out *o = ctx;
+	snprintf(o->err, sizeof(o->err), "%s", why);
+	o->status = code;
+}
+
+static struct cluster *child_join(int proc, int nprocs, int port, const char *job, double timeout,
+				  struct child_out *out)
+{
+	struct cluster_opts o = { .proc = proc, .nprocs = nprocs, .ranks_per_proc = 1, .host = "127.0.0.1",
+				  .port = port, .job = job, .deadline = net_now() + timeout, .on_fatal = fatal_to_shm,
+				  .fatal_ctx = out };
+	struct cluster *c = NULL;
+	char *err = NULL;
+	if (cluster_create(&o, &c, &err) < 0 || cluster_join(c, "127.0.0.1", port, &err) < 0) {
+		snprintf(out->err, sizeof(out->err), "%s", err ? err : "?");
+		out->status = 2;
+		_exit(2);
+	}
+	return c;
+}
+
+/* Every exchange, checked on every process. */
+static void child_exchanges(int proc, int n, int port, struct child_out *out)
+{
+	struct cluster *c = child_join(proc, n, port, "job1", 10, out);
+	char *err = NULL;
+	int v = proc == 0 ? 4242 : 0, bad = 0;
+	double d[2] = { proc + 1.0, -proc };
+	int all[8] = { 0 }, mine = proc * 10, back = -1;
+
+	bad |= cluster_bcast(c, &v, sizeof(v), net_now() + 5, &err) != 0 || v != 4242;
+	bad |= cluster_allreduce_f64(c, d, 2, CLUSTER_SUM, net_now() + 5, &err) != 0 || d[0] != n * (n + 1) / 2.0;
+	d[0] = proc;
+	bad |= cluster_allreduce_f64(c, d, 1, CLUSTER_MAX, net_now() + 5, &err) != 0 || d[0] != n - 1;
+	bad |= cluster_allgather(c, &mine, sizeof(mine), all, net_now() + 5, &err) != 0 || all[n - 1] != (n - 1) * 10;
+	int parts[8];
+	for (int i = 0; i < n; i++)
+		parts[i] = 100 + i;
+	bad |= cluster_scatter(c, parts, &back, sizeof(back), net_now() + 5, &err) != 0 || back != 100 + proc;
+	bad |= cluster_barrier(c, net_now() + 5, &err) != 0;
+	const struct cluster_member *m = cluster_members(c);
+	bad |= m[n - 1].pid == 0 || m[n - 1].proc != n - 1;
+	if (bad)
+		snprintf(out->err, sizeof(out->err), "exchange failed: %s", err ? err : "wrong value");
+	cluster_close(c);
+	_exit(bad ? 1 : 0);
+}
+
+static struct child_out *shm_outs(int n)
+{
+	struct child_out *o = mmap(NULL, sizeof(*o) * (size_t)n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(o != MAP_FAILED);
+	memset(o, 0, sizeof(*o) * (size_t)n);
+	return o;
+}
+
+static int wait_child(pid_t pid)
+{
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_exchanges(void **state)
+{
+	(void)state;
+	enum { N = 4 };
+	int port = free_port();
+	struct child_out *out = shm_outs(N);
+	pid_t pids[N];
+	for (int i = 0; i < N; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			child_exchanges(i, N, port, &out[i]);
+	}
+	for (int i = 0; i < N; i++)
+		if (wait_child(pids[i]) != 0)
+			fail_msg("process %d: %s", i, out[i].err);
+	munmap(out, sizeof(*out) * N);
+}
+
+static void test_rendezvous_timeout(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(3);
+	pid_t p0 = fork();
+	if (p0 == 0) {
+		child_join(0, 3, port, "job1", 1.5, &out[0]);
+		_exit(0);
+	}
+	pid_t p1 = fork();
+	if (p1 == 0) {
+		struct cluster *c = child_join(1, 3, port, "job1", 5, &out[1]);
+		cluster_close(c);
+		_exit(0);
+	}
+	/* process 2 never comes */
+	double t0 = net_now();
+	assert_int_equal(wait_child(p0), 2);
+	assert_true(net_now() - t0 < 5);
+	assert_non_null(strstr(out[0].err, "rank 2 did not arrive"));
+	assert_int_equal(wait_child(p1), 2);
+	assert_non_null(strstr(out[1].err, "did not arrive"));
+	munmap(out, sizeof(*out) * 3);
+}
+
+static void test_other_job_refused(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(2);
+	pid_t p0 = fork();
+	if (p0 == 0) {
+		child_join(0, 2, port, "job1", 1.5, &out[0]);
+		_exit(0);
+	}
+	pid_t p1 = fork();
+	if (p1 == 0) {
+		child_join(1, 2, port, "job2", 5, &out[1]);
+		_exit(0);
+	}
+	assert_int_equal(wait_child(p1), 2);
+	assert_non_null(strstr(out[1].err, "refused this process"));
+	assert_non_null(strstr(out[1].err, "job2"));
+	assert_int_equal(wait_child(p0), 2);
+	assert_non_null(strstr(out[0].err, "refused a connection"));
+	munmap(out, sizeof(*out) * 2);
+}
+
+/* Process 2 dies in a phase; process 0 names it and every survivor stops
+ * with that explanation. */
+static void child_lost(int proc, int n, int port, struct child_out *out)
+{
+	struct cluster *c = child_join(proc, n, port, "job1", 10, out);
+	char *err = NULL;
+	cluster_phase(c, "the test phase", net_now() + 30);
+	if (proc == 2)
+		raise(SIGKILL);
+	cluster_barrier(c, net_now() + 30, &err); /* never completes */
+	_exit(9);
+}
+
+static void test_lost_process(void **state)
+{
+	(void)state;
+	enum { N = 3 };
+	int port = free_port();
+	struct child_out *out = shm_outs(N);
+	pid_t pids[N];
+	for (int i = 0; i < N; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			child_lost(i, N, port, &out[i]);
+	}
+	double t0 = net_now();
+	assert_int_equal(wait_child(pids[2]), 128 + SIGKILL);
+	assert_int_equal(wait_child(pids[0]), 3);
+	assert_int_equal(wait_child(pids[1]), 3);
+	assert_true(net_now() - t0 < 10);
+	for (int i = 0; i < 2; i++) {
+		if (!strstr(out[i].err, "rank 2 (") || !strstr(out[i].err, "the test phase"))
+			fail_msg("process %d said: %s", i, out[i].err);
+		assert_int_equal(out[i].status, 3);
+	}
+	munmap(out, sizeof(*out) * N);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_torchrun),
+		cmocka_unit_test(test_openmpi_mpich_pmix),
+		cmocka_unit_test(test_slurm),
+		cmocka_unit_test(test_cli_and_errors),
+		cmocka_unit_test(test_first_host),
+		cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_exchanges),
+		cmocka_unit_test(test_rendezvous_timeout),
+		cmocka_unit_test(test_other_job_refused),
+		cmocka_unit_test(test_lost_process),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
