@@ -103,6 +103,7 @@ struct cluster {
 	atomic_int fatal;
 	atomic_bool stopping;
 	atomic_ullong progress;     /* this process's, for heartbeats */
+	atomic_int finished;        /* 1 + the decided exit code, 0 while undecided */
 	double last_beat;
 	uint64_t op_seq;
 	/* the main thread's current phase */
@@ -175,7 +176,11 @@ static int send_frame(struct cluster *c, int i, enum msg type, const void *pre, 
 
 /* ---- failure ---- */
 
-static void do_fatal(struct cluster *c, const char *why, int code, bool from_receiver)
+/* Ends the process with this explanation, once. Process 0 tells everyone
+ * (ABORT); another process tells process 0 (FAIL) when the reason is its
+ * own (tell_root), not something process 0 told it or the loss of process
+ * 0. A second caller on the main thread waits for the first to exit. */
+static void do_fatal(struct cluster *c, const char *why, int code, bool from_receiver, bool tell_root)
 {
 	int expected = 0;
 	if (!atomic_compare_exchange_strong(&c->fatal, &expected, 1)) {
@@ -191,7 +196,7 @@ static void do_fatal(struct cluster *c, const char *why, int code, bool from_rec
 	if (c->o.proc == 0) {
 		for (int i = 1; i < c->o.nprocs; i++)
 			send_frame_ex(c, i, MSG_ABORT, &pre, sizeof(pre), why, strlen(why), dl, true);
-	} else if (c->peers && !from_receiver) {
+	} else if (c->peers && tell_root) {
 		/* tell process 0, which tells everyone */
 		send_frame_ex(c, 0, MSG_FAIL, &pre, sizeof(pre), why, strlen(why), dl, true);
 	}
@@ -204,7 +209,7 @@ static void do_fatal(struct cluster *c, const char *why, int code, bool from_rec
 
 void cluster_fatal(struct cluster *c, const char *why, int code)
 {
-	do_fatal(c, why, code, false);
+	do_fatal(c, why, code, false, true);
 	_exit(code); /* not reached */
 }
 
@@ -269,14 +274,14 @@ static void peer_lost(struct cluster *c, int i, const char *how)
 	char d[128], *why;
 	struct peer *p = &c->peers[i];
 
-	if (!(atomic_load(&c->stopping) && p->bye)) {
+	if (!(atomic_load(&c->stopping) && p->bye) && !atomic_load(&c->finished)) {
 		/* the verdict goes out before the main thread can see the loss
 		 * as a mere error of its own */
 		cluster_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
 		pthread_mutex_lock(&c->m);
 		why = xasprintf("%s %s during '%s'", d, how, c->phase[0] ? c->phase : "startup");
 		pthread_mutex_unlock(&c->m);
-		do_fatal(c, why, 3, true);
+		do_fatal(c, why, 3, true, false);
 		free(why);
 	}
 	pthread_mutex_lock(&c->m);
@@ -330,9 +335,10 @@ static void dispatch(struct cluster *c, int i, enum msg type, unsigned char *pay
 			char *text = xstrndup((char *)payload + 8, len - 8), *why = text;
 			if (type == MSG_FAIL) {
 				cluster_describe(c, i, d, sizeof(d));
-				why = xasprintf("%s failed: %s", d, text);
+				if (strncmp(text, d, strlen(d)))
+					why = xasprintf("%s failed: %s", d, text);
 			}
-			do_fatal(c, why, (int)le32toh(code), true);
+			do_fatal(c, why, (int)le32toh(code), true, false);
 			if (why != text)
 				free(why);
 			free(text);
@@ -428,7 +434,7 @@ static void check_deadline(struct cluster *c)
 			: xasprintf("%s: '%s' passed its deadline and %s gave no verdict within %.0f s more", d, c->phase,
 				    d0, CLUSTER_GRACE_S);
 	}
-	do_fatal(c, why, 3, true);
+	do_fatal(c, why, 3, true, true);
 	free(why);
 }
 
@@ -437,6 +443,11 @@ static void on_signal(struct cluster *c)
 	struct signalfd_siginfo si;
 	if (read(c->sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
+	int done = atomic_load(&c->finished);
+	if (done) {
+		fflush(stdout);
+		_exit(done - 1);
+	}
 	char d[128];
 	cluster_describe(c, c->o.proc, d, sizeof(d));
 	pthread_mutex_lock(&c->m);
@@ -445,7 +456,7 @@ static void on_signal(struct cluster *c)
 			      c->o.nprocs > 1 ? " (a launcher stops every rank when one of them fails: look for "
 						"the first rank that reported)" : "");
 	pthread_mutex_unlock(&c->m);
-	do_fatal(c, why, 128 + (int)si.ssi_signo, true);
+	do_fatal(c, why, 128 + (int)si.ssi_signo, true, true);
 	free(why);
 }
 
@@ -716,9 +727,9 @@ static int connect_any(struct cluster *c, const char *hosts, int port, char **er
 static int join_as_peer(struct cluster *c, const char *hosts, int port, char **err)
 {
 	struct hello h;
-	enum msg type;
+	enum msg type = 0;
 	char *payload = NULL;
-	size_t len;
+	size_t len = 0;
 	int fd = connect_any(c, hosts, port, err), r;
 
 	if (fd < 0)
@@ -980,6 +991,15 @@ int cluster_allreduce_f64(struct cluster *c, double *v, size_t n, enum cluster_o
 }
 
 /* ---- teardown ---- */
+
+void cluster_finishing(struct cluster *c, int code)
+{
+	pthread_mutex_lock(&c->m);
+	c->in_phase = false;
+	snprintf(c->phase, sizeof(c->phase), "the end of the run");
+	pthread_mutex_unlock(&c->m);
+	atomic_store(&c->finished, code + 1);
+}
 
 static bool all_bye(struct cluster *c)
 {

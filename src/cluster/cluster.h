@@ -100,6 +100,12 @@ int cluster_allreduce_f64(struct cluster *c, double *v, size_t n, enum cluster_o
  * after an error it cannot recover from). Does not return. */
 __attribute__((noreturn)) void cluster_fatal(struct cluster *c, const char *why, int code);
 
+/* The run's outcome is decided and every process knows it: from now on a
+ * lost peer is no failure, and SIGINT/SIGTERM (a launcher tearing the job
+ * down because another rank already exited with `code`) end this process
+ * quietly with `code`. */
+void cluster_finishing(struct cluster *c, int code);
+
 /* Orderly end: says BYE, waits (briefly) for the others, stops the
  * receiver thread, frees. NULL is fine. */
 void cluster_close(struct cluster *c);

@@ -149,7 +149,7 @@ int net_connect(const char *host, int port, double deadline, char *msg, size_t m
 			for (struct addrinfo *a = ai; a; a = a->ai_next) {
 				/* an address that drops SYNs must not eat the whole deadline */
 				double step = net_now() + 5.0;
-				int fd;
+				int fd = -1;
 				r = try_connect(a, deadline > 0 && deadline < step ? deadline : step, &fd);
 				if (r == 0) {
 					freeaddrinfo(ai);

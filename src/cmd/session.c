@@ -224,6 +224,8 @@ int session_close(struct session *s, int code)
 	int r;
 	if (s->cl && s->nprocs > 1 && (r = cluster_bcast(s->cl, &c, sizeof(c), net_now() + 30.0, &err)) < 0)
 		session_fail(s, err, r);
+	if (s->cl)
+		cluster_finishing(s->cl, c);
 	if (s->b)
 		s->b->ops->fini(s->b);
 	cluster_close(s->cl);

@@ -115,6 +115,31 @@ t_ranks() {
 	rc=0; for p in $pids; do wait "$p" || rc=$?; done
 	[ "$rc" -eq 0 ] && grep -q "Rank  1 Group  0" "$TMP/out.0" && pass "Open MPI variables and --master" \
 		|| { fail "Open MPI variables (exit $rc)"; cat "$TMP/err.0" "$TMP/err.1" >&2; }
+	# torchrun: its agent holds MASTER_PORT (a listener stands in for it here)
+	python3 -c '
+import socket, sys, time
+for _ in range(50):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); a.listen(); p = a.getsockname()[1]
+    try:
+        b = socket.socket(); b.bind(("127.0.0.1", p + 1)); b.close(); break
+    except OSError:
+        a.close()
+print(p, flush=True); sys.stdout.close(); time.sleep(30)' >"$TMP/agent.port" &
+	agent=$!
+	i=0; while [ ! -s "$TMP/agent.port" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	port=$(cat "$TMP/agent.port")
+	pids=""
+	for r in 0 1; do
+		RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			TORCHELASTIC_RUN_ID=test "$BIN" bench all_reduce --backend socket -b 1K -e 1K -n 2 \
+			>"$TMP/out.$r" 2>"$TMP/err.$r" &
+		pids="$pids $!"
+	done
+	rc=0; for p in $pids; do wait "$p" || rc=$?; done
+	kill "$agent" 2>/dev/null
+	[ "$rc" -eq 0 ] && grep -q "Rank  1 Group  0" "$TMP/out.0" \
+		&& pass "torchrun's variables: gpuready meets on MASTER_PORT+1 beside the agent" \
+		|| { fail "torchrun variables (exit $rc)"; cat "$TMP/err.0" >&2; }
 	# explicit --rank/--nranks
 	port=$(free_port)
 	"$BIN" bench broadcast --backend socket -b 1K -e 1K -n 2 -r 1 --rank 1 --nranks 2 --master "127.0.0.1:$port" \
@@ -226,6 +251,16 @@ t_failures() {
 	[ $((t1 - t0)) -le 14 ] && pass "stopped rank: rank 0 ended $((t1 - t0)) s later (-T 6)" || fail "rank 0 took $((t1 - t0)) s"
 	contains "$TMP/err.0" "rank 1 (" "the frozen rank is named"
 	contains "$TMP/err.0" "has been silent for" "and called silent"
+
+	# a rank stopped by a signal (a launcher, an operator) says so, and
+	# rank 0 passes it on
+	start_long 3 -T 60
+	victim=$(pid_of_rank 1)
+	kill -TERM "$victim"
+	wait "$LONG"
+	contains "$TMP/err.0" "rank 1 (" "SIGTERM: rank 0 names the rank"
+	contains "$TMP/err.0" "stopped by Terminated during 'all_reduce" "and the signal and phase"
+	contains "$TMP/err.2" "stopped by Terminated" "the other ranks hear it too"
 
 	# a rank that never comes: the rendezvous names it
 	port=$(free_port)
