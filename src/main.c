@@ -60,6 +60,17 @@ const struct command commands[] = {
 			 "all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, alltoall_perf and "
 			 "sendrecv_perf too. Exit status: 0 pass, 1 wrong results or bandwidth below the expectation, "
 			 "2 could not run, 3 a rank stalled or was lost." },
+	{ .name = "bench net", .fn = cmd_bench_net, .scope = SCOPE_NET, .max_args = 1,
+	  .usage = "--server [--bind ADDR] [-p PORT] | HOST[:PORT] [--test TEST] [options] | --loopback [options]",
+	  .summary = "Measure a link point to point: RDMA (verbs, host or GPU memory) or TCP bandwidth and latency",
+	  .description = "perftest-grade tests in one tool: write_bw, write_lat, read_bw, read_lat, send_bw, send_lat "
+			 "over verbs RC QPs (host memory, or GPU memory through DMA-BUF or peer memory with --mem "
+			 "cuda), and tcp_bw, tcp_lat over TCP. Run `gpuready bench net --server` on one node and "
+			 "`gpuready bench net SERVER --test write_bw -a` on another, or --loopback on one node. The "
+			 "client's options win; the server refuses what it cannot run and says why on both ends. "
+			 "Every bandwidth line gives the share of the link's rate, latency tables end with what is "
+			 "usual, and RDMA runs report the port counters that moved. Exit status: 0 pass, 1 data "
+			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
 	{ .name = "nccl", .fn = cmd_nccl, .scope = SCOPE_NCCL, .max_args = 0, .usage = "[options]",
 	  .alias = "test-nccl",
 	  .summary = "Check NCCL end to end: correct all-reduce on every rank, and the network and GPUDirect it used",
@@ -146,6 +157,11 @@ int main(int argc, char **argv)
 			return EXIT_TOOL_ERROR;
 		}
 		first = 2;
+		/* `bench net` is a command of its own, with perftest's flags */
+		if (!strcmp(cmd->name, "bench") && argc > 2 && !strcmp(argv[2], "net")) {
+			cmd = find_command("bench net");
+			first = 3;
+		}
 	}
 
 	struct settings s;

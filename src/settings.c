@@ -95,7 +95,7 @@ const struct opt settings_opts[] = {
 	  "0", NULL, 0, 1000000, SCOPE_BENCH },
 	{ "timeout", 'T', OPT_DOUBLE, OFF(bench.timeout), "SEC",
 	  "Seconds any step may take before the run is stopped and the stalled ranks named (0: 60 s plus the data at 100 MB/s).",
-	  "0", NULL, 0, 1e6, SCOPE_RUN },
+	  "0", NULL, 0, 1e6, SCOPE_RUN | SCOPE_NET },
 	{ "ngpus", 'g', OPT_INT, OFF(bench.ngpus), "N", "GPUs each process drives (NCCL backend).", "1", NULL, 1, 64,
 	  SCOPE_RUN },
 	{ "nthreads", 't', OPT_INT, OFF(bench.nthreads), "1",
@@ -109,7 +109,7 @@ const struct opt settings_opts[] = {
 	  SCOPE_RUN },
 	{ "json", 0, OPT_STRING, OFF(json_file), "FILE",
 	  "Also write the run (parameters, devices, hosts, every row, verdict) as JSON to FILE.", NULL, NULL, 0, 0,
-	  SCOPE_RUN },
+	  SCOPE_RUN | SCOPE_NET },
 	{ "plot", 0, OPT_STRING, OFF(plot), "FILE.svg", "Also draw bus bandwidth and time against size as SVG.", NULL,
 	  NULL, 0, 0, SCOPE_BENCH },
 	{ "expect-busbw", 0, OPT_DOUBLE, OFF(expect_busbw), "GBPS",
@@ -122,7 +122,8 @@ const struct opt settings_opts[] = {
 	  "Where rank 0 listens for the others (default MASTER_ADDR/MASTER_PORT, the first Slurm node, or this host).",
 	  NULL, NULL, 0, 0, SCOPE_RUN },
 	{ "connect-timeout", 0, OPT_DOUBLE, OFF(connect_timeout), "SEC",
-	  "Seconds for every rank to arrive and for communicator setup.", "120", NULL, 1, 1e6, SCOPE_RUN },
+	  "Seconds for every rank to arrive and for communicator setup (bench net: to reach the server).", "120", NULL,
+	  1, 1e6, SCOPE_RUN | SCOPE_NET },
 	{ "require", 0, OPT_STRING, OFF(require), "LIST",
 	  "Fail unless NCCL used what LIST names: ib (an RDMA network, not sockets), gdr (GPUDirect RDMA), dmabuf.",
 	  NULL, NULL, 0, 0, SCOPE_NCCL },
@@ -130,6 +131,50 @@ const struct opt settings_opts[] = {
 	  SCOPE_NCCL },
 	{ "bytes", 0, OPT_U64, OFF(nccl_bytes), "SIZE", "Size of the buffer checked element by element.", "64M", NULL, 4,
 	  0, SCOPE_NCCL },
+	/* bench net: perftest's letters where it has them (REFERENCE §10) */
+	{ "server", 0, OPT_FLAG, OFF(net.server), NULL, "Serve clients, one after another, until stopped.", NULL, NULL,
+	  0, 0, SCOPE_NET },
+	{ "bind", 0, OPT_STRING, OFF(net.bind), "ADDR", "Server: listen on ADDR only.", NULL, NULL, 0, 0, SCOPE_NET },
+	{ "port", 'p', OPT_INT, OFF(net.port), "PORT", "TCP port of the server's control connection.", "18515", NULL, 1,
+	  65535, SCOPE_NET },
+	{ "clients", 0, OPT_INT, OFF(net.clients), "N",
+	  "Server: exit after N clients, with the last one's status (0: serve until stopped).", "0", NULL, 0, 1000000,
+	  SCOPE_NET },
+	{ "test", 0, OPT_STRING, OFF(net.test), "TEST",
+	  "write_bw, write_lat, read_bw, read_lat, send_bw, send_lat (RDMA verbs, RC), tcp_bw or tcp_lat.", "tcp_bw",
+	  NULL, 0, 0, SCOPE_NET },
+	{ "size", 's', OPT_U64, OFF(net.size), "BYTES", "Message size (default 65536 for bandwidth, 2 for latency).",
+	  NULL, NULL, 1, 0, SCOPE_NET },
+	{ "all", 'a', OPT_FLAG, OFF(net.all), NULL, "Every power of two from 2 B to 8 MiB.", NULL, NULL, 0, 0,
+	  SCOPE_NET },
+	{ "iters", 'n', OPT_U64, OFF(net.iters), "N",
+	  "Iterations per size and QP or stream (default 5000 for bandwidth, 1000 for latency).",
+	  NULL, NULL, 1, 0, SCOPE_NET },
+	{ "duration", 'D', OPT_DOUBLE, OFF(net.duration), "SEC", "Run each size for SEC seconds instead of -n.", NULL,
+	  NULL, 0, 3600, SCOPE_NET },
+	{ "qps", 'q', OPT_INT, OFF(net.qps), "N", "Queue pairs (RDMA) or streams (TCP).", "1", NULL, 1, 64, SCOPE_NET },
+	{ "bidirectional", 'b', OPT_FLAG, OFF(net.bidir), NULL, "Both directions at once (bandwidth tests).", NULL,
+	  NULL, 0, 0, SCOPE_NET },
+	{ "ib-dev", 'd', OPT_STRING, OFF(net.dev), "DEV", "RDMA device (default: the first with an active port).", NULL,
+	  NULL, 0, 0, SCOPE_NET },
+	{ "ib-port", 'i', OPT_INT, OFF(net.ib_port), "PORT", "RDMA port.", "1", NULL, 1, 255, SCOPE_NET },
+	{ "gid-index", 'x', OPT_INT, OFF(net.gid), "N",
+	  "GID index (default: the RoCE v2 IPv4-mapped GID, chosen as perftest does).", NULL, NULL, 0, 255,
+	  SCOPE_NET },
+	{ "tclass", 0, OPT_INT, OFF(net.tclass), "TC", "Traffic class of the RDMA packets.", NULL, NULL, 0, 255,
+	  SCOPE_NET },
+	{ "mtu", 'm', OPT_INT, OFF(net.mtu), "BYTES", "RDMA path MTU: 256 ... 4096 (default: the port's).", NULL, NULL,
+	  0, 4096, SCOPE_NET },
+	{ "sl", 'S', OPT_INT, OFF(net.sl), "SL", "InfiniBand service level.", "0", NULL, 0, 15, SCOPE_NET },
+	{ "mem", 0, OPT_STRING, OFF(net.mem), "host|cuda[:GPU]",
+	  "Buffers in host or GPU memory (cuda: the GPU nearest the NIC; registered through DMA-BUF, else peer memory).",
+	  "host", NULL, 0, 0, SCOPE_NET },
+	{ "loopback", 0, OPT_FLAG, OFF(net.loopback), NULL,
+	  "Client and server in this process (one node, no peer needed).", NULL, NULL, 0, 0, SCOPE_NET },
+	{ "report-gbits", 0, OPT_FLAG, OFF(net.gbits), NULL, "Bandwidth in Gb/s (10^9 bit/s) instead of MiB/s.", NULL,
+	  NULL, 0, 0, SCOPE_NET },
+	{ "expect-gbps", 0, OPT_DOUBLE, OFF(net.expect_gbps), "GBPS",
+	  "Fail when the bandwidth at the largest size is below GBPS (10^9 bit/s).", NULL, NULL, 0, 1e6, SCOPE_NET },
 };
 const size_t settings_n_opts = sizeof(settings_opts) / sizeof(settings_opts[0]);
 
@@ -161,6 +206,11 @@ void settings_init(struct settings *s)
 	s->rank = -1;
 	s->connect_timeout = 120;
 	s->nccl_bytes = 64u << 20;
+	s->net.port = 18515;
+	s->net.ib_port = 1;
+	s->net.gid = -1;
+	s->net.tclass = -1;
+	s->net.qps = 1;
 }
 
 void settings_free(struct settings *s)

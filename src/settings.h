@@ -22,6 +22,7 @@ enum {
 	SCOPE_TOPO = 1u << 4,     /* topo */
 	SCOPE_BENCH = 1u << 5,    /* bench (all_reduce_perf ...) */
 	SCOPE_NCCL = 1u << 6,     /* nccl (test-nccl) */
+	SCOPE_NET = 1u << 7,      /* bench net */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
 	SCOPE_ALL = 0xffu,
 };
@@ -74,6 +75,14 @@ struct settings {
 	char *require;         /* nccl --require ib,gdr,dmabuf */
 	char *keep_logs;       /* nccl --keep-logs DIR */
 	uint64_t nccl_bytes;   /* nccl --bytes: the element-by-element check's size */
+	/* bench net: perftest's flags where it has them */
+	struct {
+		bool server, all, bidir, loopback, gbits;
+		char *bind, *test, *dev, *mem;
+		int port, ib_port, gid, tclass, mtu, sl, qps, clients;
+		uint64_t size, iters;
+		double duration, expect_gbps;
+	} net;
 };
 
 extern const struct opt settings_opts[];

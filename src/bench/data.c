@@ -58,18 +58,53 @@ static int64_t ranged(enum dtype t, uint32_t h, int64_t k)
 	return (int64_t)(h % (uint32_t)(k + 1));
 }
 
+static int64_t nonneg(uint32_t h, int64_t k)
+{
+	return k > 0 ? (int64_t)(h % (uint32_t)(k + 1)) : 0;
+}
+
+/* Reduced data is built as v(r, i) = c(i) + d(r, i mod CLASSES): an
+ * element's base plus a rank's offset for the element's class. Every rank
+ * contributes to every element and the ranks differ, yet the reduction has
+ * a closed form — n·c + Σ d, c + max d, c + min d — so expected values
+ * cost O(count + CLASSES·n), not O(count·n), however many ranks there are. */
+#define CLASSES 8
+#define RANK_SALT 0x5bd1e995u
+
+static int64_t base_of(const struct data_spec *s, size_t idx, int64_t k, bool same_sign)
+{
+	uint32_t h = mix(s->seed, -1, idx);
+	return same_sign ? nonneg(h, k) : ranged(s->t, h, k);
+}
+
+static int64_t offset_of(const struct data_spec *s, int r, size_t cls, int64_t k, bool same_sign)
+{
+	uint32_t h = mix(s->seed, r, cls ^ RANK_SALT);
+	return same_sign ? nonneg(h, k) : ranged(s->t, h, k);
+}
+
+/* The ranges: sums of n bases and n offsets stay within L; max/min and
+ * copies use the whole range; the two averaged ranks are of one sign, so
+ * the library's pre-multiplied sum x/n + y/n rounds twice at most (as
+ * nccl-tests' same-sign average data). */
+static int64_t base_k(const struct data_spec *s, int n)
+{
+	int64_t L = data_exact_limit(s->t);
+	switch (s->op) {
+	case OP_SUM: return L / (2 * n) > 0 ? L / (2 * n) : 1;
+	case OP_AVG: return L / 4;
+	default: return L / 2;
+	}
+}
+
 /* Rank r's value at index idx, exactly. */
 static int64_t value(const struct data_spec *s, int r, size_t idx)
 {
-	int64_t L = data_exact_limit(s->t);
 	int n = s->nranks > 0 ? s->nranks : 1;
-	uint32_t h = mix(s->seed, r, idx);
+	int64_t k = base_k(s, n);
+	size_t cls = idx % CLASSES;
 
 	switch (s->op) {
-	case OP_SUM: {
-		int64_t k = L / n;
-		return ranged(s->t, h, k > 0 ? k : 1);
-	}
 	case OP_PROD: {
 		/* element idx has m twos, spread over the ranks by the seed */
 		int B = data_pow2_limit(s->t);
@@ -79,9 +114,11 @@ static int64_t value(const struct data_spec *s, int r, size_t idx)
 		return (int)((r + idx + s->seed) % (size_t)n) < m ? 2 : 1;
 	}
 	case OP_AVG:
-		return r < 2 ? ranged(s->t, h, L / 2) : 0;
-	default: /* max, min, copy */
-		return ranged(s->t, h, L);
+		return r < 2 ? base_of(s, idx, k, true) + offset_of(s, r, cls, k, true) : 0;
+	case OP_SUM: case OP_MAX: case OP_MIN:
+		return base_of(s, idx, k, false) + offset_of(s, r, cls, k, false);
+	default: /* copy */
+		return ranged(s->t, mix(s->seed, r, idx), data_exact_limit(s->t));
 	}
 }
 
@@ -103,23 +140,50 @@ void data_fill(const struct data_spec *s, int rank, size_t first, void *buf, siz
 		store_exact(s->t, p, value(s, rank, first + i));
 }
 
+/* The per-class sums, maxima and minima of the ranks' offsets. */
+struct offsets {
+	int64_t sum[CLASSES], max[CLASSES], min[CLASSES];
+};
+
+static void offsets_of(const struct data_spec *s, int n, struct offsets *o)
+{
+	int64_t k = base_k(s, n);
+	for (size_t c = 0; c < CLASSES; c++) {
+		o->sum[c] = 0;
+		for (int r = 0; r < n; r++) {
+			int64_t d = offset_of(s, r, c, k, s->op == OP_AVG);
+			if (s->op == OP_AVG && r >= 2)
+				d = 0;
+			o->sum[c] += d;
+			o->max[c] = r == 0 || d > o->max[c] ? d : o->max[c];
+			o->min[c] = r == 0 || d < o->min[c] ? d : o->min[c];
+		}
+	}
+}
+
 void data_expect_reduce(const struct data_spec *s, size_t first, void *buf, size_t count)
 {
 	size_t sz = dtype_size(s->t);
 	unsigned char *p = buf;
 	int n = s->nranks > 0 ? s->nranks : 1;
+	int64_t k = base_k(s, n);
+	struct offsets o;
 
+	if (s->op != OP_PROD)
+		offsets_of(s, n, &o);
 	for (size_t i = 0; i < count; i++, p += sz) {
-		size_t idx = first + i;
-		int64_t acc = value(s, 0, idx);
-		for (int r = 1; r < n; r++) {
-			int64_t v = value(s, r, idx);
-			switch (s->op) {
-			case OP_PROD: acc *= v; break;
-			case OP_MAX: acc = v > acc ? v : acc; break;
-			case OP_MIN: acc = v < acc ? v : acc; break;
-			default: acc += v; break;
-			}
+		size_t idx = first + i, cls = idx % CLASSES;
+		int64_t acc;
+		switch (s->op) {
+		case OP_PROD: {
+			int B = data_pow2_limit(s->t), m = (int)(idx % (size_t)(B + 1));
+			acc = (int64_t)1 << (m < n ? m : n);
+			break;
+		}
+		case OP_MAX: acc = base_of(s, idx, k, false) + o.max[cls]; break;
+		case OP_MIN: acc = base_of(s, idx, k, false) + o.min[cls]; break;
+		case OP_AVG: acc = base_of(s, idx, k, true) * (n < 2 ? 1 : 2) + o.sum[cls]; break;
+		default: acc = base_of(s, idx, k, false) * n + o.sum[cls]; break;
 		}
 		if (s->op == OP_AVG && dtype_is_float(s->t)) {
 			double a = (double)acc / n;

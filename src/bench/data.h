@@ -4,18 +4,24 @@
  * index), in a value range chosen per type, op and rank count so that the
  * reduction has one right answer whatever order the library reduces in
  * (nccl-tests' verifiable data does the same, REFERENCE §9):
- *   sum   small integers, |v| <= L / nranks, so every partial sum is exact;
+ *   sum   v = c(i) + d(r, i mod 8), |c|, |d| <= L / 2n: every partial sum
+ *         is exact;
  *   prod  ones and twos, at most B twos per element: a power of two;
- *   max, min  any exactly representable integer;
- *   avg   only ranks 0 and 1 contribute (as nccl-tests does), so the
- *         library's pre-multiplication rounds at most twice;
+ *   max, min  v = c + d with |c|, |d| <= L / 2;
+ *   avg   only ranks 0 and 1 contribute, with values of one sign (as
+ *         nccl-tests does), so the library's pre-multiplied sum
+ *         x·(1/n) + y·(1/n) rounds twice at most;
  *   copy  (gather, alltoall, broadcast, sendrecv) any representable integer.
  * L is the largest integer the type holds exactly (bfloat16 256, half 2048,
  * int8 127, ...), B the largest power of two it holds without overflow.
+ * Sums stay exact up to L / 2 ranks (bfloat16: 128, half: 1024); integers
+ * wrap exactly beyond that.
  *
- * Expected results are computed independently of any backend, element by
- * element over all ranks in exact integer or double arithmetic, then
- * stored in the type. Comparison is bit-exact, except that floating-point
+ * Expected results are computed independently of any backend, in exact
+ * integer or double arithmetic, then stored in the type: the reduced data's
+ * form (a base per element plus a rank offset per element class) gives
+ * them in closed form, so checking costs O(count + ranks), not
+ * O(count x ranks), at any scale. Comparison is bit-exact, except that floating-point
  * averages may differ by 2 units in the last place (nccl-tests' tolerance:
  * the library may pre-multiply by 1/n). */
 #ifndef GPUREADY_BENCH_DATA_H

@@ -109,6 +109,7 @@ struct cluster {
 	/* the main thread's current phase */
 	uint64_t phase_seq;
 	bool in_phase;
+	char note[512];             /* the main thread's own account of a timeout (cluster_stalled) */
 	char phase[160];
 	double phase_deadline, phase_start;
 };
@@ -200,10 +201,10 @@ static void do_fatal(struct cluster *c, const char *why, int code, bool from_rec
 		/* tell process 0, which tells everyone */
 		send_frame_ex(c, 0, MSG_FAIL, &pre, sizeof(pre), why, strlen(why), dl, true);
 	}
+	/* no stdio here: the main thread may hold stdout's lock, blocked on a
+	 * full pipe; what it printed was flushed row by row */
 	if (c->o.on_fatal)
 		c->o.on_fatal(c->o.fatal_ctx, why, code);
-	fflush(stdout);
-	fflush(stderr);
 	_exit(code);
 }
 
@@ -233,7 +234,7 @@ static void describe_laggard(struct cluster *c, int i, double now, struct strbuf
 				 "unreachable", d, quiet);
 		t->silent++;
 	} else if (begun < c->phase_seq) {
-		strbuf_addf(out, "\n  %s never started it; it is still in '%s'", d,
+		strbuf_addf(out, "\n  %s never started it; its last step was '%s'", d,
 			    c->peers[i].phase[0] ? c->peers[i].phase : "startup");
 		t->absent++;
 	} else if (done < c->phase_seq) {
@@ -266,6 +267,13 @@ static char *stall_verdict(struct cluster *c)
 		strbuf_adds(&sb, ":");
 	strbuf_add(&sb, lines.buf, lines.len);
 	strbuf_release(&lines);
+	pthread_mutex_lock(&c->m);
+	if (c->note[0]) {
+		char d[128];
+		cluster_describe(c, 0, d, sizeof(d));
+		strbuf_addf(&sb, "\n  %s reports: %s", d, c->note);
+	}
+	pthread_mutex_unlock(&c->m);
 	return strbuf_detach(&sb);
 }
 
@@ -412,16 +420,25 @@ static void peer_readable(struct cluster *c, int i)
 	}
 }
 
+/* Process 0 gives its verdict this long after the deadline: by then a
+ * frozen rank has missed enough heartbeats to be called silent. */
+#define VERDICT_DELAY_S (SILENT_S + HEARTBEAT_S)
+
 static void check_deadline(struct cluster *c)
 {
 	pthread_mutex_lock(&c->m);
-	bool late = c->in_phase && c->phase_deadline > 0 &&
-		    net_now() > c->phase_deadline + (c->o.proc == 0 ? 0.0 : CLUSTER_GRACE_S);
+	double delay = c->o.proc == 0 ? VERDICT_DELAY_S : CLUSTER_GRACE_S;
+	bool late = c->in_phase && c->phase_deadline > 0 && net_now() > c->phase_deadline + delay;
 	pthread_mutex_unlock(&c->m);
 	if (!late)
 		return;
 	char *why;
-	if (c->o.proc == 0) {
+	int done = atomic_load(&c->finished);
+	if (done) {
+		/* the result stands; the library's teardown hangs */
+		why = xasprintf("the run's result was decided, but '%s' did not finish within %.0f s", c->phase,
+				c->phase_deadline - c->phase_start);
+	} else if (c->o.proc == 0) {
 		why = stall_verdict(c);
 	} else {
 		char d[128], d0[128];
@@ -434,7 +451,8 @@ static void check_deadline(struct cluster *c)
 			: xasprintf("%s: '%s' passed its deadline and %s gave no verdict within %.0f s more", d, c->phase,
 				    d0, CLUSTER_GRACE_S);
 	}
-	do_fatal(c, why, 3, true, true);
+	/* a run decided to pass still ends with "stalled": its teardown hung */
+	do_fatal(c, why, done && done - 1 != 0 ? done - 1 : 3, true, !done);
 	free(why);
 }
 
@@ -444,10 +462,8 @@ static void on_signal(struct cluster *c)
 	if (read(c->sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
 	int done = atomic_load(&c->finished);
-	if (done) {
-		fflush(stdout);
-		_exit(done - 1);
-	}
+	if (done)
+		_exit(done - 1); /* the launcher tears the job down after the result */
 	char d[128];
 	cluster_describe(c, c->o.proc, d, sizeof(d));
 	pthread_mutex_lock(&c->m);
@@ -662,9 +678,14 @@ static char *missing_list(const struct cluster *c)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int k = c->o.ranks_per_proc > 0 ? c->o.ranks_per_proc : 1;
-	for (int i = 1; i < c->o.nprocs; i++)
-		if (c->peers[i].fd < 0)
-			strbuf_addf(&sb, "%s%d", sb.len ? ", " : "", i * k);
+	for (int i = 1; i < c->o.nprocs; i++) {
+		if (c->peers[i].fd >= 0)
+			continue;
+		if (k == 1)
+			strbuf_addf(&sb, "%s%d", sb.len ? ", " : "", i);
+		else
+			strbuf_addf(&sb, "%s%d-%d", sb.len ? ", " : "", i * k, i * k + k - 1);
+	}
 	return strbuf_detach(&sb);
 }
 
@@ -678,7 +699,7 @@ static int join_as_root(struct cluster *c, char **err)
 	if (r < 0) {
 		_cleanup_free_ char *missing = missing_list(c);
 		*err = xasprintf("rendezvous on port %d: rank%s %s did not arrive within %.0f s%s%s", cluster_port(c),
-				 strchr(missing, ',') ? "s" : "", missing, net_now() - start,
+				 strchr(missing, ',') || strchr(missing, '-') ? "s" : "", missing, net_now() - start,
 				 rejected.len ? ";" : "", rejected.buf);
 		/* those that did come learn why the run ends (ABORT: a rank is
 		 * missing, not something wrong with them) */
@@ -720,7 +741,7 @@ static int connect_any(struct cluster *c, const char *hosts, int port, char **er
 		if (fd >= 0)
 			return fd;
 	}
-	*err = xasprintf("%s (rank 0 did not come up: look at its output)", msg);
+	*err = xasprintf("rank 0: %s (rank 0 did not come up: look at its output)", msg);
 	return fd;
 }
 
@@ -992,13 +1013,30 @@ int cluster_allreduce_f64(struct cluster *c, double *v, size_t n, enum cluster_o
 
 /* ---- teardown ---- */
 
-void cluster_finishing(struct cluster *c, int code)
+void cluster_finishing(struct cluster *c, int code, const char *teardown, double deadline)
 {
 	pthread_mutex_lock(&c->m);
-	c->in_phase = false;
-	snprintf(c->phase, sizeof(c->phase), "the end of the run");
+	c->in_phase = deadline > 0;
+	snprintf(c->phase, sizeof(c->phase), "%s", teardown ? teardown : "the end of the run");
+	c->phase_start = net_now();
+	c->phase_deadline = deadline;
 	pthread_mutex_unlock(&c->m);
 	atomic_store(&c->finished, code + 1);
+}
+
+void cluster_stalled(struct cluster *c, const char *why)
+{
+	pthread_mutex_lock(&c->m);
+	snprintf(c->note, sizeof(c->note), "%s", why);
+	bool watched = c->thread_started && c->in_phase && c->phase_deadline > 0;
+	double until = c->phase_deadline + CLUSTER_GRACE_S + VERDICT_DELAY_S + 5.0;
+	pthread_mutex_unlock(&c->m);
+	/* the watchdog names the culprit (process 0 sees every rank); this
+	 * process only reports itself if the watchdog says nothing */
+	while (watched && net_now() < until)
+		usleep(100000);
+	do_fatal(c, why, 3, false, true);
+	_exit(3);
 }
 
 static bool all_bye(struct cluster *c)

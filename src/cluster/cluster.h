@@ -103,8 +103,15 @@ __attribute__((noreturn)) void cluster_fatal(struct cluster *c, const char *why,
 /* The run's outcome is decided and every process knows it: from now on a
  * lost peer is no failure, and SIGINT/SIGTERM (a launcher tearing the job
  * down because another rank already exited with `code`) end this process
- * quietly with `code`. */
-void cluster_finishing(struct cluster *c, int code);
+ * quietly with `code`. The library's teardown (`teardown`, e.g.
+ * "ncclCommDestroy") must finish by the deadline (0: none), or the
+ * watchdog says so and exits 3. */
+void cluster_finishing(struct cluster *c, int code, const char *teardown, double deadline);
+
+/* A step of the main thread timed out (why): lets the watchdog name the
+ * culprit — process 0's verdict reaches every process — and falls back to
+ * reporting this process's own view if none comes. Does not return. */
+__attribute__((noreturn)) void cluster_stalled(struct cluster *c, const char *why);
 
 /* Orderly end: says BYE, waits (briefly) for the others, stops the
  * receiver thread, frees. NULL is fine. */

@@ -164,7 +164,7 @@ int net_connect(const char *host, int port, double deadline, char *msg, size_t m
 		usleep(100000);
 	}
 	if (err != -EHOSTUNREACH || !*msg)
-		snprintf(msg, msglen, "cannot connect to rank 0 at %s:%d: %s", host, port, strerror(-err));
+		snprintf(msg, msglen, "cannot connect to %s:%d: %s", host, port, strerror(-err));
 	return err == -ECONNREFUSED ? -ETIMEDOUT : err;
 }
 

@@ -272,16 +272,20 @@ int cmd_bench(struct cmd_env *env)
 	if (load_expectations(env, &rc))
 		return EXIT_TOOL_ERROR;
 	const char *backend = s->backend ? s->backend : "nccl";
-	int r = session_open(&ss, s, "bench", backend, p.ngpus);
+	progname = xasprintf("%s_perf", coll_name(p.coll));
+	/* what the JSON says even when the run cannot start */
+	rc.info.progname = progname;
+	rc.info.version = GPUREADY_VERSION;
+	rc.info.p = &p;
+	rc.info.backend = backend;
+	rc.info.library = "";
+	rc.info.nranks = rc.info.nprocs = 1;
+	int r = session_open(&ss, s, "bench", backend, p.ngpus, on_fatal, &rc);
 	if (r)
 		return r;
-	progname = xasprintf("%s_perf", coll_name(p.coll));
-	rc.info = (struct bench_info){ .progname = progname, .version = GPUREADY_VERSION, .p = &p, .backend = backend,
-				       .library = ss.b->ops->version(ss.b), .nranks = ss.nranks, .nprocs = ss.nprocs,
-				       .expect_busbw = rc.info.expect_busbw, .expect_source = rc.info.expect_source,
-				       .min_bw_set = rc.info.min_bw_set, .min_bw = rc.info.min_bw };
-	ss.on_fatal = on_fatal;
-	ss.fatal_ctx = &rc;
+	rc.info.library = ss.b->ops->version(ss.b);
+	rc.info.nranks = ss.nranks;
+	rc.info.nprocs = ss.nprocs;
 	check_same_params(&ss, &p, backend);
 	_cleanup_free_ struct bench_dev *devs = gather_devices(&ss);
 	rc.info.devs = devs;

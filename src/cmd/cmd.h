@@ -61,6 +61,7 @@ int cmd_list_checks(struct cmd_env *env);
 int cmd_man(struct cmd_env *env);
 int cmd_bench(struct cmd_env *env);
 int cmd_nccl(struct cmd_env *env);
+int cmd_bench_net(struct cmd_env *env);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */
 bool bench_alias(const char *progname);
 

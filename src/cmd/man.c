@@ -59,6 +59,8 @@ int cmd_man(struct cmd_env *env)
 	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_BENCH);
 	printf(".SS \"nccl (test-nccl)\"\n");
 	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_NCCL);
+	printf(".SS \"bench net\"\n");
+	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_NET);
 	printf(".SH CHECKS\n");
 	for (size_t i = 0; i < check_registry_n; i++) {
 		printf(".TP\n.B ");

@@ -42,10 +42,13 @@ static int set_nccl_env(const char *dir, char **err)
 	const char *subsys = getenv("NCCL_DEBUG_SUBSYS");
 	_cleanup_free_ char *want = NULL, *file = xasprintf("%s/nccl.%%h.%%p.log", dir);
 
-	if (subsys && *subsys && strcmp(subsys, "ALL"))
-		want = xasprintf("%s,INIT,NET", subsys);
-	else
+	if (!subsys || !*subsys || !strcmp(subsys, "ALL"))
 		want = xstrdup(subsys && *subsys ? subsys : "INIT,NET");
+	else if (subsys[0] == '^')
+		/* an exclusion list: INIT and NET must not be in it */
+		want = strstr(subsys, "INIT") || strstr(subsys, "NET") ? xstrdup("INIT,NET") : xstrdup(subsys);
+	else
+		want = xasprintf("%s,INIT,NET", subsys);
 	if (setenv("NCCL_DEBUG", "INFO", 1) || setenv("NCCL_DEBUG_SUBSYS", want, 1) ||
 	    setenv("NCCL_DEBUG_FILE", file, 1)) {
 		*err = xasprintf("setenv: %s", strerror(errno));
@@ -54,35 +57,26 @@ static int set_nccl_env(const char *dir, char **err)
 	return 0;
 }
 
-/* This process's log: NCCL expands %p to the pid (REFERENCE §8). */
+/* This process's log: NCCL expands %h to the host name up to its first
+ * dot and %p to the pid (REFERENCE §8); both matter when ranks of several
+ * hosts share a --keep-logs directory. */
 static char *read_own_log(const char *dir, size_t *len)
 {
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	char suffix[32];
-	struct dirent *e;
-
+	char host[64];
+	net_hostname(host, sizeof(host));
+	_cleanup_free_ char *path = xasprintf("%s/nccl.%s.%ld.log", dir, host, (long)getpid());
+	FILE *f = fopen(path, "r");
 	*len = 0;
-	if (!d)
+	if (!f)
 		return NULL;
-	snprintf(suffix, sizeof(suffix), ".%ld.log", (long)getpid());
-	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name), k = strlen(suffix);
-		if (n <= k || strcmp(e->d_name + n - k, suffix))
-			continue;
-		_cleanup_free_ char *path = xasprintf("%s/%s", dir, e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			return NULL;
-		struct strbuf sb = STRBUF_INIT;
-		char buf[65536];
-		size_t got;
-		while ((got = fread(buf, 1, sizeof(buf), f)) > 0 && sb.len < (64u << 20))
-			strbuf_add(&sb, buf, got);
-		fclose(f);
-		*len = sb.len;
-		return strbuf_detach(&sb);
-	}
-	return NULL;
+	struct strbuf sb = STRBUF_INIT;
+	char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0 && sb.len < (64u << 20))
+		strbuf_add(&sb, buf, got);
+	fclose(f);
+	*len = sb.len;
+	return strbuf_detach(&sb);
 }
 
 struct rank_check {
@@ -344,6 +338,25 @@ static void run_checks(struct session *ss, const struct settings *s, struct rank
 	print_ranks(ss, rc, bytes);
 }
 
+/* Process 0 when the run ends early: the JSON says why. */
+static void on_fatal(void *ctx, const char *why)
+{
+	const char *path = ctx;
+	json_object *doc = json_object_new_object();
+	json_object_object_add(doc, "tool", json_object_new_string("gpuready"));
+	json_object_object_add(doc, "version", json_object_new_string(GPUREADY_VERSION));
+	json_object_object_add(doc, "kind", json_object_new_string("nccl"));
+	json_object_object_add(doc, "result", json_object_new_string("error"));
+	json_object_object_add(doc, "error", json_object_new_string(why));
+	FILE *f = path ? fopen(path, "w") : NULL;
+	if (f) {
+		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY), f);
+		fputc('\n', f);
+		fclose(f);
+	}
+	json_object_put(doc);
+}
+
 int cmd_nccl(struct cmd_env *env)
 {
 	struct settings *s = env->set;
@@ -360,7 +373,7 @@ int cmd_nccl(struct cmd_env *env)
 		fprintf(stderr, "gpuready nccl: %s\n", err);
 		return EXIT_TOOL_ERROR;
 	}
-	int r = session_open(&ss, s, "nccl", "nccl", s->bench.ngpus);
+	int r = session_open(&ss, s, "nccl", "nccl", s->bench.ngpus, s->json_file ? on_fatal : NULL, s->json_file);
 	if (r) {
 		if (!s->keep_logs)
 			remove_dir(dir);

@@ -12,6 +12,7 @@
 #ifndef GPUREADY_SESSION_H
 #define GPUREADY_SESSION_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "bench/backend.h"
@@ -21,6 +22,9 @@
 
 struct session {
 	const char *cmdname;         /* "bench", "nccl" for messages */
+	const struct settings *set;
+	bool sigs_blocked;
+	sigset_t oldmask;
 	struct backend *b;
 	struct backend_env env;
 	struct cluster *cl;
@@ -28,15 +32,17 @@ struct session {
 	bool have_launch;
 	int proc, nprocs, local, nranks;
 	/* what the fatal handler adds: called on process 0 before exiting
-	 * (writes the JSON with the error); may be NULL */
+	 * (writes the JSON with the error), from any thread; may be NULL */
 	void (*on_fatal)(void *ctx, const char *why);
 	void *fatal_ctx;
 };
 
 /* Creates the backend `name` with `local` ranks per process and brings up
- * every process. Returns 0, or EXIT_TOOL_ERROR after printing why. */
+ * every process. fatal (may be NULL) is called on process 0 whenever the
+ * run ends early, from here on, with the reason. Returns 0, or
+ * EXIT_TOOL_ERROR / EXIT_STALLED after printing why. */
 int session_open(struct session *s, const struct settings *set, const char *cmdname, const char *backend,
-		 int local);
+		 int local, void (*fatal)(void *ctx, const char *why), void *fatal_ctx);
 /* Ends the run: every process returns `code` as process 0 decided (it is
  * broadcast), backend and control plane are closed. */
 int session_close(struct session *s, int code);

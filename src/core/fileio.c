@@ -1,4 +1,5 @@
 /* Atomic file replacement (see fileio.h). */
+#define _GNU_SOURCE
 #include "fileio.h"
 #include "cleanup.h"
 #include "strbuf.h"
@@ -9,7 +10,8 @@
 
 int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
 {
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	/* per thread: a fatal handler may write while the main thread does */
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp.%ld.%ld", path, (long)getpid(), (long)gettid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;

@@ -22,37 +22,23 @@
  *
  * libcuda.so.1 is loaded through cuda_api.h (the same table as
  * cuda_probe.c's, requiring only the allocation subset, CUDA_NEED_BASE);
- * libibverbs.so.1 through this file's own symbol table (core/dl.h). The
- * verbs objects only pass through as pointers, so no rdma-core struct
- * layout is assumed.
- * Base verbs are looked up at IBVERBS_1.1, the default version of
- * libibverbs.so.1 (rdma-core libibverbs/libibverbs.map.in), as NCCL's
- * src/misc/ibvsymbols.cc does; ibv_reg_dmabuf_mr at IBVERBS_1.12. */
+ * libibverbs.so.1 through verbs_api.h (base verbs at IBVERBS_1.1, the
+ * default version of libibverbs.so.1, as NCCL's src/misc/ibvsymbols.cc
+ * looks them up; ibv_reg_dmabuf_mr at IBVERBS_1.12). Only the MR's
+ * presence is used here, no field of a verbs struct. */
 #define _GNU_SOURCE
 #include "gpu_live.h"
 #include "core/cuda_api.h"
 #include "core/dl.h"
+#include "core/verbs_api.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* rdma-core libibverbs/verbs.h subset */
-
-/* Opaque here: only pointers to them are passed back to the library. */
-struct ibv_device;
-struct ibv_context;
-struct ibv_pd;
-struct ibv_mr;
-
-/* enum ibv_access_flags: the three ibv_reg_dmabuf_mr accepts (with
- * REMOTE_ATOMIC and RELAXED_ORDERING; ibv_reg_mr(3)) and NCCL uses. */
-enum {
-	IBV_ACCESS_LOCAL_WRITE = 1,
-	IBV_ACCESS_REMOTE_WRITE = (1 << 1),
-	IBV_ACCESS_REMOTE_READ = (1 << 2),
-};
+/* The access ibv_reg_dmabuf_mr accepts (with REMOTE_ATOMIC and
+ * RELAXED_ORDERING; ibv_reg_mr(3)) and NCCL uses. */
 #define GDR_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 /* The GPU buffer registered: 2 MiB, a multiple of every host page size. */
@@ -62,26 +48,10 @@ enum {
  * drivers let out to user space. */
 #define KERNEL_ENOTSUPP 524
 
-struct gdr_verbs {
-	/* required, IBVERBS_1.1 */
-	struct ibv_device **(*get_device_list)(int *n);
-	void (*free_device_list)(struct ibv_device **list);
-	const char *(*get_device_name)(struct ibv_device *dev);
-	struct ibv_context *(*open_device)(struct ibv_device *dev);
-	int (*close_device)(struct ibv_context *ctx);
-	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
-	int (*dealloc_pd)(struct ibv_pd *pd);
-	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, int access);
-	int (*dereg_mr)(struct ibv_mr *mr);
-	/* optional, IBVERBS_1.12 (rdma-core v34) */
-	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
-					int access);
-};
-
 /* Everything shared by the pairs of one run. */
 struct gdr_env {
 	struct cuda_api cu;
-	struct gdr_verbs vb;
+	struct verbs_api vb;
 	struct dl_lib culib, vblib;
 	struct ibv_device **list;
 	int n_list;
@@ -97,27 +67,6 @@ struct gdr_pair {
 	bool retained;
 	CUdeviceptr dptr;
 };
-
-#define VB_REQ(sym, member) { .name = #sym, .version = "IBVERBS_1.1", .offset = offsetof(struct gdr_verbs, member) }
-
-static int gdr_load_verbs(struct gdr_env *env)
-{
-	static const char *const libs[] = { "libibverbs.so.1", NULL };
-	static const struct dl_sym syms[] = {
-		VB_REQ(ibv_get_device_list, get_device_list),
-		VB_REQ(ibv_free_device_list, free_device_list),
-		VB_REQ(ibv_get_device_name, get_device_name),
-		VB_REQ(ibv_open_device, open_device),
-		VB_REQ(ibv_close_device, close_device),
-		VB_REQ(ibv_alloc_pd, alloc_pd),
-		VB_REQ(ibv_dealloc_pd, dealloc_pd),
-		VB_REQ(ibv_reg_mr, reg_mr),
-		VB_REQ(ibv_dereg_mr, dereg_mr),
-		{ .name = "ibv_reg_dmabuf_mr", .version = "IBVERBS_1.12", .optional = true,
-		  .offset = offsetof(struct gdr_verbs, reg_dmabuf_mr) },
-	};
-	return dl_open(&env->vblib, libs, syms, sizeof(syms) / sizeof(syms[0]), &env->vb);
-}
 
 /* "what: <strerror> (errno N)" */
 static void errno_format(const char *what, int e, char *out, size_t size)
@@ -202,7 +151,7 @@ static int gdr_open(struct gdr_env *env, char *why, size_t size)
 		cuda_api_format(&env->cu, "cuInit", r, why, size);
 		return -1;
 	}
-	if (gdr_load_verbs(env) < 0) {
+	if (verbs_api_load(&env->vblib, &env->vb, NULL) < 0) {
 		snprintf(why, size, "libibverbs.so.1 could not be loaded: %s (install rdma-core / libibverbs1)",
 			 env->vblib.error ? env->vblib.error : "unknown error");
 		return -1;

@@ -448,6 +448,25 @@ static void append(struct op **list, struct op *o)
 	*list = o;
 }
 
+/* acc (op)= in for one rank's contribution; floating-point averages are
+ * pre-multiplied as NCCL does (fake_avg_prescale). */
+static void accumulate(const struct op *o, void *acc, const void *in, bool first, int n)
+{
+	size_t bytes = o->count * fake_type_size(o->t);
+	bool pre = o->op == ncclAvg && fake_avg_prescales(o->t);
+	void *tmp = pre ? malloc(bytes ? bytes : 1) : NULL;
+	if (pre) {
+		memcpy(tmp, in, bytes);
+		fake_avg_prescale(o->t, tmp, o->count, n);
+		in = tmp;
+	}
+	if (first)
+		memcpy(acc, in, bytes);
+	else
+		fake_reduce(o->t, pre ? ncclSum : o->op, acc, in, o->count);
+	free(tmp);
+}
+
 /* Runs one matched collective: all inputs are read into scratch before any
  * output is written, so in-place calls come out right. */
 static void exec_coll(struct op **h, int n)
@@ -460,10 +479,9 @@ static void exec_coll(struct op **h, int n)
 	switch (o->kind) {
 	case K_ALL_REDUCE:
 	case K_REDUCE:
-		memcpy(acc, h[0]->send, bytes);
-		for (int r = 1; r < n; r++)
-			fake_reduce(o->t, o->op, acc, h[r]->send, o->count);
-		if (o->op == ncclAvg)
+		for (int r = 0; r < n; r++)
+			accumulate(o, acc, h[r]->send, r == 0, n);
+		if (o->op == ncclAvg && !fake_avg_prescales(o->t))
 			fake_avg_finish(o->t, acc, o->count, n);
 		for (int r = 0; r < n; r++)
 			if (o->kind == K_ALL_REDUCE || r == o->root)
@@ -483,10 +501,9 @@ static void exec_coll(struct op **h, int n)
 	case K_REDUCE_SCATTER:
 		for (int r = 0; r < n; r++) {
 			char *out = acc + (size_t)r * bytes;
-			memcpy(out, (const char *)h[0]->send + (size_t)r * bytes, bytes);
-			for (int q = 1; q < n; q++)
-				fake_reduce(o->t, o->op, out, (const char *)h[q]->send + (size_t)r * bytes, o->count);
-			if (o->op == ncclAvg)
+			for (int q = 0; q < n; q++)
+				accumulate(o, out, (const char *)h[q]->send + (size_t)r * bytes, q == 0, n);
+			if (o->op == ncclAvg && !fake_avg_prescales(o->t))
 				fake_avg_finish(o->t, out, o->count, n);
 		}
 		for (int r = 0; r < n; r++)

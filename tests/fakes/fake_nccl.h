@@ -28,5 +28,9 @@ size_t fake_type_size(ncclDataType_t t);
  * back on every step; avg sums (fake_avg_finish divides). */
 void fake_reduce(ncclDataType_t t, ncclRedOp_t op, void *acc, const void *in, size_t count);
 void fake_avg_finish(ncclDataType_t t, void *buf, size_t count, int n);
+/* Floating-point averages are pre-multiplied sums, as NCCL's: each input
+ * times 1/n in its type, then summed. */
+bool fake_avg_prescales(ncclDataType_t t);
+void fake_avg_prescale(ncclDataType_t t, void *buf, size_t count, int n);
 
 #endif

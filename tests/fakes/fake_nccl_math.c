@@ -140,7 +140,33 @@ void fake_reduce(ncclDataType_t t, ncclRedOp_t op, void *acc, const void *in, si
 			a[i] = STORE(LOAD(a[i]) / n);                                                          \
 	} while (0)
 
-/* ncclAvg: the sum divided by the rank count (integers truncate). */
+#define PRESCALE(T, LOAD, STORE)                                                                               \
+	do {                                                                                                   \
+		T *a = buf;                                                                                    \
+		const T k = STORE(1.0 / n);                                                                    \
+		for (size_t i = 0; i < count; i++)                                                             \
+			a[i] = STORE(LOAD(a[i]) * LOAD(k));                                                    \
+	} while (0)
+
+bool fake_avg_prescales(ncclDataType_t t)
+{
+	return t == ncclFloat16 || t == ncclFloat32 || t == ncclFloat64 || t == ncclBfloat16;
+}
+
+/* Floating-point ncclAvg as NCCL computes it: every input multiplied by
+ * 1/n in the element type (a pre-multiplied sum), each product rounded. */
+void fake_avg_prescale(ncclDataType_t t, void *buf, size_t count, int n)
+{
+	switch (t) {
+	case ncclFloat16: PRESCALE(uint16_t, half_to_f, f_to_half); break;
+	case ncclFloat32: PRESCALE(float, AS_IS, TO_FLOAT); break;
+	case ncclFloat64: PRESCALE(double, AS_IS, AS_IS); break;
+	case ncclBfloat16: PRESCALE(uint16_t, bf16_to_f, f_to_bf16); break;
+	default: break;
+	}
+}
+
+/* ncclAvg on integers: the sum divided by the rank count (truncating). */
 void fake_avg_finish(ncclDataType_t t, void *buf, size_t count, int n)
 {
 	switch (t) {

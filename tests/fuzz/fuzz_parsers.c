@@ -1,9 +1,12 @@
 /* libFuzzer target for the file parsers: every format the inventory reads
  * from text (sysfs attribute values, /proc/modules lines, nccl.conf, shell
  * exports, /etc/environment, limits.conf, GIDs, NCCL list syntax, config
- * values, NCCL's INFO log, the launchers' host lists and addresses). The
+ * values, NCCL's INFO log, the launchers' host lists and addresses, and
+ * every message of `bench net`'s control protocol). The
  * first byte picks the parser so one corpus covers all. */
 #include "bench/nccl_log.h"
+#include "bench/net_proto.h"
+#include "bench/net_rdma.h"
 #include "checks/rdma/common.h"
 #include "cluster/launch.h"
 #include "core/options.h"
@@ -55,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 19) {
+	switch (sel % 26) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -167,6 +170,54 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (launch_split_hostport(s, &h, &port) == 0)
 			sink += (unsigned)strlen(h) + (unsigned)port;
 		free(h);
+		break;
+	}
+	case 19: {
+		/* what a server reads from a client it does not know */
+		struct net_hello h;
+		char why[256];
+		if (net_hello_decode((const uint8_t *)text, len, &h, why, sizeof(why)) == 0) {
+			char *e = net_params_check(&h.p);
+			sink += (unsigned)h.p.qps + (e ? 1u : 0u);
+			free(e);
+		}
+		break;
+	}
+	case 20: {
+		struct net_accept a;
+		char why[256];
+		sink += (unsigned)net_accept_decode((const uint8_t *)text, len, &a, why, sizeof(why));
+		break;
+	}
+	case 21: {
+		struct net_start st;
+		char why[256];
+		sink += (unsigned)net_start_decode((const uint8_t *)text, len, &st, why, sizeof(why));
+		break;
+	}
+	case 22: {
+		struct net_samples r;
+		char why[256];
+		sink += (unsigned)net_result_decode((const uint8_t *)text, len, &r, why, sizeof(why));
+		break;
+	}
+	case 23: {
+		struct net_data_hello d;
+		char why[256];
+		sink += (unsigned)net_data_hello_decode((const uint8_t *)text, len, &d, why, sizeof(why));
+		break;
+	}
+	case 24: {
+		/* a peer's QP attributes (RDMA) */
+		struct net_rdma_peer p;
+		char why[256];
+		sink += (unsigned)net_rdma_info_decode(text, len, &p, why, sizeof(why));
+		break;
+	}
+	case 25: {
+		struct net_rdma_sync y;
+		char why[256];
+		sink += (unsigned)net_rdma_sync_decode(text, len, &y, why, sizeof(why));
 		break;
 	}
 	}

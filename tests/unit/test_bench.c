@@ -122,6 +122,46 @@ static void test_data_exact(void **state)
 				check_data((enum dtype)t, op, ns[i]);
 }
 
+/* NCCL averages floating point as a pre-multiplied sum: each input times
+ * 1/n rounded in the type, then summed. The data must keep that within the
+ * 2-ulp tolerance for any rank count. */
+static void test_avg_premultiplied(void **state)
+{
+	(void)state;
+	static const enum dtype fts[] = { DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE };
+	static const int ns[] = { 2, 3, 5, 6, 7, 12, 24, 100 };
+	size_t count = 4099;
+	for (size_t ti = 0; ti < 4; ti++)
+		for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+			enum dtype t = fts[ti];
+			size_t sz = dtype_size(t);
+			int n = ns[ni];
+			struct data_spec s = { .t = t, .op = OP_AVG, .nranks = n, .seed = 3 };
+			unsigned char *acc = calloc(count, sz), *in = malloc(count * sz), *exp = malloc(count * sz);
+			unsigned char k[8];
+			dtype_store(t, k, t == DT_DOUBLE ? 1.0 / n : (double)(float)(1.0 / n));
+			double kv = dtype_load(t, k);
+			for (int r = 0; r < n; r++) {
+				data_fill(&s, r, 0, in, count);
+				for (size_t i = 0; i < count; i++) {
+					double x = dtype_load(t, in + i * sz) * kv;
+					unsigned char tmp[8];
+					dtype_store(t, tmp, t == DT_DOUBLE ? x : (double)(float)x);
+					double sum = dtype_load(t, acc + i * sz) + dtype_load(t, tmp);
+					dtype_store(t, acc + i * sz, t == DT_DOUBLE ? sum : (double)(float)sum);
+				}
+			}
+			data_expect_reduce(&s, 0, exp, count);
+			size_t wrong = data_compare(t, OP_AVG, acc, exp, count);
+			if (wrong)
+				fail_msg("%s avg over %d ranks, pre-multiplied: %zu of %zu beyond 2 ulp", dtype_name(t), n,
+					 wrong, count);
+			free(acc);
+			free(in);
+			free(exp);
+		}
+}
+
 static void test_data_differs(void **state)
 {
 	(void)state;
@@ -514,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_host_reduce),
 		cmocka_unit_test(test_data_exact),
+		cmocka_unit_test(test_avg_premultiplied),
 		cmocka_unit_test(test_data_differs),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_counts),

@@ -443,7 +443,7 @@ static void test_print_help(void **state)
 	free(h);
 
 	/* the real table: every option of a scope is shown, with its help */
-	unsigned scopes[] = { SCOPE_CHECK, SCOPE_SNAPSHOT, SCOPE_OTHER, SCOPE_LIST, SCOPE_BENCH, SCOPE_NCCL };
+	unsigned scopes[] = { SCOPE_CHECK, SCOPE_SNAPSHOT, SCOPE_OTHER, SCOPE_LIST, SCOPE_BENCH, SCOPE_NCCL, SCOPE_NET };
 	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
 		h = capture(opt_print_help, settings_opts, settings_n_opts, scopes[s]);
 		for (size_t i = 0; i < settings_n_opts; i++) {

@@ -1,0 +1,362 @@
+/* TCP bandwidth and latency kernels (see net_tcp.h). */
+#include "net_tcp.h"
+#include "cluster/net.h"
+#include "core/cleanup.h"
+#include "core/strbuf.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+/* Every 64th message's payload is compared in full: a check of the data
+ * that costs under 2% of the receive bandwidth. */
+#define CHECK_EVERY 64
+
+/* Blocking calls give up this long after the deadline at the latest. */
+static void set_timeouts(int fd, double deadline)
+{
+	double left = deadline > 0 ? deadline - net_now() : 3600;
+	if (left < 0.001)
+		left = 0.001;
+	struct timeval tv = { .tv_sec = (time_t)left, .tv_usec = (suseconds_t)((left - (double)(time_t)left) * 1e6) };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* 0, 1 at a clean end of stream before any byte, or -errno. */
+static int recv_full(int fd, uint8_t *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = recv(fd, buf + got, len - got, MSG_WAITALL);
+		if (n == 0)
+			return got ? -EPIPE : 1;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int send_full(int fd, const uint8_t *buf, size_t len)
+{
+	size_t put = 0;
+	while (put < len) {
+		ssize_t n = send(fd, buf + put, len - put, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ETIMEDOUT : errno == EPIPE ? -ECONNRESET : -errno;
+		}
+		put += (size_t)n;
+	}
+	return 0;
+}
+
+static void fill_pattern(uint8_t *buf, uint64_t size, uint32_t stream)
+{
+	for (uint64_t i = 0; i < size; i++)
+		buf[i] = net_tcp_pattern(stream, i);
+}
+
+static void put_seq(uint8_t *buf, uint64_t size, uint64_t seq)
+{
+	uint64_t le = htole64(seq);
+	memcpy(buf, &le, size < 8 ? size : 8);
+}
+
+/* Shared by the threads of one bandwidth run. */
+struct bw_run {
+	uint64_t size, iters;
+	bool windows;                    /* iteration run of at least NET_WINDOWS messages */
+	double duration, deadline, start;
+	atomic_ullong received;          /* messages, over every stream */
+	double window_end[NET_WINDOWS + 1];
+	pthread_mutex_t m;
+};
+
+struct stream {
+	struct bw_run *run;
+	int fd;
+	uint32_t index;
+	uint64_t count;                  /* messages to send (0 with a duration) */
+	/* results */
+	uint64_t bytes, msgs, errors;
+	double first, last;
+	int err;
+};
+
+static void *sender(void *arg)
+{
+	struct stream *s = arg;
+	struct bw_run *r = s->run;
+	uint8_t *buf = malloc(r->size);
+	if (!buf) {
+		s->err = -ENOMEM;
+		return NULL;
+	}
+	fill_pattern(buf, r->size, s->index);
+	double end = r->duration > 0 ? net_now() + r->duration : 0;
+	for (uint64_t seq = 0; r->duration > 0 || seq < s->count; seq++) {
+		put_seq(buf, r->size, seq);
+		int e = send_full(s->fd, buf, r->size);
+		if (e < 0) {
+			s->err = e;
+			break;
+		}
+		double now = net_now();
+		if (r->deadline > 0 && now > r->deadline) {
+			s->err = -ETIMEDOUT;
+			break;
+		}
+		if (end > 0 && now >= end)
+			break;
+	}
+	shutdown(s->fd, SHUT_WR);
+	free(buf);
+	return NULL;
+}
+
+/* Window k (1..NET_WINDOWS) ends with message ceil(k * iters / NET_WINDOWS). */
+static uint64_t window_boundary(uint64_t iters, uint64_t k)
+{
+	return (k * iters + NET_WINDOWS - 1) / NET_WINDOWS;
+}
+
+/* Marks the end of the window this message completes (iteration runs). */
+static void note_window(struct bw_run *r, double now)
+{
+	unsigned long long n = atomic_fetch_add(&r->received, 1) + 1;
+	if (!r->windows)
+		return;
+	uint64_t k = (uint64_t)n * NET_WINDOWS / r->iters;
+	if (k < 1 || k > NET_WINDOWS || window_boundary(r->iters, k) != n) {
+		k++;
+		if (k > NET_WINDOWS || window_boundary(r->iters, k) != n)
+			return;
+	}
+	pthread_mutex_lock(&r->m);
+	r->window_end[k] = now;
+	pthread_mutex_unlock(&r->m);
+}
+
+static bool message_ok(const uint8_t *buf, uint64_t size, uint64_t seq, const uint8_t *ref)
+{
+	uint64_t le = htole64(seq);
+	if (memcmp(buf, &le, size < 8 ? size : 8))
+		return false;
+	return seq % CHECK_EVERY || size <= 8 || !memcmp(buf + 8, ref + 8, size - 8);
+}
+
+static void *receiver(void *arg)
+{
+	struct stream *s = arg;
+	struct bw_run *r = s->run;
+	uint8_t *buf = malloc(r->size), *ref = malloc(r->size);
+	if (!buf || !ref) {
+		s->err = -ENOMEM;
+		free(buf);
+		free(ref);
+		return NULL;
+	}
+	fill_pattern(ref, r->size, s->index);
+	for (uint64_t seq = 0;; seq++) {
+		int e = recv_full(s->fd, buf, r->size);
+		if (e == 1)
+			break;
+		if (e < 0) {
+			s->err = e;
+			break;
+		}
+		double now = net_now();
+		if (!s->msgs)
+			s->first = now;
+		s->last = now;
+		s->msgs++;
+		s->bytes += r->size;
+		s->errors += !message_ok(buf, r->size, seq, ref);
+		note_window(r, now);
+		if (r->deadline > 0 && now > r->deadline) {
+			s->err = -ETIMEDOUT;
+			break;
+		}
+	}
+	free(buf);
+	free(ref);
+	return NULL;
+}
+
+static const char *bw_error(int e)
+{
+	switch (e) {
+	case -ETIMEDOUT: return "the deadline passed: the peer stopped sending or receiving";
+	case -EPIPE: return "a stream ended in the middle of a message";
+	case -ECONNRESET: return "the peer closed the connection";
+	default: return strerror(-e);
+	}
+}
+
+static void collect(struct stream *st, int n, struct bw_run *r, struct net_samples *rx)
+{
+	double first = 0, last = 0;
+	memset(rx, 0, sizeof(*rx));
+	for (int i = 0; i < n; i++) {
+		if (!st[i].msgs)
+			continue;
+		rx->bytes += st[i].bytes;
+		rx->msgs += st[i].msgs;
+		rx->errors += st[i].errors;
+		if (!first || st[i].first < first)
+			first = st[i].first;
+		if (st[i].last > last)
+			last = st[i].last;
+	}
+	rx->seconds = last > first ? last - first : 0;
+	/* windows exist only when every window filled (iteration runs) */
+	r->window_end[0] = first;
+	if (r->windows && rx->msgs == r->iters) {
+		rx->n_windows = NET_WINDOWS;
+		for (int w = 0; w < NET_WINDOWS; w++)
+			rx->window_s[w] = r->window_end[w + 1] - r->window_end[w];
+	}
+}
+
+int net_tcp_bw(const int *fds, int n, bool send, bool recv, uint64_t size, uint64_t iters, double duration,
+	       double deadline, struct net_samples *rx, char **err)
+{
+	struct bw_run r = { .size = size, .iters = iters, .duration = duration, .deadline = deadline };
+	struct stream *st = calloc((size_t)n * 2, sizeof(*st));
+	pthread_t *th = calloc((size_t)n * 2, sizeof(*th));
+	bool *started = calloc((size_t)n * 2, sizeof(*started));
+	int ret = 0;
+
+	if (!st || !th || !started || n < 1 || !size) {
+		free(st);
+		free(th);
+		free(started);
+		*err = xstrdup(n < 1 || !size ? "no stream or an empty message" : "out of memory");
+		return n < 1 || !size ? -EINVAL : -ENOMEM;
+	}
+	pthread_mutex_init(&r.m, NULL);
+	/* windows when the message count is known */
+	r.windows = iters >= NET_WINDOWS && !duration;
+	for (int i = 0; i < n; i++) {
+		set_timeouts(fds[i], deadline);
+		uint64_t share = iters / (uint64_t)n + ((uint64_t)i < iters % (uint64_t)n);
+		st[2 * i] = (struct stream){ .run = &r, .fd = fds[i], .index = (uint32_t)i, .count = share };
+		st[2 * i + 1] = st[2 * i];
+		if (send)
+			started[2 * i] = pthread_create(&th[2 * i], NULL, sender, &st[2 * i]) == 0;
+		if (recv)
+			started[2 * i + 1] = pthread_create(&th[2 * i + 1], NULL, receiver, &st[2 * i + 1]) == 0;
+	}
+	struct stream *rxs = calloc((size_t)n, sizeof(*rxs));
+	for (int i = 0; i < 2 * n; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else if ((i % 2 == 0 && send) || (i % 2 == 1 && recv))
+			st[i].err = -EAGAIN; /* could not start the thread */
+		if (st[i].err && !ret) {
+			ret = st[i].err;
+			*err = xasprintf("stream %d %s: %s", i / 2, i % 2 ? "receiving" : "sending", bw_error(ret));
+		}
+		if (i % 2 && rxs)
+			rxs[i / 2] = st[i];
+	}
+	if (rxs)
+		collect(rxs, n, &r, rx);
+	pthread_mutex_destroy(&r.m);
+	free(rxs);
+	free(st);
+	free(th);
+	free(started);
+	return ret;
+}
+
+/* ---- latency ---- */
+
+int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, double deadline,
+		       struct net_samples *out, char **err)
+{
+	uint64_t warm = iters ? iters / 10 : 100, cap = iters ? iters : 1u << 20;
+	uint8_t *buf = malloc(size), *echo = malloc(size);
+	double end = 0;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->lat_us = malloc((size_t)cap * sizeof(double));
+	if (!buf || !echo || !out->lat_us) {
+		free(buf);
+		free(echo);
+		*err = xstrdup("out of memory");
+		return -ENOMEM;
+	}
+	if (warm < 10)
+		warm = 10;
+	set_timeouts(fd, deadline);
+	fill_pattern(buf, size, 0);
+	for (uint64_t i = 0; r == 0; i++) {
+		bool measured = i >= warm;
+		if (measured && !end && duration > 0)
+			end = net_now() + duration;
+		if (measured && (duration > 0 ? net_now() >= end || out->n_lat == cap : out->n_lat == iters))
+			break;
+		put_seq(buf, size, i);
+		double t0 = net_now();
+		r = send_full(fd, buf, size);
+		if (r == 0)
+			r = recv_full(fd, echo, size);
+		double t1 = net_now();
+		if (r == 1)
+			r = -ECONNRESET;
+		if (r == 0 && measured) {
+			out->lat_us[out->n_lat++] = (t1 - t0) * 1e6 / 2.0;
+			out->bytes += size;
+			out->msgs++;
+		}
+		if (r == 0 && memcmp(buf, echo, size))
+			out->errors++;
+		if (r == 0 && deadline > 0 && t1 > deadline)
+			r = -ETIMEDOUT;
+	}
+	shutdown(fd, SHUT_WR);
+	free(buf);
+	free(echo);
+	if (r < 0)
+		*err = xasprintf("round trip %llu: %s", (unsigned long long)out->n_lat, bw_error(r));
+	return r < 0 ? r : 0;
+}
+
+int net_tcp_lat_server(int fd, uint64_t size, double deadline, char **err)
+{
+	uint8_t *buf = malloc(size);
+	int r;
+	if (!buf) {
+		*err = xstrdup("out of memory");
+		return -ENOMEM;
+	}
+	set_timeouts(fd, deadline);
+	while ((r = recv_full(fd, buf, size)) == 0) {
+		r = send_full(fd, buf, size);
+		if (r < 0)
+			break;
+		if (deadline > 0 && net_now() > deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	free(buf);
+	if (r < 0) {
+		*err = xasprintf("echoing: %s", bw_error(r));
+		return r;
+	}
+	return 0;
+}

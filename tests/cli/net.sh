@@ -1,0 +1,194 @@
+#!/bin/sh
+# CLI tests of `gpuready bench net`: a real server and client on loopback,
+# in network namespaces joined by a shaped veth pair, and a server fed
+# garbage.
+#
+#   net.sh tcp       server + client: tcp_bw -a and tcp_lat tables, JSON,
+#                    -q streams, -b, -D, --expect-gbps
+#   net.sh loopback  --loopback (one process)
+#   net.sh robust    a silent client, garbage, another protocol version, an
+#                    oversized frame, a client that vanishes mid-run: the
+#                    server drops each, serves the next, and leaks nothing
+#   net.sh rdma      RDMA tests on a machine without RDMA: the missing piece
+#                    named, on the client and (refused) on the server
+#   net.sh netns     two namespaces, a veth pair, htb at 200 Mbit/s: the
+#                    shaped rate within 10%; latency beside sockperf's
+#   net.sh usage     option errors
+set -u
+
+. "$(dirname "$0")/lib.sh"
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# server PORT ARGS...: a server in the background ($SERVER), stderr in $TMP/srv.err
+server() {
+	port=$1; shift
+	"$BIN" bench net --server --bind 127.0.0.1 -p "$port" "$@" 2>"$TMP/srv.err" &
+	SERVER=$!
+	i=0
+	while ! grep -q "serving on" "$TMP/srv.err" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+# rows FILE: data rows of the table (lines that start with a number)
+rows() { grep -cE '^ [0-9]+ ' "$1"; }
+
+t_tcp() {
+	port=$(free_port)
+	server "$port" --clients 5
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -a -n 200 --json "$TMP/bw.json" && {
+		contains "$TMP/out" " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]   Link share" "perftest's bandwidth header"
+		[ "$(rows "$TMP/out")" -eq 23 ] && pass "-a: 23 sizes, 2 B to 8 MiB" || fail "-a rows: $(rows "$TMP/out")"
+		grep -qE '^ 8388608 +200 ' "$TMP/out" && pass "last row is 8 MiB x 200" || fail "8 MiB row"
+		contains "$TMP/out" "Link            : lo, rate unknown" "loopback has no rate: said, not guessed"
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="pass" and len(d["rows"])==23 and d["rows"][-1]["bytes"]==8388608 and d["rows"][0]["errors"]==0, d["result"]' \
+			"$TMP/bw.json" && pass "--json rows" || fail "--json"
+	}
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 300 && {
+		contains "$TMP/out" "t_typical[usec]" "perftest's latency header"
+		grep -qE '^ 2 +300 ' "$TMP/out" && pass "tcp_lat: 2 B x 300" || fail "tcp_lat row"
+		contains "$TMP/out" "seed 004 measured 21.9 usec over TCP" "latency is put beside what is usual"
+	}
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -q 4 -b -s 32K -n 400 --report-gbits && {
+		contains "$TMP/out" "BW average[Gb/sec]" "--report-gbits"
+		contains "$TMP/out" "Streams         : 4" "-q 4 streams"
+		grep -qE '^ 32768 +400 ' "$TMP/out" && pass "-b -q 4: 400 iterations per stream, as perftest counts" || { fail "-b row"; cat "$TMP/out" >&2; }
+	}
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -D 1 -s 64K && contains "$TMP/out" "Duration        : 1 s per size" "-D"
+	expect_exit 1 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 --expect-gbps 100000 && \
+		contains "$TMP/out" "Verdict         : FAILED:" "--expect-gbps below: exit 1 with both numbers"
+	wait "$SERVER"; rc=$?
+	[ "$rc" -eq 0 ] && pass "the server served 5 clients and exited 0" || fail "server exit $rc"
+	contains "$TMP/srv.err" "tcp_lat, 1 size served" "the server logs each client"
+}
+
+t_loopback() {
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_bw -s 1M -n 64 && \
+		grep -qE '^ 1048576 +64 ' "$TMP/out" && pass "--loopback tcp_bw" || fail "--loopback tcp_bw"
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_lat -s 4096 -n 100 && \
+		grep -qE '^ 4096 +100 ' "$TMP/out" && pass "--loopback tcp_lat" || fail "--loopback tcp_lat"
+}
+
+t_robust() {
+	port=$(free_port)
+	server "$port" --clients 6 -T 2
+	python3 - "$port" <<'EOF' >"$TMP/py.out" 2>&1 || fail "the misbehaving clients"
+import socket, struct, sys, time
+port = int(sys.argv[1])
+def frame(t, payload, magic=0x54454e47):
+    return struct.pack('<III', magic, t, len(payload)) + payload
+def conn():
+    return socket.create_connection(("127.0.0.1", port))
+def drain(s):
+    out = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            return out
+        out += b
+s = conn(); time.sleep(3); s.close()                                   # silent past -T 2
+s = conn(); s.sendall(b"\xff" * 100); s.recv(4096); s.close()          # garbage
+s = conn(); s.sendall(frame(1, struct.pack("<I", 7) + b"\0" * 112))    # protocol 7
+print("v7:", drain(s)); s.close()
+s = conn(); s.sendall(struct.pack("<III", 0x54454e47, 1, 0x7fffffff)); s.recv(4096); s.close()  # oversized
+s = conn(); s.sendall(frame(1, b"\x01\x00\x00\x00" + b"\0" * 40)); s.close()                    # truncated, gone
+EOF
+	contains "$TMP/py.out" "protocol version 7, this server 1" "another version is refused with the reason"
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 && pass "after all that, a real client is served"
+	wait "$SERVER"; rc=$?
+	[ "$rc" -eq 0 ] && pass "the server exits cleanly (no leak reported)" || { fail "server exit $rc"; cat "$TMP/srv.err" >&2; }
+	contains "$TMP/srv.err" "the peer said nothing by the deadline" "the silent client is dropped at the deadline"
+	contains "$TMP/srv.err" "does not speak gpuready's protocol" "garbage is dropped"
+	contains "$TMP/srv.err" "oversized" "an oversized frame is dropped"
+	# a client that vanishes in the middle of a run
+	port=$(free_port)
+	server "$port" --clients 2 -T 5
+	"$BIN" bench net "127.0.0.1:$port" --test tcp_bw -s 64K -n 10000000 >/dev/null 2>&1 &
+	victim=$!
+	sleep 2
+	kill -9 "$victim"
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 50 && pass "a client killed mid-run does not stop the server"
+	wait "$SERVER"
+	grep "client 127.0.0.1 (" "$TMP/srv.err" | grep -qv "size.* served" && pass "the lost client is reported" \
+		|| { fail "lost client not reported"; cat "$TMP/srv.err" >&2; }
+}
+
+t_rdma() {
+	[ -d /sys/class/infiniband ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ] && { echo "this machine has RDMA devices"; exit 77; }
+	expect_exit 2 "$BIN" bench net --loopback --test write_bw && \
+		if grep -q "libibverbs\|no RDMA device\|/sys/class/infiniband\|ib_uverbs" "$TMP/err"; then pass "write_bw without RDMA: the missing piece named"; else fail "write_bw: $(cat "$TMP/err")"; fi
+	port=$(free_port)
+	server "$port" --clients 1
+	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --test send_lat && \
+		contains "$TMP/err" "the server refused: the server cannot run send_lat" "the server refuses RDMA it cannot run, and the client says so"
+	wait "$SERVER"
+	contains "$TMP/srv.err" "cannot run send_lat" "the server logs the refusal too"
+}
+
+t_netns() {
+	[ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
+	command -v ip >/dev/null && command -v tc >/dev/null || { echo "needs iproute2"; exit 77; }
+	a=gpr-a-$$ b=gpr-b-$$ va=gva$$ vb=gvb$$
+	ip netns add "$a" 2>/dev/null || { echo "cannot create network namespaces here"; exit 77; }
+	trap 'ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; rm -rf "$TMP"' EXIT INT TERM
+	ip netns add "$b"
+	ip link add "$va" netns "$a" type veth peer name "$vb" netns "$b" || { echo "no veth"; exit 77; }
+	ip -n "$a" addr add 10.250.7.1/24 dev "$va"
+	ip -n "$b" addr add 10.250.7.2/24 dev "$vb"
+	ip -n "$a" link set "$va" up
+	ip -n "$b" link set "$vb" up
+	ip -n "$a" link set lo up
+	ip -n "$b" link set lo up
+	# shape the client's side: htb at 200 Mbit/s (no netem on this kernel)
+	ip netns exec "$a" tc qdisc add dev "$va" root handle 1: htb default 10 2>/dev/null
+	ip netns exec "$a" tc class add dev "$va" parent 1: classid 1:10 htb rate 200mbit 2>/dev/null
+	ip netns exec "$b" "$BIN" bench net --server --clients 2 --bind 10.250.7.2 2>"$TMP/srv.err" &
+	srv=$!
+	sleep 0.5
+	ip netns exec "$a" "$BIN" bench net 10.250.7.2 --test tcp_bw -s 128K -D 3 --json "$TMP/ns.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	gbps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["bw_avg_gbps"])' "$TMP/ns.json" 2>/dev/null)
+	python3 -c 'import sys; g=float(sys.argv[1]); sys.exit(0 if abs(g - 0.2) <= 0.02 else 1)' "${gbps:-0}" \
+		&& pass "shaped veth: measured $gbps Gb/s against htb's 0.2 (within 10%)" \
+		|| { fail "shaped veth: measured ${gbps:-nothing} Gb/s (exit $rc)"; cat "$TMP/out" "$TMP/err" >&2; }
+	contains "$TMP/out" "Link            : $va, 10 Gb/s" "the veth's rate is read from its netdev"
+	ip netns exec "$a" "$BIN" bench net 10.250.7.2 --test tcp_lat -s 14 -n 20000 --json "$TMP/lat.json" >"$TMP/out" 2>"$TMP/err" \
+		|| fail "tcp_lat over the veth"
+	wait "$srv"
+	# the fastest round trips: this kind of machine's medians move between
+	# two modes (whether a vCPU had to wake up) from one run to the next, for
+	# every tool alike; bench/net-vs-iperf3-sockperf.sh compares medians over
+	# many runs
+	ours=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["t_min_us"])' "$TMP/lat.json" 2>/dev/null)
+	if command -v sockperf >/dev/null; then
+		ip netns exec "$b" sockperf server --tcp -i 10.250.7.2 -p 11111 >/dev/null 2>&1 &
+		sp=$!
+		sleep 0.5
+		theirs=$(ip netns exec "$a" sockperf ping-pong --tcp -i 10.250.7.2 -p 11111 -m 14 -t 2 2>&1 |
+			awk '/<MIN> observation =/ { print $NF }' | head -1)
+		kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+		python3 -c 'import sys; o, t = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if 0.5 <= o / t <= 2.0 else 1)' "${ours:-0}" "${theirs:-0}" 2>/dev/null \
+			&& pass "veth latency: fastest round trip ${ours} us beside sockperf's ${theirs} us (same range: 0.5x to 2x)" \
+			|| fail "veth latency: fastest ${ours:-?} us against sockperf's ${theirs:-?} us"
+	else
+		echo "sockperf not installed: latency not compared"
+	fi
+}
+
+t_usage() {
+	expect_exit 2 "$BIN" bench net && contains "$TMP/err" "give --server, --loopback, or the server's HOST" "nothing to do"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test ib_write_bw && contains "$TMP/err" "--test ib_write_bw" "unknown test"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_lat -q 2 && contains "$TMP/err" "one QP" "latency with -q 2"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw --mem gpu && contains "$TMP/err" "--mem gpu" "bad --mem"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 -a -s 64 && contains "$TMP/err" "-a and -s" "-a with -s"
+	port=$(free_port)
+	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --connect-timeout 1 && contains "$TMP/err" "is \`gpuready bench net --server\` running there?" "no server: said so"
+}
+
+case "${1:-}" in
+tcp|loopback|robust|rdma|netns|usage) "t_$1" ;;
+*) echo "usage: $0 tcp | loopback | robust | rdma | netns | usage" >&2; exit 2 ;;
+esac
+[ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
+exit 0

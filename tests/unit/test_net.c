@@ -1,0 +1,300 @@
+/* Unit tests for `bench net`'s pure parts: test names and parameter rules,
+ * the perftest statistics (bandwidth units and peak, latency percentiles),
+ * the control protocol's encoders and decoders (round trips, and every way
+ * a decoder must refuse), and the TCP kernels on a socketpair. */
+#include "testutil.h"
+#include "bench/net.h"
+#include "bench/net_proto.h"
+#include "bench/net_tcp.h"
+#include "cluster/net.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void test_names_and_params(void **state)
+{
+	(void)state;
+	assert_int_equal(net_test_parse("write_bw"), NET_WRITE_BW);
+	assert_int_equal(net_test_parse("tcp_lat"), NET_TCP_LAT);
+	assert_int_equal(net_test_parse("ib_write_bw"), -1);
+	assert_true(net_test_is_rdma(NET_SEND_LAT));
+	assert_false(net_test_is_rdma(NET_TCP_BW));
+	assert_true(net_test_is_lat(NET_READ_LAT));
+
+	struct net_params p;
+	net_params_default(&p);
+	assert_null(net_params_check(&p));
+	assert_int_equal(p.size, NET_BW_SIZE);   /* perftest's defaults */
+	assert_int_equal(p.iters, NET_BW_ITERS);
+	net_params_default(&p);
+	p.test = NET_WRITE_LAT;
+	assert_null(net_params_check(&p));
+	assert_int_equal(p.size, 2);
+	assert_int_equal(p.iters, 1000);
+	char *e;
+	p.qps = 2;
+	assert_non_null(e = net_params_check(&p)); /* latency: one QP */
+	free(e);
+	net_params_default(&p);
+	p.all = true;
+	p.size = 64;
+	assert_non_null(e = net_params_check(&p));
+	free(e);
+	net_params_default(&p);
+	p.mtu = 1500;
+	p.test = NET_WRITE_BW;
+	assert_non_null(e = net_params_check(&p)); /* not a verbs MTU */
+	free(e);
+	net_params_default(&p);
+	p.tclass = 106;
+	assert_non_null(e = net_params_check(&p)); /* tclass is for RDMA */
+	free(e);
+	net_params_default(&p);
+	p.duration = 2;
+	assert_null(net_params_check(&p));
+	assert_int_equal(p.iters, 0); /* a duration replaces the iterations */
+}
+
+static void test_bw_row(void **state)
+{
+	(void)state;
+	struct net_samples s = { .bytes = 16u << 20, .msgs = 256, .seconds = 0.5, .n_windows = NET_WINDOWS };
+	for (int i = 0; i < NET_WINDOWS; i++)
+		s.window_s[i] = 0.5 / NET_WINDOWS;
+	s.window_s[3] = 0.5 / NET_WINDOWS / 2; /* one slice twice as fast */
+	struct net_bw_row r;
+	net_bw_row_from(&s, 65536, 25.0, &r);
+	assert_true(fabs(r.avg_mibs - 32.0) < 1e-9);                  /* 16 MiB in 0.5 s */
+	assert_true(fabs(r.peak_mibs - 64.0) < 1e-9);                 /* the fast slice */
+	assert_true(fabs(r.avg_gbps - 16.0 * 1048576 * 8 / 0.5 / 1e9) < 1e-9);
+	assert_true(fabs(r.msg_rate_mpps - 256 / 0.5 / 1e6) < 1e-12);
+	assert_true(fabs(r.link_share - r.avg_gbps / 25.0) < 1e-12);
+	s.n_windows = 0;
+	net_bw_row_from(&s, 65536, 0, &r);
+	assert_true(r.peak_mibs == r.avg_mibs); /* no windows: the peak is the average */
+	assert_true(r.link_share < 0);          /* unknown link rate */
+}
+
+static void test_lat_row(void **state)
+{
+	(void)state;
+	double v[1000];
+	struct net_samples s = { .lat_us = v, .n_lat = 1000 };
+	for (int i = 0; i < 1000; i++)
+		v[i] = 1000 - i; /* 1000 .. 1, unsorted */
+	struct net_lat_row r;
+	net_lat_row_from(&s, 2, &r);
+	assert_true(r.min == 1 && r.max == 1000);
+	assert_true(r.typical == 501);          /* sorted[n/2] */
+	assert_true(fabs(r.avg - 500.5) < 1e-9);
+	assert_true(r.p99 == 991);              /* sorted[990] */
+	assert_true(r.p999 == 1000);            /* sorted[999] */
+	assert_true(fabs(r.stdev - sqrt((1000.0 * 1000 - 1) / 12)) < 1e-6);
+	assert_true(v[0] == 1000);              /* the samples are left as they were */
+	s.n_lat = 1;
+	net_lat_row_from(&s, 2, &r);
+	assert_true(r.p999 == 1000 && r.stdev == 0);
+}
+
+static void test_hello(void **state)
+{
+	(void)state;
+	struct net_hello h = { .version = NET_PROTO_VERSION, .host = "client-1" }, d;
+	uint8_t b[NET_HELLO_LEN];
+	char why[256];
+	net_params_default(&h.p);
+	h.p.test = NET_WRITE_BW;
+	h.p.size = 4096;
+	h.p.iters = 777;
+	h.p.duration = 1.5;
+	h.p.qps = 4;
+	h.p.bidir = true;
+	h.p.mtu = 4096;
+	h.p.tclass = 106;
+	h.p.sl = 3;
+	net_hello_encode(&h, b);
+	assert_int_equal(net_hello_decode(b, sizeof(b), &d, why, sizeof(why)), 0);
+	assert_int_equal(d.p.test, NET_WRITE_BW);
+	assert_int_equal(d.p.size, 4096);
+	assert_int_equal(d.p.iters, 777);
+	assert_true(d.p.duration == 1.5);
+	assert_int_equal(d.p.qps, 4);
+	assert_true(d.p.bidir);
+	assert_int_equal(d.p.tclass, 106);
+	assert_int_equal(d.p.sl, 3);
+	assert_string_equal(d.host, "client-1");
+	h.p.tclass = -1;
+	net_hello_encode(&h, b);
+	assert_int_equal(net_hello_decode(b, sizeof(b), &d, why, sizeof(why)), 0);
+	assert_int_equal(d.p.tclass, -1);
+
+	/* another version is named as such, before any length check */
+	uint8_t v2[8] = { 2, 0, 0, 0 };
+	assert_int_equal(net_hello_decode(v2, sizeof(v2), &d, why, sizeof(why)), -EPROTO);
+	assert_non_null(strstr(why, "version 2"));
+	assert_int_equal(net_hello_decode(b, sizeof(b) - 1, &d, why, sizeof(why)), -EPROTO);
+	uint8_t x[NET_HELLO_LEN];
+	memcpy(x, b, sizeof(x));
+	x[4] = 99; /* test */
+	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	memcpy(x, b, sizeof(x));
+	x[16] = 2; /* the "all" flag */
+	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	memcpy(x, b, sizeof(x));
+	memset(x + NET_HELLO_LEN - 64, 'a', 64); /* unterminated host */
+	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	memcpy(x, b, sizeof(x));
+	double nan_d = NAN;
+	memcpy(x + 28, &nan_d, 8); /* duration */
+	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+}
+
+static void test_other_messages(void **state)
+{
+	(void)state;
+	char why[256];
+	struct net_accept a = { .version = NET_PROTO_VERSION, .token = 0x1122334455667788ull, .host = "srv",
+				.link = "eth0", .link_gbps = 100 }, ad;
+	uint8_t ab[NET_ACCEPT_LEN];
+	net_accept_encode(&a, ab);
+	assert_int_equal(net_accept_decode(ab, sizeof(ab), &ad, why, sizeof(why)), 0);
+	assert_true(ad.token == a.token && ad.link_gbps == 100);
+	assert_string_equal(ad.link, "eth0");
+
+	struct net_start st = { .size = 65536, .iters = 5000 }, sd;
+	uint8_t sb[NET_START_LEN];
+	net_start_encode(&st, sb);
+	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), 0);
+	assert_int_equal(sd.size, 65536);
+	st.size = 0;
+	net_start_encode(&st, sb);
+	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), -EPROTO);
+	st = (struct net_start){ .size = 8 };
+	net_start_encode(&st, sb);
+	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), -EPROTO); /* no iters, no time */
+
+	struct net_samples r = { .bytes = 1000, .msgs = 10, .seconds = 0.25, .errors = 1, .n_windows = 2,
+				 .window_s = { 0.1, 0.15 } }, rd;
+	uint8_t rb[NET_RESULT_LEN];
+	net_result_encode(&r, rb);
+	assert_int_equal(net_result_decode(rb, sizeof(rb), &rd, why, sizeof(why)), 0);
+	assert_true(rd.bytes == 1000 && rd.msgs == 10 && rd.errors == 1 && rd.n_windows == 2 && rd.window_s[1] == 0.15);
+	rb[NET_RESULT_LEN - 4] = 200; /* window count */
+	assert_int_equal(net_result_decode(rb, sizeof(rb), &rd, why, sizeof(why)), -EPROTO);
+
+	struct net_data_hello dh = { .token = 5, .stream = 3, .nstreams = 4 }, dd;
+	uint8_t db[NET_DATA_HELLO_LEN];
+	net_data_hello_encode(&dh, db);
+	assert_int_equal(net_data_hello_decode(db, sizeof(db), &dd, why, sizeof(why)), 0);
+	dh.stream = 4;
+	net_data_hello_encode(&dh, db);
+	assert_int_equal(net_data_hello_decode(db, sizeof(db), &dd, why, sizeof(why)), -EPROTO);
+}
+
+static void test_framing(void **state)
+{
+	(void)state;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	uint32_t type;
+	uint8_t *p = NULL;
+	size_t len;
+	char why[256];
+	assert_int_equal(net_msg_send(sv[0], NETMSG_START, "abc", 3, net_now() + 1), 0);
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, net_now() + 1), 0);
+	assert_int_equal(type, NETMSG_START);
+	assert_int_equal(len, 3);
+	free(p);
+	/* a REFUSE where an ACCEPT is wanted: the peer's words come through */
+	assert_int_equal(net_msg_send(sv[0], NETMSG_REFUSE, "busy", 4, net_now() + 1), 0);
+	assert_int_equal(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, net_now() + 1, why, sizeof(why)), -ECONNABORTED);
+	assert_string_equal(why, "busy");
+	/* a frame above the limit is refused unread */
+	assert_int_equal(net_msg_send(sv[0], NETMSG_INFO, "0123456789", 10, net_now() + 1), 0);
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 5, net_now() + 1), -EMSGSIZE);
+	/* silence: the deadline */
+	double t0 = net_now();
+	assert_int_equal(net_msg_recv(sv[0], &type, &p, &len, 100, net_now() + 0.2), -ETIMEDOUT);
+	assert_true(net_now() - t0 < 1.0);
+	/* wrong magic */
+	uint32_t bad[3] = { 1, 2, 3 };
+	assert_int_equal(write(sv[0], bad, sizeof(bad)), (ssize_t)sizeof(bad));
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, net_now() + 1), -EPROTO);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* The TCP kernels over a socketpair: every message arrives and is checked. */
+struct bw_side {
+	int fd;
+	bool send, recv;
+	struct net_samples s;
+	int r;
+};
+
+static void *bw_thread(void *arg)
+{
+	struct bw_side *b = arg;
+	char *err = NULL;
+	b->r = net_tcp_bw(&b->fd, 1, b->send, b->recv, 1000, 320, 0, net_now() + 10, &b->s, &err);
+	free(err);
+	return NULL;
+}
+
+static void test_tcp_kernels(void **state)
+{
+	(void)state;
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct bw_side a = { .fd = sv[0], .send = true, .recv = true }, b = { .fd = sv[1], .send = true, .recv = true };
+	pthread_t t;
+	pthread_create(&t, NULL, bw_thread, &b);
+	bw_thread(&a);
+	pthread_join(t, NULL);
+	assert_int_equal(a.r, 0);
+	assert_int_equal(b.r, 0);
+	assert_int_equal(a.s.msgs, 320);
+	assert_int_equal(a.s.bytes, 320000);
+	assert_int_equal(a.s.errors, 0);
+	assert_int_equal(b.s.n_windows, NET_WINDOWS);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* corrupted data is counted: a writer that sends a wrong sequence */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	uint8_t msg[1000];
+	for (int i = 0; i < 1000; i++)
+		msg[i] = net_tcp_pattern(0, (uint64_t)i);
+	for (uint64_t seq = 0; seq < 3; seq++) {
+		uint64_t v = seq == 1 ? 7 : seq;
+		memcpy(msg, &v, 8);
+		assert_int_equal(write(sv[0], msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	}
+	shutdown(sv[0], SHUT_WR);
+	struct net_samples rx;
+	char *err = NULL;
+	assert_int_equal(net_tcp_bw(&sv[1], 1, false, true, 1000, 3, 0, net_now() + 5, &rx, &err), 0);
+	assert_int_equal(rx.msgs, 3);
+	assert_int_equal(rx.errors, 1);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_and_params),
+		cmocka_unit_test(test_bw_row),
+		cmocka_unit_test(test_lat_row),
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_other_messages),
+		cmocka_unit_test(test_framing),
+		cmocka_unit_test(test_tcp_kernels),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
