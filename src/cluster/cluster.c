@@ -177,6 +177,40 @@ static int send_frame(struct cluster *c, int i, enum msg type, const void *pre, 
 
 /* ---- failure ---- */
 
+/* Before exiting: a socket closed with unread data in it resets the
+ * connection, and a reset can make the peer drop what we just sent (our
+ * ABORT or FAIL). So say we are done writing, and read (and discard) until
+ * the peers close, for at most LINGER_S. */
+#define LINGER_S 1.0
+
+static void linger(struct cluster *c)
+{
+	int n = c->peers ? npeers(c) : 0, open = 0;
+	struct pollfd pf[n > 0 ? n : 1];
+	for (int i = 0; i < n; i++) {
+		pf[i] = (struct pollfd){ .fd = c->peers[i].fd, .events = POLLIN };
+		if (pf[i].fd >= 0) {
+			shutdown(pf[i].fd, SHUT_WR);
+			open++;
+		}
+	}
+	double end = net_now() + LINGER_S;
+	char buf[4096];
+	while (open > 0 && net_now() < end) {
+		if (poll(pf, (nfds_t)n, 100) <= 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			ssize_t r = recv(pf[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+				pf[i].fd = -1;
+				open--;
+			}
+		}
+	}
+}
+
 /* Ends the process with this explanation, once. Process 0 tells everyone
  * (ABORT); another process tells process 0 (FAIL) when the reason is its
  * own (tell_root), not something process 0 told it or the loss of process
@@ -205,6 +239,7 @@ static void do_fatal(struct cluster *c, const char *why, int code, bool from_rec
 	 * full pipe; what it printed was flushed row by row */
 	if (c->o.on_fatal)
 		c->o.on_fatal(c->o.fatal_ctx, why, code);
+	linger(c);
 	_exit(code);
 }
 

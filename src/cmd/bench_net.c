@@ -958,7 +958,17 @@ int cmd_bench_net(struct cmd_env *env)
 		return code;
 	}
 	if (s->net.loopback) {
-		struct loop_server ls = { .nc = &nc, .lfd = net_listen("127.0.0.1", 0, msg, sizeof(msg)) };
+		/* -d A,B: the server end on device B (two local HCAs, a cable
+		 * between them); otherwise both ends on the same device */
+		struct net_cmd snc = nc;
+		_cleanup_free_ char *devs = s->net.dev ? xstrdup(s->net.dev) : NULL;
+		char *comma = devs ? strchr(devs, ',') : NULL;
+		if (comma) {
+			*comma = '\0';
+			nc.ro.dev = devs;
+			snc.ro.dev = comma + 1;
+		}
+		struct loop_server ls = { .nc = &snc, .lfd = net_listen("127.0.0.1", 0, msg, sizeof(msg)) };
 		pthread_t th;
 		if (ls.lfd < 0 || pthread_create(&th, NULL, loop_server_main, &ls)) {
 			fprintf(stderr, "gpuready bench net: --loopback: %s\n", ls.lfd < 0 ? msg : "cannot start the server");

@@ -14,6 +14,10 @@
 #   net.sh netns     two namespaces, a veth pair, htb at 200 Mbit/s: the
 #                    shaped rate within 10%; latency beside sockperf's
 #   net.sh usage     option errors
+#   net.sh fakerdma  every RDMA test through the command, in one process
+#                    (--loopback) against the libibverbs test double
+#                    (tests/fakes/fake_ibverbs.c): the verbs path's logic,
+#                    not hardware
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -186,9 +190,26 @@ t_usage() {
 	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --connect-timeout 1 && contains "$TMP/err" "is \`gpuready bench net --server\` running there?" "no server: said so"
 }
 
+t_fakerdma() {
+	fake=${FAKE_IBVERBS:?}
+	# the double answers to libibverbs.so.1's name only where we say so
+	mkdir -p "$TMP/lib"
+	ln -s "$fake" "$TMP/lib/libibverbs.so.1"
+	export LD_LIBRARY_PATH="$TMP/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+		"$BIN" bench net --loopback --test "$t" -s 4096 -n 200 --json "$TMP/r.json" >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -eq 0 ] && grep -qE '^ 4096 +200 ' "$TMP/out" && pass "$t through the command (test double)" \
+			|| { fail "$t (exit $rc)"; cat "$TMP/err" "$TMP/out" >&2; }
+	done
+	contains "$TMP/out" "Transport type  : IB" "perftest's info block"
+	"$BIN" bench net --loopback --test write_bw -a -q 2 -b -n 32 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 0 ] && [ "$(rows "$TMP/out")" -eq 23 ] && pass "write_bw -a -q 2 -b: 23 sizes" || { fail "write_bw -a"; cat "$TMP/err" >&2; }
+}
+
 case "${1:-}" in
-tcp|loopback|robust|rdma|netns|usage) "t_$1" ;;
-*) echo "usage: $0 tcp | loopback | robust | rdma | netns | usage" >&2; exit 2 ;;
+tcp|loopback|robust|rdma|netns|usage|fakerdma) "t_$1" ;;
+*) echo "usage: $0 tcp | loopback | robust | rdma | netns | usage | fakerdma" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0
