@@ -66,4 +66,8 @@ print(f"{'':28}{'anchor':>12}{'gpuready':>12}{'ratio':>8}")
 print(f"{'TCP bandwidth (Gb/s)':28}{iperf:12.2f}{gbw:12.2f}{gbw / iperf:8.3f}   iperf3 -l 128K / tcp_bw -s 128K")
 print(f"{'TCP latency, median (us)':28}{sp50:12.2f}{g50:12.2f}{g50 / sp50:8.3f}   sockperf ping-pong -m 14 / tcp_lat -s 14")
 print(f"{'TCP latency, mean (us)':28}{spavg:12.2f}{gavg:12.2f}{gavg / spavg:8.3f}")
+ok_bw, ok_lat = gbw / iperf >= 0.95, abs(g50 / sp50 - 1) <= 0.10
+print(f"# tcp_bw >= 0.95x iperf3: {'met' if ok_bw else 'NOT MET'}; "
+      f"tcp_lat median within 10% of sockperf's: {'met' if ok_lat else 'NOT MET'}")
+sys.exit(0 if ok_bw and ok_lat else 1)
 PY

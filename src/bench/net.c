@@ -4,7 +4,7 @@
  * or Gb/s (10^9 bit/s) with --report-gbits, the message rate in millions
  * per second; latency as min, max, typical (the median), average, standard
  * deviation and the 99th and 99.9th percentiles of the per-iteration
- * samples, with perftest's index rule (sorted[n * q], capped at n - 1).
+ * samples, with perftest's rules (net_lat_row_from).
  * The peak bandwidth is the best of NET_WINDOWS equal slices of the run
  * (perftest searches every interval between two completions; slices give
  * the same figure for steady runs at a fixed cost). */
@@ -110,10 +110,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double pct(const double *sorted, size_t n, double q)
+/* perftest's rule (print_report_lat): sort, set aside the two largest
+ * samples (LAT_MEASURE_TAIL), and over the m = n - 2 that remain take the
+ * median (the mean of the middle pair when m is even), the mean and the
+ * standard deviation; t_max is sorted[m] and the percentiles sorted[ceil(m * q)]. */
+#define LAT_MEASURE_TAIL 2
+
+static double median_of(const double *v, size_t m)
 {
-	size_t i = (size_t)((double)n * q);
-	return sorted[i < n ? i : n - 1];
+	return (m - 1) % 2 ? (v[m / 2] + v[m / 2 - 1]) / 2 : v[m / 2];
 }
 
 void net_lat_row_from(const struct net_samples *s, uint64_t size, struct net_lat_row *out)
@@ -127,16 +132,18 @@ void net_lat_row_from(const struct net_samples *s, uint64_t size, struct net_lat
 		return;
 	memcpy(v, s->lat_us, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_double);
-	for (size_t i = 0; i < n; i++)
+	size_t m = n > LAT_MEASURE_TAIL ? n - LAT_MEASURE_TAIL : n;
+	for (size_t i = 0; i < m; i++)
 		sum += v[i];
-	out->avg = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
+	out->avg = sum / (double)m;
+	for (size_t i = 0; i < m; i++)
 		sq += (v[i] - out->avg) * (v[i] - out->avg);
 	out->min = v[0];
-	out->max = v[n - 1];
-	out->typical = v[n / 2];
-	out->stdev = sqrt(sq / (double)n);
-	out->p99 = pct(v, n, 0.99);
-	out->p999 = pct(v, n, 0.999);
+	out->max = v[m < n ? m : n - 1];
+	out->typical = median_of(v, m);
+	out->stdev = sqrt(sq / (double)m);
+	size_t i99 = (size_t)ceil((double)m * 0.99), i999 = (size_t)ceil((double)m * 0.999);
+	out->p99 = v[i99 < n ? i99 : n - 1];
+	out->p999 = v[i999 < n ? i999 : n - 1];
 	free(v);
 }

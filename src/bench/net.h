@@ -92,8 +92,12 @@ struct net_samples {
 	double *lat_us;          /* latency samples (malloc'd), n_lat of them */
 	size_t n_lat;
 	uint64_t errors;         /* data that arrived wrong (validation) */
+	bool capped;             /* a -D latency run stopped at NET_LAT_MAX_SAMPLES */
 };
 void net_samples_free(struct net_samples *s);
+
+/* A latency run with -D keeps at most this many samples (128 MiB). */
+#define NET_LAT_MAX_SAMPLES (16u << 20)
 
 /* The rows printed (net_stats.c). */
 struct net_bw_row {

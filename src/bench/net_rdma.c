@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -66,6 +67,9 @@ __attribute__((format(printf, 3, 4))) int nr_fail(char **err, int r, const char 
 
 const char *nr_errtext(int e)
 {
+	/* a peer's status arrives from the wire: INT_MIN has no negation */
+	if (e == INT_MIN || e > 4095 || e < -4095)
+		return "an unknown error";
 	return strerror(e > 0 ? e : -e);
 }
 

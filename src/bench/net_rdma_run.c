@@ -66,6 +66,11 @@ int nr_region_fill(struct net_rdma *e, uint64_t addr, size_t n, uint64_t seed, b
 	}
 	pattern_fill(e->scratch, n, seed, invert);
 	CUresult c = e->cu.memcpy_htod_v2((CUdeviceptr)addr, e->scratch, n);
+	/* from pageable memory the copy may still be in flight when the call
+	 * returns (CUDA's "API synchronization behavior"): the NIC must not
+	 * see the buffer before it lands */
+	if (c == CUDA_SUCCESS && e->cu.ctx_synchronize)
+		c = e->cu.ctx_synchronize();
 	return c == CUDA_SUCCESS ? 0 : nr_cuda_fail(e, err, "cuMemcpyHtoD_v2", c);
 }
 

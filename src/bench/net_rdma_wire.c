@@ -398,7 +398,7 @@ int net_rdma_sync_decode(const void *buf, size_t len, struct net_rdma_sync *out,
 	memcpy(out->text, b + SYNC_TEXT, sizeof(out->text));
 	out->text[sizeof(out->text) - 1] = '\0';
 	if (out->type < NET_RDMA_SYNC_START || out->type > NET_RDMA_SYNC_RESULT || out->n_windows > NET_WINDOWS ||
-	    out->status > 0 || !finite) {
+	    out->status > 0 || out->status < -4095 || !finite) {
 		snprintf(why, whylen, "RDMA control message of type %u, status %d, %u windows: out of range", out->type,
 			 out->status, out->n_windows);
 		return -EPROTO;

@@ -17,10 +17,19 @@
  * that costs under 2% of the receive bandwidth. */
 #define CHECK_EVERY 64
 
-/* Blocking calls give up this long after the deadline at the latest. */
+/* A stream that moves nothing for this long is dead, whatever the step's
+ * deadline: a peer whose host lost power must not hold a server for the
+ * whole of a long step. Every call moves at most CHUNK bytes, so a slow
+ * but live link is never mistaken for a dead one. */
+#define IDLE_S 30.0
+#define CHUNK (1u << 20)
+
+/* Blocking calls give up after IDLE_S, or at the deadline if sooner. */
 static void set_timeouts(int fd, double deadline)
 {
-	double left = deadline > 0 ? deadline - net_now() : 3600;
+	double left = deadline > 0 ? deadline - net_now() : IDLE_S;
+	if (left > IDLE_S)
+		left = IDLE_S;
 	if (left < 0.001)
 		left = 0.001;
 	struct timeval tv = { .tv_sec = (time_t)left, .tv_usec = (suseconds_t)((left - (double)(time_t)left) * 1e6) };
@@ -33,7 +42,8 @@ static int recv_full(int fd, uint8_t *buf, size_t len)
 {
 	size_t got = 0;
 	while (got < len) {
-		ssize_t n = recv(fd, buf + got, len - got, MSG_WAITALL);
+		size_t want = len - got < CHUNK ? len - got : CHUNK;
+		ssize_t n = recv(fd, buf + got, want, MSG_WAITALL);
 		if (n == 0)
 			return got ? -EPIPE : 1;
 		if (n < 0) {
@@ -50,7 +60,8 @@ static int send_full(int fd, const uint8_t *buf, size_t len)
 {
 	size_t put = 0;
 	while (put < len) {
-		ssize_t n = send(fd, buf + put, len - put, MSG_NOSIGNAL);
+		size_t want = len - put < CHUNK ? len - put : CHUNK;
+		ssize_t n = send(fd, buf + put, want, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -169,7 +180,21 @@ static void *receiver(void *arg)
 	}
 	fill_pattern(ref, r->size, s->index);
 	for (uint64_t seq = 0;; seq++) {
-		int e = recv_full(s->fd, buf, r->size);
+		int e;
+		if (seq == 0) {
+			/* the clock starts with the first byte, not the first message */
+			ssize_t n;
+			do
+				n = recv(s->fd, buf, r->size, 0);
+			while (n < 0 && errno == EINTR);
+			s->first = net_now();
+			e = n == 0 ? 1 : n < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno)
+					   : recv_full(s->fd, buf + n, r->size - (size_t)n);
+			if (e == 1 && n > 0)
+				e = -EPIPE;
+		} else {
+			e = recv_full(s->fd, buf, r->size);
+		}
 		if (e == 1)
 			break;
 		if (e < 0) {
@@ -177,8 +202,6 @@ static void *receiver(void *arg)
 			break;
 		}
 		double now = net_now();
-		if (!s->msgs)
-			s->first = now;
 		s->last = now;
 		s->msgs++;
 		s->bytes += r->size;
@@ -286,7 +309,8 @@ int net_tcp_bw(const int *fds, int n, bool send, bool recv, uint64_t size, uint6
 int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, double deadline,
 		       struct net_samples *out, char **err)
 {
-	uint64_t warm = iters ? iters / 10 : 100, cap = iters ? iters : 1u << 20;
+	/* -D keeps at most NET_LAT_MAX_SAMPLES samples (out->capped says so) */
+	uint64_t warm = iters ? iters / 10 : 100, cap = iters ? iters : NET_LAT_MAX_SAMPLES;
 	uint8_t *buf = malloc(size), *echo = malloc(size);
 	double end = 0;
 	int r = 0;
@@ -307,8 +331,10 @@ int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, d
 		bool measured = i >= warm;
 		if (measured && !end && duration > 0)
 			end = net_now() + duration;
-		if (measured && (duration > 0 ? net_now() >= end || out->n_lat == cap : out->n_lat == iters))
+		if (measured && (duration > 0 ? net_now() >= end || out->n_lat == cap : out->n_lat == iters)) {
+			out->capped = duration > 0 && out->n_lat == cap && net_now() < end;
 			break;
+		}
 		put_seq(buf, size, i);
 		double t0 = net_now();
 		r = send_full(fd, buf, size);

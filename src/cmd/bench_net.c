@@ -48,6 +48,13 @@
  * collective benchmarks (a working link is far faster). */
 #define STEP_BASE_S 60.0
 #define STEP_RATE 1e8
+/* What one client may cost the server, whatever it asks: its buffers
+ * (RDMA: a send and a receive region per QP; TCP: a message to send and
+ * one to check per stream) and how long one step may hold it. The limits
+ * protect a server other people share; a client asking for more is refused
+ * with the numbers. */
+#define SERVER_MEM_MAX (2ull << 30)
+#define SERVER_STEP_MAX_S 3900.0
 
 struct net_cmd {
 	const struct settings *s;
@@ -55,6 +62,10 @@ struct net_cmd {
 	struct net_rdma_opts ro;
 	char host[64];
 };
+
+static struct inventory *load_rdma(void);
+static const struct rdma_port *find_port(const struct inventory *inv, const char *dev, int port);
+static double rdma_rate(const struct net_rdma_desc *d);
 
 static double handshake_s(const struct net_cmd *nc)
 {
@@ -190,6 +201,8 @@ static int serve_size(const struct net_cmd *nc, int lfd, struct client *c, const
 	const struct net_params *p = &c->hello.p;
 	double deadline = step_deadline(nc, p, st->size, st->iters, st->duration);
 	int fds[64], n = p->test == NET_TCP_BW ? p->qps : 1, r;
+	if (deadline > net_now() + SERVER_STEP_MAX_S)
+		deadline = net_now() + SERVER_STEP_MAX_S;
 
 	if ((r = net_msg_send(c->fd, NETMSG_READY, NULL, 0, deadline)) < 0) {
 		*err = xasprintf("sending READY: %s", strerror(-r));
@@ -245,6 +258,23 @@ static int server_rdma(const struct net_cmd *nc, struct client *c, char **err)
 	return r;
 }
 
+/* A step must be one the HELLO announced: one of its sizes, its iterations
+ * or its duration (the server's costs were checked against those). */
+static bool start_agrees(const struct net_params *p, const struct net_start *st)
+{
+	bool size_ok = p->all ? st->size >= NET_ALL_MIN && st->size <= NET_ALL_MAX && !(st->size & (st->size - 1))
+			      : st->size == p->size;
+	return size_ok && st->duration == p->duration && st->iters == (p->duration > 0 ? 0 : p->iters);
+}
+
+/* The buffers a client's parameters make the server hold (see
+ * SERVER_MEM_MAX). */
+static uint64_t server_cost(const struct net_params *p)
+{
+	uint64_t size = p->all ? NET_ALL_MAX : p->size;
+	return 2 * size * (uint64_t)p->qps * (p->bidir ? 2 : 1);
+}
+
 static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 {
 	uint8_t *pl = NULL, buf[NET_ACCEPT_LEN];
@@ -267,6 +297,14 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 		*err = xasprintf("handshake: %s", why);
 		return r;
 	}
+	if (r == 0 && server_cost(&c->hello.p) > SERVER_MEM_MAX) {
+		snprintf(why, sizeof(why), "the test needs %llu MiB of buffers on the server; it allows %llu MiB "
+					    "(use fewer QPs or streams, or smaller messages)",
+			 (unsigned long long)(server_cost(&c->hello.p) >> 20), (unsigned long long)(SERVER_MEM_MAX >> 20));
+		refuse(c->fd, why);
+		*err = xasprintf("refused: %s", why);
+		return -E2BIG;
+	}
 	snprintf(c->who + strlen(c->who), sizeof(c->who) - strlen(c->who), " (%.60s)", c->hello.host);
 	struct net_accept a = { .version = NET_PROTO_VERSION };
 	if (getrandom(&c->token, sizeof(c->token), 0) != sizeof(c->token))
@@ -276,8 +314,14 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 	tcp_link(c->fd, a.link, sizeof(a.link), &a.link_gbps);
 	if (net_test_is_rdma(c->hello.p.test)) {
 		struct net_rdma *tmp = NULL;
-		/* refuse before accepting when this end cannot run verbs */
-		r = net_rdma_open(&nc->ro, &c->hello.p, 4096, &tmp, err);
+		/* refuse before accepting when this end cannot run verbs; the
+		 * probe opens the device with the smallest buffers */
+		struct net_params probe = c->hello.p;
+		probe.all = false;
+		probe.size = 4096;
+		probe.qps = 1;
+		probe.bidir = false;
+		r = net_rdma_open(&nc->ro, &probe, 4096, &tmp, err);
 		if (r < 0) {
 			char *msg = xasprintf("the server cannot run %s: %s", net_test_name(c->hello.p.test), *err);
 			refuse(c->fd, msg);
@@ -288,7 +332,7 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 		struct net_rdma_desc d;
 		net_rdma_describe(tmp, &d);
 		snprintf(a.link, sizeof(a.link), "%.40s:%d", d.dev, d.port);
-		a.link_gbps = d.rate_gbps;
+		a.link_gbps = rdma_rate(&d);
 		net_rdma_close(tmp);
 	}
 	net_accept_encode(&a, buf);
@@ -324,6 +368,10 @@ static int serve_client(const struct net_cmd *nc, int lfd, struct client *c, uns
 			r = -ECONNABORTED;
 		} else if (type != NETMSG_START || net_start_decode(pl, len, &st, why, sizeof(why)) < 0) {
 			*err = xasprintf("the client sent a malformed step (%s)", type == NETMSG_START ? why : "not START");
+			r = -EPROTO;
+		} else if (!start_agrees(&c->hello.p, &st)) {
+			*err = xasprintf("the client asked for a step it did not announce (%llu B, %llu iterations, %g s)",
+					 (unsigned long long)st.size, (unsigned long long)st.iters, st.duration);
 			r = -EPROTO;
 		} else if ((r = serve_size(nc, lfd, c, &st, err)) == 0) {
 			(*sizes)++;
@@ -419,13 +467,33 @@ static int client_connect(struct client_side *cs, char **err)
 		r = net_accept_decode(pl, len, &cs->acc, why, sizeof(why));
 	free(pl);
 	if (r < 0) {
-		*err = xasprintf("the server %s: %s", r == -ECONNABORTED ? "refused" : "did not accept", why);
+		*err = xasprintf("the server %s: %s%s", r == -ECONNABORTED ? "refused" : "did not accept", why,
+				 r == -ETIMEDOUT ? " (it serves one client at a time: it may be busy with another, or stuck)"
+						 : "");
 		return r;
 	}
 	tcp_link(cs->fd, cs->link, sizeof(cs->link), &cs->link_gbps);
 	if (cs->acc.link_gbps > 0 && (cs->link_gbps <= 0 || cs->acc.link_gbps < cs->link_gbps))
 		cs->link_gbps = cs->acc.link_gbps;
 	return 0;
+}
+
+/* A port's rate: on Ethernet (RoCE) the netdev's speed, since the port's
+ * `rate` file only approximates it (REFERENCE §1; mlx5 says "4X QDR" for
+ * speeds it does not know); on InfiniBand the port's rate. */
+static double rdma_rate(const struct net_rdma_desc *d)
+{
+	double gbps = d->rate_gbps;
+	struct inventory *inv = strcmp(d->link_layer, "Ethernet") ? NULL : load_rdma();
+	const struct rdma_port *pt = find_port(inv, d->dev, d->port);
+	struct root *r = NULL;
+	int64_t mbps;
+	if (pt && pt->netdev && root_open("/", &r) == 0 && read_s64(r, &mbps, "/sys/class/net/%s/speed", pt->netdev) == 0 &&
+	    mbps > 0)
+		gbps = (double)mbps / 1000.0;
+	root_free(r);
+	inventory_free(inv);
+	return gbps;
 }
 
 static int client_rdma(struct client_side *cs, char **err)
@@ -450,8 +518,8 @@ static int client_rdma(struct client_side *cs, char **err)
 	}
 	r = net_rdma_connect(cs->rdma, theirs, got, err);
 	free(theirs);
-	if (cs->desc.rate_gbps > 0)
-		cs->link_gbps = cs->desc.rate_gbps;
+	double ours = rdma_rate(&cs->desc);
+	cs->link_gbps = ours > 0 && (cs->acc.link_gbps <= 0 || ours < cs->acc.link_gbps) ? ours : cs->acc.link_gbps;
 	return r;
 }
 
@@ -589,7 +657,7 @@ static void print_header(const struct net_params *p, bool gbits)
 		       gbits ? "Gb/sec" : "MiB/sec", gbits ? "Gb/sec" : "MiB/sec");
 }
 
-static void print_bw(const struct net_bw_row *r, bool gbits)
+static void print_bw(const struct net_bw_row *r, bool gbits, bool rdma)
 {
 	/* MiB/s to Gb/s: x 2^20 x 8 / 10^9 */
 	double k = gbits ? 1048576.0 * 8 / 1e9 : 1.0;
@@ -601,8 +669,8 @@ static void print_bw(const struct net_bw_row *r, bool gbits)
 	printf(" %-10llu %-14llu %-18.2f %-21.2f %-15.6f %s\n", (unsigned long long)r->bytes,
 	       (unsigned long long)r->iters, r->peak_mibs * k, r->avg_mibs * k, r->msg_rate_mpps, share);
 	if (r->errors)
-		printf(" # %llu messages of %llu bytes arrived wrong\n", (unsigned long long)r->errors,
-		       (unsigned long long)r->bytes);
+		printf(" # %llu %s arrived wrong (%llu-byte messages)\n", (unsigned long long)r->errors,
+		       rdma ? "bytes" : "messages", (unsigned long long)r->bytes);
 	fflush(stdout);
 }
 
@@ -767,8 +835,8 @@ static int verdict(const struct net_cmd *nc, const struct run_out *ro, int bad_c
 	double want = nc->s->net.expect_gbps;
 	int code = EXIT_OK;
 	if (ro->errors) {
-		printf(" Verdict         : FAILED: %llu messages arrived wrong: the data path corrupts data\n",
-		       (unsigned long long)ro->errors);
+		printf(" Verdict         : FAILED: %llu %s arrived wrong: the data path corrupts data\n",
+		       (unsigned long long)ro->errors, net_test_is_rdma(nc->p.test) ? "bytes" : "messages");
 		code = EXIT_CHECK_FAILED;
 	}
 	if (want > 0 && ro->bw && ro->n) {
@@ -803,12 +871,15 @@ static int measure(struct client_side *cs, struct run_out *ro, char **err)
 			if (lat) {
 				net_lat_row_from(&s, sizes[i], &ro->lat[ro->n]);
 				print_lat(&ro->lat[ro->n]);
+				if (s.capped)
+					printf(" # stopped at %u samples, before -D ran out\n", NET_LAT_MAX_SAMPLES);
 			} else {
-				net_bw_row_from(&s, sizes[i], cs->link_gbps, &ro->bw[ro->n]);
-				/* perftest's column: iterations per QP (or stream), one way */
+				/* both directions at once: each has the link's rate */
 				uint64_t ways = p->bidir ? 2 : 1;
-				ro->bw[ro->n].iters = p->duration > 0 ? s.msgs / ((uint64_t)p->qps * ways) : p->iters;
-				print_bw(&ro->bw[ro->n], gbits);
+				net_bw_row_from(&s, sizes[i], cs->link_gbps * (double)ways, &ro->bw[ro->n]);
+				/* perftest's column: iterations x QPs, one way (print_report_bw) */
+				ro->bw[ro->n].iters = p->duration > 0 ? s.msgs / ways : p->iters * (uint64_t)p->qps;
+				print_bw(&ro->bw[ro->n], gbits, net_test_is_rdma(p->test));
 			}
 			ro->errors += s.errors;
 			ro->n++;

@@ -57,7 +57,7 @@ t_tcp() {
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -q 4 -b -s 32K -n 400 --report-gbits && {
 		contains "$TMP/out" "BW average[Gb/sec]" "--report-gbits"
 		contains "$TMP/out" "Streams         : 4" "-q 4 streams"
-		grep -qE '^ 32768 +400 ' "$TMP/out" && pass "-b -q 4: 400 iterations per stream, as perftest counts" || { fail "-b row"; cat "$TMP/out" >&2; }
+		grep -qE '^ 32768 +1600 ' "$TMP/out" && pass "-b -q 4 -n 400: 1600 iterations (x QPs, as perftest prints)" || { fail "-b row"; cat "$TMP/out" >&2; }
 	}
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -D 1 -s 64K && contains "$TMP/out" "Duration        : 1 s per size" "-D"
 	expect_exit 1 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 --expect-gbps 100000 && \
@@ -76,7 +76,7 @@ t_loopback() {
 
 t_robust() {
 	port=$(free_port)
-	server "$port" --clients 6 -T 2
+	server "$port" --clients 8 -T 2
 	python3 - "$port" <<'EOF' >"$TMP/py.out" 2>&1 || fail "the misbehaving clients"
 import socket, struct, sys, time
 port = int(sys.argv[1])
@@ -97,6 +97,12 @@ s = conn(); s.sendall(frame(1, struct.pack("<I", 7) + b"\0" * 112))    # protoco
 print("v7:", drain(s)); s.close()
 s = conn(); s.sendall(struct.pack("<III", 0x54454e47, 1, 0x7fffffff)); s.recv(4096); s.close()  # oversized
 s = conn(); s.sendall(frame(1, b"\x01\x00\x00\x00" + b"\0" * 40)); s.close()                    # truncated, gone
+def hello(test, size, iters, qps):
+    return frame(1, struct.pack("<IIQBBBBQdIIiI", 1, test, size, 0, 0, 0, 0, iters, 0.0, qps, 0, -1, 0)
+                 + b"hostile".ljust(64, b"\0"))
+s = conn(); s.sendall(hello(6, 1 << 30, 10, 64)); print("greedy:", drain(s)); s.close()         # 128 GiB of buffers
+s = conn(); s.sendall(hello(6, 64, 100, 1)); time.sleep(0.5)                                      # then a step it never announced
+s.sendall(frame(4, struct.pack("<QQd", 64, 1 << 62, 0.0))); drain(s); s.close()
 EOF
 	contains "$TMP/py.out" "protocol version 7, this server 1" "another version is refused with the reason"
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 && pass "after all that, a real client is served"
@@ -105,6 +111,8 @@ EOF
 	contains "$TMP/srv.err" "the peer said nothing by the deadline" "the silent client is dropped at the deadline"
 	contains "$TMP/srv.err" "does not speak gpuready's protocol" "garbage is dropped"
 	contains "$TMP/srv.err" "oversized" "an oversized frame is dropped"
+	contains "$TMP/py.out" "it allows 2048 MiB" "a client asking for too much memory is refused with the numbers"
+	contains "$TMP/srv.err" "a step it did not announce" "a step the handshake did not announce is refused"
 	# a client that vanishes in the middle of a run
 	port=$(free_port)
 	server "$port" --clients 2 -T 5

@@ -89,16 +89,22 @@ static void test_lat_row(void **state)
 		v[i] = 1000 - i; /* 1000 .. 1, unsorted */
 	struct net_lat_row r;
 	net_lat_row_from(&s, 2, &r);
-	assert_true(r.min == 1 && r.max == 1000);
-	assert_true(r.typical == 501);          /* sorted[n/2] */
-	assert_true(fabs(r.avg - 500.5) < 1e-9);
-	assert_true(r.p99 == 991);              /* sorted[990] */
-	assert_true(r.p999 == 1000);            /* sorted[999] */
-	assert_true(fabs(r.stdev - sqrt((1000.0 * 1000 - 1) / 12)) < 1e-6);
-	assert_true(v[0] == 1000);              /* the samples are left as they were */
+	/* perftest: the two largest set aside, m = 998 */
+	assert_true(r.min == 1 && r.max == 999);  /* sorted[m] */
+	assert_true(r.typical == 499.5);           /* mean of the middle pair */
+	assert_true(fabs(r.avg - 499.5) < 1e-9);  /* 1 .. 998 */
+	assert_true(r.p99 == 990);                 /* sorted[ceil(988.02)] */
+	assert_true(r.p999 == 999);                /* sorted[ceil(997.002)] */
+	assert_true(fabs(r.stdev - sqrt((998.0 * 998 - 1) / 12)) < 1e-6);
+	assert_true(v[0] == 1000);                 /* the samples are left as they were */
+	for (int i = 0; i < 5; i++)
+		v[i] = 10 + i;                     /* odd m: the middle sample */
+	s.n_lat = 5;
+	net_lat_row_from(&s, 2, &r);
+	assert_true(r.typical == 11 && r.max == 13);
 	s.n_lat = 1;
 	net_lat_row_from(&s, 2, &r);
-	assert_true(r.p999 == 1000 && r.stdev == 0);
+	assert_true(r.p999 == 10 && r.stdev == 0);
 }
 
 static void test_hello(void **state)
