@@ -98,6 +98,17 @@ struct backend_ops {
 	void (*abort)(struct backend *b);
 	/* Orderly teardown; frees b. */
 	void (*fini)(struct backend *b);
+	/* CUDA graphs (-G), NCCL only (others NULL: -G is refused). Between
+	 * capture_begin and capture_end, run() records onto every local rank's
+	 * stream instead of launching (cuStreamBeginCapture in global mode;
+	 * nccl-tests' -G); capture_end instantiates one executable graph per
+	 * local rank; graph_launch launches each once on its rank's stream
+	 * (completion through wait/timer_end as usual); graph_free destroys
+	 * them (also called by fini). 0 or -errno with b->error. */
+	int (*capture_begin)(struct backend *b);
+	int (*capture_end)(struct backend *b);
+	int (*graph_launch)(struct backend *b);
+	void (*graph_free)(struct backend *b);
 	/* MPI only (others NULL): processes' identity from the MPI runtime,
 	 * and a broadcast from process 0 used to bootstrap gpuready's own
 	 * control connections under mpirun. */
@@ -127,7 +138,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 2
+#define BACKEND_ABI 3
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif

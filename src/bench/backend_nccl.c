@@ -21,7 +21,20 @@
  *
  * Timing follows nccl-tests (common.cu BenchTime), the number users
  * compare: a host monotonic clock from timer_begin (after the harness's
- * barrier) until every stream has completed the loop. */
+ * barrier) until every stream has completed the loop.
+ *
+ * CUDA graphs (-G, nccl-tests common.cu BenchTime): capture_begin starts a
+ * capture on every local rank's stream, run() then records NCCL's work
+ * instead of launching it, capture_end ends the captures and instantiates
+ * one graph per rank, graph_launch launches each on its rank's stream.
+ * While capturing nothing runs, so wait() and timer_end() return at once
+ * without querying the streams (cuStreamQuery on a capturing stream is an
+ * error that invalidates the capture), and alloc, the copies and barrier()
+ * are refused with -EBUSY (calls a capture forbids, or that it would
+ * record); free() must wait for capture_end too. capture_begin and
+ * capture_end come from one thread (thread-local capture mode, below). The
+ * driver's graph entry points are loaded as optional: without them -G
+ * fails, not the backend. */
 #define _GNU_SOURCE
 #include "bench/backend.h"
 #include "bench/nccl_api.h"
@@ -45,6 +58,9 @@ struct nccl_rank {
 	ncclComm_t comm;
 	CUdeviceptr barrier;   /* one int32 for barrier() */
 	bool done;             /* wait(): this rank's stream has drained */
+	bool capturing;        /* stream is in a capture capture_begin started */
+	CUgraph graph;         /* what capture_end got, until graph_free */
+	CUgraphExec exec;
 };
 
 struct nccl_backend {
@@ -97,6 +113,24 @@ static int set_ctx(struct nccl_backend *n, int l)
 {
 	CUresult r = n->cu.ctx_set_current(n->r[l].ctx);
 	return r == CUDA_SUCCESS ? 0 : cu_fail(n, "cuCtxSetCurrent", r);
+}
+
+static bool capturing(const struct nccl_backend *n)
+{
+	for (int l = 0; l < n->n; l++)
+		if (n->r[l].capturing)
+			return true;
+	return false;
+}
+
+/* -EBUSY for a call that a capture forbids or would record. */
+static int capture_busy(struct nccl_backend *n, const char *op)
+{
+	if (!capturing(n))
+		return 0;
+	backend_set_error(&n->base, "nccl: %s during a CUDA graph capture (between capture_begin and capture_end "
+				    "only collectives may be issued)", op);
+	return -EBUSY;
 }
 
 /* ---- init ---- */
@@ -327,6 +361,8 @@ static int nccl_alloc(struct backend *b, int l, size_t bytes, void **ret)
 	struct nccl_backend *n = nb(b);
 	CUdeviceptr p = 0;
 
+	if (capture_busy(n, "alloc") < 0)
+		return -EBUSY;
 	if (set_ctx(n, l) < 0)
 		return -EIO;
 	CUresult r = n->cu.mem_alloc_v2(&p, bytes ? bytes : 1);
@@ -354,6 +390,8 @@ static int nccl_copy_in(struct backend *b, int l, void *dst, const void *host, s
 {
 	struct nccl_backend *n = nb(b);
 
+	if (capture_busy(n, "copy_in") < 0)
+		return -EBUSY;
 	if (set_ctx(n, l) < 0)
 		return -EIO;
 	CUresult r = n->cu.memcpy_htod_v2((CUdeviceptr)(uintptr_t)dst, host, bytes);
@@ -367,6 +405,8 @@ static int nccl_copy_out(struct backend *b, int l, void *host, const void *src, 
 {
 	struct nccl_backend *n = nb(b);
 
+	if (capture_busy(n, "copy_out") < 0)
+		return -EBUSY;
 	if (set_ctx(n, l) < 0)
 		return -EIO;
 	CUresult r = n->cu.memcpy_dtoh_v2(host, (CUdeviceptr)(uintptr_t)src, bytes);
@@ -542,10 +582,13 @@ static int poll_streams(struct nccl_backend *n, bool *progress)
 	return pending == 0;
 }
 
+/* While capturing, nothing was launched: done at once (see the top). */
 static int nccl_wait(struct backend *b, double deadline)
 {
 	struct nccl_backend *n = nb(b);
 
+	if (capturing(n))
+		return 0;
 	for (;;) {
 		bool progress = false;
 		int r = poll_streams(n, &progress);
@@ -566,6 +609,9 @@ static int nccl_wait(struct backend *b, double deadline)
 static int nccl_barrier(struct backend *b, double deadline)
 {
 	struct nccl_backend *n = nb(b);
+
+	if (capture_busy(n, "barrier") < 0)
+		return -EBUSY;
 	_cleanup_free_ void **bufs = xcalloc((size_t)n->n, sizeof(*bufs));
 
 	for (int l = 0; l < n->n; l++)
@@ -595,6 +641,160 @@ static int nccl_timer_end(struct backend *b, double deadline, double *seconds)
 	if (r < 0)
 		return r;
 	*seconds = now_s() - n->t_begin;
+	return 0;
+}
+
+/* ---- CUDA graphs (-G) ---- */
+
+/* Thread-local as nccl-tests' timed -G loop (common.cu BenchTime): global
+ * mode would also forbid unsafe calls (cudaMalloc) in every other thread,
+ * NCCL's included, while the capture lasts. */
+#define NCCL_CAPTURE_MODE CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+
+static int graph_fail(struct nccl_backend *n, int l, const char *call, CUresult r)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "%s (rank %d, GPU %d)", call, n->r[l].rank, n->base.env.first_gpu + l);
+	return cu_fail(n, what, r);
+}
+
+/* 0, or -ENOTSUP naming what this driver or NCCL lacks for -G. */
+static int graph_supported(struct nccl_backend *n)
+{
+	const char *missing = cuda_api_missing(&n->cu, CUDA_NEED_GRAPH);
+
+	if (n->n == 0) {
+		backend_set_error(&n->base, "nccl: CUDA graph capture before init");
+		return -EINVAL;
+	}
+	if (missing) {
+		backend_set_error(&n->base, "CUDA graphs (-G) are not available: the CUDA driver library %s lacks %s "
+					    "(drivers for CUDA 11.4 and newer have it); run without -G",
+				  n->culib.path, missing);
+		return -ENOTSUP;
+	}
+	if (n->nccl.major < 2 || (n->nccl.major == 2 && n->nccl.minor < 9)) {
+		backend_set_error(&n->base, "CUDA graphs (-G) need NCCL 2.9 or newer (as nccl-tests -G); this is %s",
+				  n->nccl.version);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* Destroys the graphs and abandons a capture still running (its stream
+ * would be unusable otherwise); accepts a backend without any. */
+static void nccl_graph_free(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+
+	for (int l = 0; l < n->n; l++) {
+		struct nccl_rank *k = &n->r[l];
+		if (!k->capturing && !k->graph && !k->exec)
+			continue;
+		n->cu.ctx_set_current(k->ctx);
+		if (k->capturing) {
+			CUgraph g = NULL;
+			if (n->cu.stream_end_capture(k->stream, &g) == CUDA_SUCCESS && g)
+				n->cu.graph_destroy(g);
+			k->capturing = false;
+		}
+		if (k->exec)
+			n->cu.graph_exec_destroy(k->exec);
+		if (k->graph)
+			n->cu.graph_destroy(k->graph);
+		k->exec = NULL;
+		k->graph = NULL;
+	}
+}
+
+/* Replaces the graphs of an earlier capture. */
+static int nccl_capture_begin(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+	int r = capture_busy(n, "capture_begin");
+
+	if (r == 0)
+		r = graph_supported(n);
+	if (r < 0)
+		return r;
+	nccl_graph_free(b);
+	for (int l = 0; l < n->n && r == 0; l++) {
+		if (set_ctx(n, l) < 0) {
+			r = -EIO;
+			break;
+		}
+		CUresult c = n->cu.stream_begin_capture_v2(n->r[l].stream, NCCL_CAPTURE_MODE);
+		if (c != CUDA_SUCCESS)
+			r = graph_fail(n, l, "cuStreamBeginCapture_v2", c);
+		n->r[l].capturing = c == CUDA_SUCCESS;
+	}
+	if (r < 0)
+		nccl_graph_free(b);
+	return r;
+}
+
+/* Ends every rank's capture (even after one failed: a stream left
+ * capturing is unusable), then instantiates each graph. */
+static int nccl_capture_end(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+	int r = 0;
+
+	if (!capturing(n)) {
+		backend_set_error(b, "nccl: capture_end without capture_begin");
+		return -EINVAL;
+	}
+	for (int l = 0; l < n->n; l++) {
+		struct nccl_rank *k = &n->r[l];
+		n->cu.ctx_set_current(k->ctx);
+		CUresult c = n->cu.stream_end_capture(k->stream, &k->graph);
+		k->capturing = false;
+		if (c == CUDA_SUCCESS && !k->graph)
+			c = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; /* the driver's "invalidated" answer */
+		if (c != CUDA_SUCCESS) {
+			k->graph = NULL;
+			if (r == 0)
+				r = graph_fail(n, l, "cuStreamEndCapture", c);
+		}
+	}
+	for (int l = 0; l < n->n && r == 0; l++) {
+		struct nccl_rank *k = &n->r[l];
+		if (set_ctx(n, l) < 0) {
+			r = -EIO;
+			break;
+		}
+		CUresult c = cuda_api_instantiate(&n->cu, &k->exec, k->graph);
+		if (c != CUDA_SUCCESS) {
+			k->exec = NULL;
+			r = graph_fail(n, l, n->cu.graph_instantiate_with_flags ? "cuGraphInstantiateWithFlags"
+										  : "cuGraphInstantiate_v2", c);
+		}
+	}
+	if (r < 0)
+		nccl_graph_free(b);
+	return r;
+}
+
+/* One launch per rank, in rank order, on the rank's stream. */
+static int nccl_graph_launch(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+
+	if (capture_busy(n, "graph_launch") < 0)
+		return -EBUSY;
+	if (n->n == 0 || !n->r[0].exec) { /* capture_end makes all ranks' or none */
+		backend_set_error(b, "nccl: graph_launch without a graph (capture_begin, run, capture_end first)");
+		return -EINVAL;
+	}
+	for (int l = 0; l < n->n; l++) {
+		struct nccl_rank *k = &n->r[l];
+		if (set_ctx(n, l) < 0)
+			return -EIO;
+		k->done = false;
+		CUresult c = n->cu.graph_launch(k->exec, k->stream);
+		if (c != CUDA_SUCCESS)
+			return graph_fail(n, l, "cuGraphLaunch", c);
+	}
 	return 0;
 }
 
@@ -636,6 +836,7 @@ static void nccl_fini(struct backend *b)
 {
 	struct nccl_backend *n = nb(b);
 
+	nccl_graph_free(b);
 	for (int l = 0; l < n->n; l++) {
 		struct nccl_rank *k = &n->r[l];
 		if (!k->ctx)
@@ -674,6 +875,10 @@ static const struct backend_ops nccl_ops = {
 	.version = nccl_version,
 	.abort = nccl_abort,
 	.fini = nccl_fini,
+	.capture_begin = nccl_capture_begin,
+	.capture_end = nccl_capture_end,
+	.graph_launch = nccl_graph_launch,
+	.graph_free = nccl_graph_free,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

@@ -60,6 +60,8 @@ char *bench_params_check(const struct bench_params *p)
 		return xstrdup("-n and -m must be at least 1");
 	if (p->root < -1)
 		return xstrdup("-r must be a rank, or -1 for every root");
+	if (p->graph > 0 && p->blocking)
+		return xstrdup("-G with -z: a CUDA graph cannot wait between its launches");
 	_cleanup_free_ uint64_t *sizes = NULL;
 	if (bench_sizes(p, &sizes) > MAX_SIZES)
 		return xasprintf("the sweep has more than %d sizes: use -f or a larger -i", MAX_SIZES);
@@ -247,30 +249,75 @@ static int validate(struct run *r, const struct step *s, double deadline, int64_
 }
 
 /* The timed loop; *sec is the mean time per launch, combined per -a. */
-static int timed(struct run *r, const struct step *s, double deadline, double *sec)
+/* The launches of the timed loop, launched now (or recorded, in capture). */
+static int launch_loop(struct run *r, const struct step *s, double deadline, bool capturing)
 {
 	const struct bench_ctx *c = r->ctx;
 	const struct bench_params *p = c->p;
 	int ret = 0;
-
-	if ((ret = launch(r, s, 0)) < 0 || (ret = wait_all(r, deadline)) < 0 || (ret = barrier(r, deadline)) < 0)
-		return ret;
-	if ((ret = c->b->ops->timer_begin(c->b)) < 0)
-		return backend_fail(r, "starting the timer", ret);
 	for (int i = 0; i < p->iters && ret == 0; i++)
 		for (int a = 0; a < p->agg && ret == 0; a++) {
-			ret = launch(r, s, (uint64_t)i * (uint64_t)p->agg + (uint64_t)a);
-			cluster_progress(c->cl, (uint64_t)i * (uint64_t)p->agg + (uint64_t)a + 1);
+			uint64_t k = (uint64_t)i * (uint64_t)p->agg + (uint64_t)a;
+			ret = launch(r, s, k);
+			if (!capturing)
+				cluster_progress(c->cl, k + 1);
 			if (ret == 0 && p->blocking)
 				ret = wait_all(r, deadline);
 			if (ret == 0 && p->blocking == 1)
 				ret = barrier(r, deadline);
 		}
+	return ret;
+}
+
+/* -G: the loop captured into a CUDA graph once, the graph launched
+ * `graph` times (nccl-tests' -G); *launches says how many collectives ran. */
+static int graph_loop(struct run *r, const struct step *s, double deadline, double *sec, double *launches)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct backend_ops *o = c->b->ops;
+	int ret = o->capture_begin(c->b);
 	if (ret < 0)
+		return backend_fail(r, "capturing a CUDA graph", ret);
+	ret = launch_loop(r, s, deadline, true);
+	int end = o->capture_end(c->b);
+	if (ret == 0 && end < 0)
+		ret = backend_fail(r, "instantiating the CUDA graph", end);
+	if (ret == 0 && (ret = barrier(r, deadline)) == 0 && (ret = o->timer_begin(c->b)) < 0)
+		ret = backend_fail(r, "starting the timer", ret);
+	for (int g = 0; g < c->p->graph && ret == 0; g++) {
+		if ((ret = o->graph_launch(c->b)) < 0)
+			ret = backend_fail(r, "launching the CUDA graph", ret);
+		cluster_progress(c->cl, (uint64_t)(g + 1) * (uint64_t)c->p->iters * (uint64_t)c->p->agg);
+	}
+	if (ret == 0 && (ret = o->timer_end(c->b, deadline, sec)) < 0)
+		ret = backend_fail(r, "waiting for the graph launches", ret);
+	o->graph_free(c->b);
+	*launches = (double)c->p->iters * c->p->agg * c->p->graph;
+	return ret;
+}
+
+/* The timed loop; *sec is the mean time per launch, combined per -a. */
+static int timed(struct run *r, const struct step *s, double deadline, double *sec)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct bench_params *p = c->p;
+	double launches = (double)p->iters * p->agg;
+	int ret = 0;
+
+	if ((ret = launch(r, s, 0)) < 0 || (ret = wait_all(r, deadline)) < 0 || (ret = barrier(r, deadline)) < 0)
 		return ret;
-	if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
-		return backend_fail(r, "waiting for the timed loop", ret);
-	*sec /= (double)p->iters * p->agg;
+	if (p->graph > 0) {
+		if ((ret = graph_loop(r, s, deadline, sec, &launches)) < 0)
+			return ret;
+	} else {
+		if ((ret = c->b->ops->timer_begin(c->b)) < 0)
+			return backend_fail(r, "starting the timer", ret);
+		if ((ret = launch_loop(r, s, deadline, false)) < 0)
+			return ret;
+		if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
+			return backend_fail(r, "waiting for the timed loop", ret);
+	}
+	*sec /= launches;
 	if (p->average == 0)
 		return 0; /* process 0 prints its own time */
 	enum cluster_op op = p->average == 2 ? CLUSTER_MIN : p->average == 3 ? CLUSTER_MAX : CLUSTER_SUM;
@@ -293,7 +340,8 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 {
 	const struct bench_ctx *c = r->ctx;
 	double bytes = (double)region_elems(s, c->nranks - 1) * (double)s->elt;
-	double deadline = net_now() + step_timeout(r, bytes, c->p->iters * c->p->agg + 1 + c->p->check);
+	int launches = c->p->iters * c->p->agg * (c->p->graph > 0 ? c->p->graph + 1 : 1) + 1 + c->p->check;
+	double deadline = net_now() + step_timeout(r, bytes, launches);
 	char name[192];
 	double sec = 0;
 	int ret;
@@ -454,6 +502,10 @@ int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
 		return -EINVAL;
 	if (ctx->local > 64) {
 		*err = xasprintf("-g %d: at most 64 GPUs per process", ctx->local);
+		return -EINVAL;
+	}
+	if (ctx->p->graph > 0 && !ctx->b->ops->capture_begin) {
+		*err = xasprintf("-G: the %s backend has no CUDA graphs (they need --backend nccl)", ctx->b->ops->name);
 		return -EINVAL;
 	}
 	if (r.def->has_root && ctx->p->root >= ctx->nranks) {

@@ -37,6 +37,7 @@ struct bench_params {
 	int blocking;                               /* -z */
 	int root;                                   /* -r; -1 every root */
 	int ngpus;                                  /* -g */
+	int graph;                                  /* -G: CUDA graph launches (NCCL backend); 0 off */
 	double timeout;                             /* -T seconds per wait; 0 automatic */
 	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
 	size_t n_dtypes;

@@ -360,6 +360,9 @@ struct stamps {
 
 static void stamp(struct stamps *s, double t)
 {
+	/* a -D run keeps at most NET_LAT_MAX_SAMPLES (memory, on both ends) */
+	if (s->n > NET_LAT_MAX_SAMPLES)
+		return;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 1024;
 		s->t = xreallocarray(s->t, s->cap, sizeof(*s->t));

@@ -50,10 +50,10 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 	fprintf(out, "# Collective test starting: %s\n", info->progname);
 	fprintf(out,
 		"# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d agg iters: %d "
-		"validation: %d graph: 0 unalign: 0\n",
+		"validation: %d graph: %d unalign: 0\n",
 		p->ngpus, (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		(unsigned long long)(factor ? (uint64_t)p->step_factor : p->step_bytes), factor ? "factor" : "bytes",
-		p->warmup, p->iters, p->agg, p->check);
+		p->warmup, p->iters, p->agg, p->check, p->graph);
 	if (p->blocking == 1)
 		fputs("# Blocking Enabled: wait for completion and barrier after each collective \n", out);
 	else if (p->blocking >= 2)
@@ -162,6 +162,7 @@ static json_object *json_params(const struct bench_params *p)
 	json_object_object_add(o, "blocking", json_object_new_int(p->blocking));
 	json_object_object_add(o, "root", json_object_new_int(p->root));
 	json_object_object_add(o, "ngpus", json_object_new_int(p->ngpus));
+	json_object_object_add(o, "graph", json_object_new_int(p->graph));
 	json_object_object_add(o, "timeout_s", jnum(p->timeout));
 	for (size_t i = 0; i < p->n_dtypes; i++)
 		json_object_array_add(types, json_object_new_string(dtype_name(p->dtypes[i])));

@@ -141,11 +141,12 @@ static void put_hdr(struct hdr *h, enum msg type, uint64_t len)
 	h->len = htole64(len);
 }
 
-/* Sends one frame (header, optional data header, body) to peer i. With
- * `try`, gives up at once when another thread is writing to that peer (the
- * abort path must not wait behind a stuck transfer). */
+/* Sends one frame (header, optional data header, body) to peer i by the
+ * deadline. With lock_wait >= 0, waits at most that long for another
+ * thread writing to that peer (the abort path and heartbeats must not wait
+ * behind a stuck transfer); -1 waits as long as it takes. */
 static int send_frame_ex(struct cluster *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
-			 size_t len, double deadline, bool try)
+			 size_t len, double deadline, double lock_wait)
 {
 	struct peer *p = &c->peers[i];
 	struct hdr h;
@@ -154,8 +155,21 @@ static int send_frame_ex(struct cluster *c, int i, enum msg type, const void *pr
 	if (p->fd < 0 || p->dead)
 		return -ECONNRESET;
 	put_hdr(&h, type, prelen + len);
-	if (try) {
-		if (pthread_mutex_trylock(&p->wlock))
+	if (lock_wait >= 0) {
+		/* another thread's frame to this peer finishes first, unless it
+		 * is stuck: wait for it lock_wait seconds, not forever */
+		struct timespec ts;
+		double left = lock_wait;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (left > 0) {
+			ts.tv_sec += (time_t)left;
+			ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+		}
+		if (pthread_mutex_timedlock(&p->wlock, &ts))
 			return -EBUSY;
 	} else {
 		pthread_mutex_lock(&p->wlock);
@@ -172,7 +186,7 @@ static int send_frame_ex(struct cluster *c, int i, enum msg type, const void *pr
 static int send_frame(struct cluster *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
 		      size_t len, double deadline)
 {
-	return send_frame_ex(c, i, type, pre, prelen, body, len, deadline, false);
+	return send_frame_ex(c, i, type, pre, prelen, body, len, deadline, -1);
 }
 
 /* ---- failure ---- */
@@ -230,10 +244,10 @@ static void do_fatal(struct cluster *c, const char *why, int code, bool from_rec
 	double dl = net_now() + 2.0;
 	if (c->o.proc == 0) {
 		for (int i = 1; i < c->o.nprocs; i++)
-			send_frame_ex(c, i, MSG_ABORT, &pre, sizeof(pre), why, strlen(why), dl, true);
+			send_frame_ex(c, i, MSG_ABORT, &pre, sizeof(pre), why, strlen(why), dl, 2.0);
 	} else if (c->peers && tell_root) {
 		/* tell process 0, which tells everyone */
-		send_frame_ex(c, 0, MSG_FAIL, &pre, sizeof(pre), why, strlen(why), dl, true);
+		send_frame_ex(c, 0, MSG_FAIL, &pre, sizeof(pre), why, strlen(why), dl, 2.0);
 	}
 	/* no stdio here: the main thread may hold stdout's lock, blocked on a
 	 * full pipe; what it printed was flushed row by row */
@@ -519,7 +533,7 @@ static void heartbeat(struct cluster *c)
 	c->last_beat = now;
 	uint64_t v = htole64((uint64_t)atomic_load(&c->progress));
 	for (int i = c->o.proc == 0 ? 1 : 0; i < npeers(c); i++)
-		send_frame_ex(c, i, MSG_HEARTBEAT, NULL, 0, &v, sizeof(v), now + 1.0, true);
+		send_frame_ex(c, i, MSG_HEARTBEAT, NULL, 0, &v, sizeof(v), now + 1.0, 0);
 }
 
 static void *receiver(void *arg)

@@ -82,8 +82,7 @@ static char *params_from(const struct settings *s, enum coll c, struct bench_par
 	p->root = s->bench.root;
 	p->ngpus = s->bench.ngpus;
 	p->timeout = s->bench.timeout;
-	if (s->bench.graph > 0)
-		return xstrdup("-G: CUDA graph launches are not supported by gpuready yet; run without -G");
+	p->graph = s->bench.graph;
 	char *e = s->bench.dtype ? parse_types(s->bench.dtype, p) : NULL;
 	if (!e && s->bench.op)
 		e = parse_ops(s->bench.op, p);
@@ -95,10 +94,10 @@ static void check_same_params(struct session *ss, const struct bench_params *p, 
 {
 	int fr;
 	char mine[256];
-	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d T%g", backend,
+	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g", backend,
 		 coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,
-		 p->blocking, p->root, p->ngpus, p->timeout);
+		 p->blocking, p->root, p->ngpus, p->graph, p->timeout);
 	for (size_t i = 0; i < p->n_dtypes; i++)
 		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", dtype_name(p->dtypes[i]));
 	for (size_t i = 0; i < p->n_ops; i++)

@@ -2,7 +2,10 @@
  * its errors; see cuda_api.h. One symbol table serves every caller: each
  * entry says which group of callers requires it, and a symbol outside the
  * groups asked for is looked up as optional, so a caller fails to load only
- * for what it calls (and reports the first missing symbol in table order). */
+ * for what it calls (and reports the first missing symbol in table order).
+ * A group a caller can do without (the NCCL backend's CUDA_NEED_GRAPH, for
+ * -G only) is left out of the load and checked with cuda_api_missing()
+ * when first needed. */
 #define _GNU_SOURCE
 #include "cuda_api.h"
 
@@ -52,6 +55,14 @@ static const struct cuda_sym cuda_syms[] = {
 	/* one of the two is required for CUDA_NEED_EVENT (cuda_api_load) */
 	CU_SYM(cuEventElapsedTime, event_elapsed_time, 0),
 	CU_SYM(cuEventElapsedTime_v2, event_elapsed_time_v2, 0),
+	CU_SYM(cuStreamBeginCapture_v2, stream_begin_capture_v2, CUDA_NEED_GRAPH),
+	CU_SYM(cuStreamEndCapture, stream_end_capture, CUDA_NEED_GRAPH),
+	/* one of the two is required for CUDA_NEED_GRAPH (cuda_api_load) */
+	CU_SYM(cuGraphInstantiateWithFlags, graph_instantiate_with_flags, 0),
+	CU_SYM(cuGraphInstantiate_v2, graph_instantiate_v2, 0),
+	CU_SYM(cuGraphLaunch, graph_launch, CUDA_NEED_GRAPH),
+	CU_SYM(cuGraphExecDestroy, graph_exec_destroy, CUDA_NEED_GRAPH),
+	CU_SYM(cuGraphDestroy, graph_destroy, CUDA_NEED_GRAPH),
 	CU_SYM(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, 0),
 	CU_SYM(cuDevicePrimaryCtxRelease, primary_ctx_release, 0),
 	CU_SYM(cuMemGetHandleForAddressRange, mem_get_handle, 0),
@@ -68,6 +79,30 @@ static void cuda_api_pin(const struct dl_lib *lib)
 		dlclose(h);
 }
 
+/* The groups whose requirement is one of two names, as cuda_api_missing
+ * words them; NULL when need's pairs are there. */
+static const char *cuda_api_pair_missing(const struct cuda_api *api, unsigned need)
+{
+	if ((need & CUDA_NEED_EVENT) && !api->event_elapsed_time && !api->event_elapsed_time_v2)
+		return "cuEventElapsedTime (or cuEventElapsedTime_v2)";
+	if ((need & CUDA_NEED_GRAPH) && !api->graph_instantiate_with_flags && !api->graph_instantiate_v2)
+		return "cuGraphInstantiateWithFlags (or cuGraphInstantiate_v2)";
+	return NULL;
+}
+
+const char *cuda_api_missing(const struct cuda_api *api, unsigned need)
+{
+	for (size_t i = 0; i < N_CUDA_SYMS; i++) {
+		void *p;
+		if (!(cuda_syms[i].need & need))
+			continue;
+		memcpy(&p, (const char *)api + cuda_syms[i].offset, sizeof(p));
+		if (!p)
+			return cuda_syms[i].name;
+	}
+	return cuda_api_pair_missing(api, need);
+}
+
 int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need)
 {
 	/* the soname only: the toolkit's stubs/ has libcuda.so, never .so.1 */
@@ -81,9 +116,9 @@ int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need)
 	int r = dl_open(lib, libs, syms, N_CUDA_SYMS, api);
 	if (r < 0)
 		return r;
-	if ((need & CUDA_NEED_EVENT) && !api->event_elapsed_time && !api->event_elapsed_time_v2) {
-		char *why = xasprintf("%s: required symbol cuEventElapsedTime (or cuEventElapsedTime_v2) missing",
-				      lib->path);
+	const char *pair = cuda_api_pair_missing(api, need);
+	if (pair) {
+		char *why = xasprintf("%s: required symbol %s missing", lib->path, pair);
 		dl_close(lib);
 		memset(api, 0, sizeof(*api));
 		lib->error = why;
@@ -114,6 +149,17 @@ CUresult cuda_api_elapsed(const struct cuda_api *api, float *ms, CUevent start, 
 	if (api->event_elapsed_time)
 		return api->event_elapsed_time(ms, start, end);
 	return api->event_elapsed_time_v2 ? api->event_elapsed_time_v2(ms, start, end) : CUDA_ERROR_UNKNOWN;
+}
+
+CUresult cuda_api_instantiate(const struct cuda_api *api, CUgraphExec *e, CUgraph g)
+{
+	CUgraphNode error_node = NULL;
+	char log[256] = "";
+
+	if (api->graph_instantiate_with_flags)
+		return api->graph_instantiate_with_flags(e, g, 0);
+	return api->graph_instantiate_v2 ? api->graph_instantiate_v2(e, g, &error_node, log, sizeof(log))
+					 : CUDA_ERROR_UNKNOWN;
 }
 
 CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev)

@@ -34,6 +34,8 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_INVALID_CONTEXT = 201,
 	CUDA_ERROR_NOT_READY = 600,          /* cuStreamQuery/cuEventQuery: work still pending */
 	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900, /* an unsafe call while a stream captures */
+	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, /* cuStreamEndCapture after such a call */
 	CUDA_ERROR_UNKNOWN = 999,
 } CUresult;
 
@@ -42,6 +44,9 @@ typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 under __LP64__ */
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;   /* NCCL's cudaStream_t is the same pointer */
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;         /* a captured graph */
+typedef struct CUgraphExec_st *CUgraphExec; /* an instantiated (executable) graph */
+typedef struct CUgraphNode_st *CUgraphNode;
 _Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
 
 /* enum CUdevice_attribute_enum: the attributes read. */
@@ -67,6 +72,16 @@ enum {
 	CU_EVENT_BLOCKING_SYNC = 0x1,
 	CU_EVENT_DISABLE_TIMING = 0x2,
 };
+
+/* enum CUstreamCaptureMode_enum: which other calls a capture forbids
+ * (cuda.h, cuThreadExchangeStreamCaptureMode): GLOBAL, unsafe calls
+ * (cuMemAlloc, cuCtxSynchronize...) from any thread while it runs;
+ * THREAD_LOCAL, from the capturing thread only; RELAXED, none. */
+typedef enum CUstreamCaptureMode_enum {
+	CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+	CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+	CU_STREAM_CAPTURE_MODE_RELAXED = 2,
+} CUstreamCaptureMode;
 
 /* enum CUmemRangeHandleType_enum */
 typedef enum CUmemRangeHandleType_enum {
@@ -118,6 +133,24 @@ struct cuda_api {
 	CUresult (*event_destroy_v2)(CUevent e);
 	CUresult (*event_elapsed_time)(float *ms, CUevent start, CUevent end);
 	CUresult (*event_elapsed_time_v2)(float *ms, CUevent start, CUevent end);
+	/* CUDA_NEED_GRAPH: capture work on streams into graphs and launch them
+	 * (nccl-tests -G). Prototypes from CUDA 13.0's cuda.h, where
+	 * cuStreamBeginCapture is #defined as cuStreamBeginCapture_v2 (the
+	 * plain name is the pre-10.1 one without a mode) and cuGraphInstantiate
+	 * as cuGraphInstantiateWithFlags (CUDA 11.4+). Older drivers have only
+	 * cuGraphInstantiate_v2, the name the 11.x headers map cuGraphInstantiate
+	 * to (its 5-argument prototype is in 13.0's legacy block, and 13.0's stub
+	 * still exports it): each is optional in the table and the group
+	 * requires one; call it through cuda_api_instantiate(). No graph symbol
+	 * is versioned (13.0's stub has no version definitions). */
+	CUresult (*stream_begin_capture_v2)(CUstream s, CUstreamCaptureMode mode);
+	CUresult (*stream_end_capture)(CUstream s, CUgraph *g);
+	CUresult (*graph_instantiate_with_flags)(CUgraphExec *e, CUgraph g, unsigned long long flags);
+	CUresult (*graph_instantiate_v2)(CUgraphExec *e, CUgraph g, CUgraphNode *error_node, char *log,
+					 size_t log_size);
+	CUresult (*graph_launch)(CUgraphExec e, CUstream s);
+	CUresult (*graph_exec_destroy)(CUgraphExec e);
+	CUresult (*graph_destroy)(CUgraph g);
 	/* always optional: release _v2 since CUDA 11.0 drivers, the plain one
 	 * before; cuMemGetHandleForAddressRange since 11.7 */
 	CUresult (*primary_ctx_release_v2)(CUdevice dev);
@@ -133,16 +166,24 @@ enum cuda_api_need {
 	CUDA_NEED_COPY = 1u << 2,
 	CUDA_NEED_STREAM = 1u << 3,
 	CUDA_NEED_EVENT = 1u << 4,
+	CUDA_NEED_GRAPH = 1u << 5,
 };
 
 /* Opens libcuda.so.1 into *api (zeroed first), requiring the symbols of the
  * groups in need. Returns 0 or the dl_open() error, or -ENOSYS when
- * CUDA_NEED_EVENT finds neither elapsed-time name (lib->error says why;
+ * CUDA_NEED_EVENT finds neither elapsed-time name or CUDA_NEED_GRAPH
+ * neither instantiate name (lib->error says why;
  * the caller still calls dl_close(lib) either way). On success the library
  * is also marked RTLD_NODELETE: libcuda starts threads in cuInit, and
  * unloading it under them would crash the process later, so dl_close()
  * then only drops the caller's reference. */
 int cuda_api_load(struct dl_lib *lib, struct cuda_api *api, unsigned need);
+
+/* A group the caller loaded as optional, checked before first use: the
+ * name of the first of need's symbols (table order) that *api lacks
+ * ("cuGraphInstantiateWithFlags or cuGraphInstantiate_v2" for a missing
+ * pair), or NULL when all are there. Static text. */
+const char *cuda_api_missing(const struct cuda_api *api, unsigned need);
 
 /* Writes "fn: CUDA_ERROR_X (n): <cuGetErrorString>" into out (size bytes,
  * truncated, always terminated), naming the stub library for
@@ -152,6 +193,11 @@ void cuda_api_format(const struct cuda_api *api, const char *fn, CUresult r, cha
 /* cuEventElapsedTime through whichever name the driver exports (the plain
  * one first); CUDA_ERROR_UNKNOWN if neither. */
 CUresult cuda_api_elapsed(const struct cuda_api *api, float *ms, CUevent start, CUevent end);
+
+/* cuGraphInstantiateWithFlags(e, g, 0), or where the driver lacks it
+ * cuGraphInstantiate_v2 (with an error-node and a log buffer of its own:
+ * the driver may write diagnostics there); CUDA_ERROR_UNKNOWN if neither. */
+CUresult cuda_api_instantiate(const struct cuda_api *api, CUgraphExec *e, CUgraph g);
 
 /* Releases dev's primary context through whichever release the driver
  * exports; CUDA_ERROR_UNKNOWN if neither. */

@@ -16,7 +16,8 @@
 #                      collective, and a rank killed mid-run
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
-#                      `gpuready nccl` and its log verdicts, a hung collective
+#                      CUDA graphs (-G), `gpuready nccl` and its log verdicts,
+#                      a hung collective
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -199,7 +200,7 @@ t_verdict() {
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -b 2K -e 1K && contains "$TMP/err" "larger than -e" "-b > -e refused"
 	expect_exit 2 "$BIN" bench allreduce --backend socket && contains "$TMP/err" "unknown collective" "unknown collective"
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -d fp8 && contains "$TMP/err" "unknown type" "unknown type"
-	expect_exit 2 "$BIN" bench all_reduce --backend socket -G 2 && contains "$TMP/err" "not supported" "-G refused honestly"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -G 2 && contains "$TMP/err" "need --backend nccl" "-G without CUDA graphs: refused with the reason"
 	expect_exit 2 "$BIN" bench all_reduce --backend carrier-pigeon && contains "$TMP/err" "unknown backend" "unknown backend"
 	expect_exit 2 "$BIN" bench broadcast --backend socket -r 3 && contains "$TMP/err" "only 1 ranks" "root beyond the ranks"
 	expect_exit 2 env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=x "$BIN" bench --backend socket \
@@ -349,6 +350,23 @@ t_fakegpu() {
 	done
 	contains "$TMP/out" "device  1 [0000:29:00] NVIDIA Fake GPU" "device lines name the GPU and its bus"
 	contains "$TMP/out" "backend nccl: NCCL 2.21.5" "the NCCL version is reported"
+
+	# -G: the loop captured once into a CUDA graph per GPU, replayed 3 times
+	for c in all_reduce alltoall; do
+		"$BIN" bench "$c" -g 2 -b 8 -e 64K -f 8 -n 4 -G 3 -d all -c 1 >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		bad=$(awk '!/^#/ && NF == 13 && (($9 != "0" && $9 != "N/A") || ($13 != "0" && $13 != "N/A"))' "$TMP/out" | wc -l)
+		rows=$(awk '!/^#/ && NF == 13' "$TMP/out" | wc -l)
+		[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$rows" -gt 0 ] \
+			&& pass "CUDA graphs (-G 3) through the NCCL backend, $c: $rows rows, #wrong 0" \
+			|| { fail "-G 3 $c (exit $rc, $rows rows, $bad wrong)"; head -5 "$TMP/err" >&2; }
+	done
+	contains "$TMP/out" "graph: 3" "the header says how many graph launches"
+	expect_exit 2 "$BIN" bench all_reduce -g 2 -G 2 -z 1 && contains "$TMP/err" "-G with -z" "-G with -z refused"
+	LD_LIBRARY_PATH="$fakes/nographs:$LD_LIBRARY_PATH" "$BIN" bench all_reduce -g 2 -b 1K -e 1K -G 2 >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq 2 ] && contains "$TMP/err" "lacks cuStreamBeginCapture_v2" "a driver without CUDA graphs: -G cannot run, and says which call is missing" \
+		|| { fail "-G on a driver without graphs (exit $rc)"; cat "$TMP/err" >&2; }
 
 	FAKE_NCCL_SCENARIO=ib-gdr "$BIN" nccl -g 2 --bytes 1M --require ib,gdr,dmabuf --keep-logs "$TMP/logs" \
 		--json "$TMP/n.json" >"$TMP/out" 2>"$TMP/err"

@@ -13,13 +13,32 @@
  * CUDA_ERROR_LAUNCH_TIMEOUT instead of blocking forever, so a test that
  * calls them where it must not fails rather than hangs.
  *
+ * Graphs (cuStreamBeginCapture_v2 .. cuGraphLaunch): a capturing stream
+ * records instead of running. The driver itself runs nothing, so what it
+ * records is work the fake NCCL hands over through fake_cuda_capture_add
+ * (a callback and its argument, after asking fake_cuda_capturing); each
+ * launch of an executable graph calls those callbacks in capture order.
+ * The capture rules gpuready must follow are enforced as the driver does:
+ * cuStreamQuery/cuStreamSynchronize on a capturing stream fail with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture (its
+ * cuStreamEndCapture then fails, graph NULL); cuCtxSynchronize fails while
+ * a stream of the context captures; cuMemAlloc_v2/cuMemFree_v2 fail during
+ * a GLOBAL capture of any thread or a non-RELAXED one of the calling
+ * thread (cuThreadExchangeStreamCaptureMode's rules for threads left in
+ * the default mode); a non-RELAXED capture ends on the thread that began
+ * it (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD). Captures and graphs are
+ * not locked: use each from one thread at a time. Built with
+ * -DFAKE_CUDA_NO_GRAPHS (tests/fakes/nographs/) it exports none of the
+ * graph entry points, as a driver older than CUDA 10 would.
+ *
  * Process-wide state (initialisation, primary contexts, live allocations)
  * and a thread's current context live in file-scope variables: that is
- * the driver's own model. fake_cuda_live_allocs() lets a test check that
- * everything allocated was freed. */
+ * the driver's own model. fake_cuda_live_allocs() and
+ * fake_cuda_live_graphs() let a test check that everything was freed. */
 #define _GNU_SOURCE
 #include "core/cuda_api.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,16 +59,40 @@
 #define FAKE_INVALID_DEVICE ((CUresult)101)
 #define FAKE_INVALID_HANDLE ((CUresult)400)
 #define FAKE_LAUNCH_TIMEOUT ((CUresult)702)
+#define FAKE_CAPTURE_WRONG_THREAD ((CUresult)908)
 
 struct CUctx_st {
 	int dev;
 	int refs;
 };
 
+/* Work recorded into a graph (fake_cuda_capture_add), shared by the graph
+ * and the executable graphs made from it; released with the last. */
+struct fake_node {
+	atomic_int refs;
+	void (*run)(void *arg);
+	void (*release)(void *arg);
+	void *arg;
+};
+
+struct CUgraph_st {
+	unsigned magic;
+	int n, cap;
+	struct fake_node **nodes;   /* capture order */
+};
+
+struct CUgraphExec_st {
+	struct CUgraph_st g;        /* the nodes at instantiation */
+};
+
 struct CUstream_st {
 	unsigned magic;
 	int dev;
 	atomic_int hung;
+	struct CUgraph_st *capture; /* while capturing */
+	CUstreamCaptureMode mode;
+	pthread_t capturer;
+	int invalidated;            /* an illegal call broke the capture */
 };
 
 struct CUevent_st {
@@ -59,12 +102,18 @@ struct CUevent_st {
 
 #define STREAM_MAGIC 0x57e4a3u
 #define EVENT_MAGIC 0xe7e47u
+#define GRAPH_MAGIC 0x64a9fu
+#define EXEC_MAGIC 0xe8ec9u
 
 static int initialised;
 static int ndev;
 static struct CUctx_st ctxs[FAKE_CUDA_MAX];
 static atomic_int live_allocs;
 static atomic_int hung_streams;
+static atomic_int live_graphs;                    /* graphs and executable graphs */
+static atomic_int global_captures;                /* CU_STREAM_CAPTURE_MODE_GLOBAL, any thread */
+static atomic_int dev_captures[FAKE_CUDA_MAX];    /* captures per device */
+static __thread int strict_captures;              /* this thread's non-RELAXED captures */
 static __thread CUcontext current;
 
 static int env_devices(void)
@@ -117,6 +166,12 @@ static const struct {
 	{ CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready" },
 	{ FAKE_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
 	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+	  "operation not permitted when stream is capturing" },
+	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+	  "operation failed due to a previous error during capture" },
+	{ FAKE_CAPTURE_WRONG_THREAD, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+	  "attempt to terminate a thread-local capture sequence from another thread" },
 };
 
 static CUresult lookup(CUresult r, const char **s, int text)
@@ -248,10 +303,19 @@ FAKE_API CUresult cuCtxGetDevice(CUdevice *d)
 	return CUDA_SUCCESS;
 }
 
+/* What cuMemAlloc/cuMemFree meet while captures run (see the top). */
+static CUresult capture_forbids(void)
+{
+	return atomic_load(&global_captures) > 0 || strict_captures > 0 ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+									   : CUDA_SUCCESS;
+}
+
 FAKE_API CUresult cuCtxSynchronize(void)
 {
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (atomic_load(&dev_captures[current->dev]) > 0)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return atomic_load(&hung_streams) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
 }
 
@@ -261,6 +325,8 @@ FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (bytes == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (capture_forbids() != CUDA_SUCCESS)
+		return capture_forbids();
 	void *m = calloc(1, bytes);
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -273,6 +339,8 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
 {
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (capture_forbids() != CUDA_SUCCESS)
+		return capture_forbids();
 	if (p) {
 		free((void *)(uintptr_t)p);
 		atomic_fetch_sub(&live_allocs, 1);
@@ -323,10 +391,54 @@ static int bad_stream(CUstream s)
 	return !s || s->magic != STREAM_MAGIC;
 }
 
+static void node_unref(struct fake_node *nd)
+{
+	if (atomic_fetch_sub(&nd->refs, 1) == 1) {
+		if (nd->release)
+			nd->release(nd->arg);
+		free(nd);
+	}
+}
+
+/* Drops a graph's (or executable graph's) nodes and frees it. */
+static void graph_release(struct CUgraph_st *g)
+{
+	for (int i = 0; i < g->n; i++)
+		node_unref(g->nodes[i]);
+	free(g->nodes);
+	g->magic = 0;
+	free(g);
+	atomic_fetch_sub(&live_graphs, 1);
+}
+
+/* Ends s's capture; the caller owns what it returns. */
+static struct CUgraph_st *capture_stop(CUstream s)
+{
+	struct CUgraph_st *g = s->capture;
+	if (s->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+		atomic_fetch_sub(&global_captures, 1);
+	if (s->mode != CU_STREAM_CAPTURE_MODE_RELAXED && pthread_equal(s->capturer, pthread_self()))
+		strict_captures--; /* cuStreamEndCapture checks the thread; a destroy may not */
+	atomic_fetch_sub(&dev_captures[s->dev], 1);
+	s->capture = NULL;
+	s->invalidated = 0;
+	return g;
+}
+
+/* A query or synchronisation of a capturing stream: illegal, and it
+ * invalidates the capture. */
+static CUresult capture_illegal(CUstream s)
+{
+	s->invalidated = 1;
+	return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
 {
 	if (bad_stream(s))
 		return FAKE_INVALID_HANDLE;
+	if (s->capture)
+		graph_release(capture_stop(s));
 	if (atomic_load(&s->hung))
 		atomic_fetch_sub(&hung_streams, 1);
 	s->magic = 0;
@@ -338,6 +450,8 @@ FAKE_API CUresult cuStreamQuery(CUstream s)
 {
 	if (bad_stream(s))
 		return FAKE_INVALID_HANDLE;
+	if (s->capture)
+		return capture_illegal(s);
 	return atomic_load(&s->hung) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
@@ -345,6 +459,8 @@ FAKE_API CUresult cuStreamSynchronize(CUstream s)
 {
 	if (bad_stream(s))
 		return FAKE_INVALID_HANDLE;
+	if (s->capture)
+		return capture_illegal(s);
 	return atomic_load(&s->hung) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
 }
 
@@ -408,6 +524,120 @@ FAKE_API CUresult cuEventDestroy_v2(CUevent e)
 	return CUDA_SUCCESS;
 }
 
+/* ---- graphs ---- */
+
+#ifndef FAKE_CUDA_NO_GRAPHS
+FAKE_API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+	if (!s)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
+	if (bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	if (s->capture || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUgraph_st *g = calloc(1, sizeof(*g));
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->magic = GRAPH_MAGIC;
+	atomic_fetch_add(&live_graphs, 1);
+	s->capture = g;
+	s->mode = mode;
+	s->capturer = pthread_self();
+	s->invalidated = 0;
+	if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+		atomic_fetch_add(&global_captures, 1);
+	if (mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+		strict_captures++;
+	atomic_fetch_add(&dev_captures[s->dev], 1);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
+{
+	if (bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	if (!out || !s->capture)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(s->capturer, pthread_self()))
+		return FAKE_CAPTURE_WRONG_THREAD;
+	int invalidated = s->invalidated;
+	struct CUgraph_st *g = capture_stop(s);
+	if (invalidated) {
+		graph_release(g);
+		*out = NULL;
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	}
+	*out = g;
+	return CUDA_SUCCESS;
+}
+
+static CUresult instantiate(CUgraphExec *out, CUgraph g)
+{
+	if (!out || !g || g->magic != GRAPH_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	struct CUgraphExec_st *e = calloc(1, sizeof(*e));
+	struct fake_node **nodes = calloc((size_t)g->n + 1, sizeof(*nodes));
+	if (!e || !nodes) {
+		free(e);
+		free(nodes);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (int i = 0; i < g->n; i++) {
+		nodes[i] = g->nodes[i];
+		atomic_fetch_add(&nodes[i]->refs, 1);
+	}
+	e->g = (struct CUgraph_st){ .magic = EXEC_MAGIC, .n = g->n, .cap = g->n, .nodes = nodes };
+	atomic_fetch_add(&live_graphs, 1);
+	*out = e;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph g, unsigned long long flags)
+{
+	return flags & ~0xfull ? CUDA_ERROR_INVALID_VALUE : instantiate(out, g);
+}
+
+FAKE_API CUresult cuGraphInstantiate_v2(CUgraphExec *out, CUgraph g, CUgraphNode *error_node, char *log, size_t size)
+{
+	if (error_node)
+		*error_node = NULL;
+	if (log && size)
+		log[0] = '\0';
+	return instantiate(out, g);
+}
+
+/* Runs the recorded work now, in capture order; a launch into a capturing
+ * stream (a child-graph node in CUDA) is not modelled. */
+FAKE_API CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+	if (!e || e->g.magic != EXEC_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s && bad_stream(s))
+		return FAKE_INVALID_HANDLE;
+	if (s && s->capture)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	for (int i = 0; i < e->g.n; i++)
+		e->g.nodes[i]->run(e->g.nodes[i]->arg);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+	if (!e || e->g.magic != EXEC_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_release(&e->g);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphDestroy(CUgraph g)
+{
+	if (!g || g->magic != GRAPH_MAGIC)
+		return CUDA_ERROR_INVALID_VALUE;
+	graph_release(g);
+	return CUDA_SUCCESS;
+}
+#endif
+
 /* ---- test hooks, not in the real driver ---- */
 
 /* Marks s hung (1: cuStreamQuery says NOT_READY from now on) or not (0). */
@@ -430,4 +660,48 @@ FAKE_API int fake_cuda_stream_device(CUstream s)
 FAKE_API int fake_cuda_live_allocs(void)
 {
 	return atomic_load(&live_allocs);
+}
+
+FAKE_API int fake_cuda_live_graphs(void)
+{
+	return atomic_load(&live_graphs);
+}
+
+/* 1 while s captures, 0 when it does not, -1 for a bad handle or a capture
+ * already invalidated (work issued there is an error in CUDA). */
+FAKE_API int fake_cuda_capturing(CUstream s)
+{
+	if (bad_stream(s))
+		return -1;
+	return s->capture ? (s->invalidated ? -1 : 1) : 0;
+}
+
+/* Records work into s's capture: run(arg) at every launch of a graph made
+ * from it, release(arg) (may be NULL) once the last graph holding it is
+ * destroyed. 0, or -1 (nothing recorded, release not called) when s does
+ * not capture. */
+FAKE_API int fake_cuda_capture_add(CUstream s, void (*run)(void *), void (*release)(void *), void *arg)
+{
+	if (fake_cuda_capturing(s) != 1 || !run)
+		return -1;
+	struct CUgraph_st *g = s->capture;
+	struct fake_node *nd = calloc(1, sizeof(*nd));
+	if (!nd)
+		return -1;
+	if (g->n == g->cap) {
+		int cap = g->cap ? g->cap * 2 : 8;
+		struct fake_node **nodes = realloc(g->nodes, sizeof(*nodes) * (size_t)cap);
+		if (!nodes) {
+			free(nd);
+			return -1;
+		}
+		g->nodes = nodes;
+		g->cap = cap;
+	}
+	atomic_init(&nd->refs, 1);
+	nd->run = run;
+	nd->release = release;
+	nd->arg = arg;
+	g->nodes[g->n++] = nd;
+	return 0;
 }

@@ -14,6 +14,14 @@
  * CUDA context at init, read from libcuda.so.1 as NCCL's runtime does), and
  * each call's stream must belong to its rank's device.
  *
+ * CUDA graphs: a group whose calls are issued on capturing streams (the
+ * fake libcuda's captures) does not run; it is recorded into those
+ * streams' graphs and replayed, as one group exactly as ncclGroupEnd would
+ * run it, once every stream it used has launched its graph
+ * (fake_nccl_graph.c). Until then the launched streams hang, as a real
+ * NCCL kernel waits for its peers. A group mixing capturing and other
+ * streams is refused (ncclInvalidUsage).
+ *
  * Environment:
  *   FAKE_NCCL_VERSION   version code ncclGetVersion reports (default 22105)
  *   FAKE_NCCL_HANG      "init": communicators never finish initialising
@@ -47,22 +55,6 @@
 #define FAKE_API __attribute__((visibility("default")))
 #define COMM_MAGIC 0xfa4ec033u
 
-enum kind { K_ALL_REDUCE, K_REDUCE, K_BROADCAST, K_ALL_GATHER, K_REDUCE_SCATTER, K_SEND, K_RECV };
-
-struct op {
-	enum kind kind;
-	struct ncclComm *comm;
-	const void *send;
-	void *recv;
-	size_t count;
-	ncclDataType_t t;
-	ncclRedOp_t op;
-	int root;              /* collectives */
-	int peer;              /* send/recv */
-	CUstream stream;
-	struct op *next;
-};
-
 struct clique {
 	ncclUniqueId id;
 	int nranks;
@@ -95,10 +87,12 @@ static __thread int group_depth;
 static __thread struct ncclComm *group_comms[256];
 static __thread int group_ncomms;
 static __thread int group_has_init;
+static __thread struct op *group_captured; /* this group's ops on capturing streams */
+static __thread int group_plain;           /* ... and whether it has others */
 
 /* ---- libcuda hooks ---- */
 
-static void *cuda_sym(const char *name)
+void *fake_cuda_sym(const char *name)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!h)
@@ -112,7 +106,7 @@ static void *cuda_sym(const char *name)
 
 static int current_device(void)
 {
-	CUresult (*get)(CUdevice *) = (CUresult (*)(CUdevice *))cuda_sym("cuCtxGetDevice");
+	CUresult (*get)(CUdevice *) = (CUresult (*)(CUdevice *))fake_cuda_sym("cuCtxGetDevice");
 	CUdevice d = 0;
 	if (!get || get(&d) != CUDA_SUCCESS)
 		return 0; /* the runtime's default: device 0 */
@@ -121,13 +115,13 @@ static int current_device(void)
 
 static int stream_device(CUstream s)
 {
-	int (*f)(CUstream) = (int (*)(CUstream))cuda_sym("fake_cuda_stream_device");
+	int (*f)(CUstream) = (int (*)(CUstream))fake_cuda_sym("fake_cuda_stream_device");
 	return f ? f(s) : -1;
 }
 
 static void stream_hang(CUstream s, int hung)
 {
-	int (*f)(CUstream, int) = (int (*)(CUstream, int))cuda_sym("fake_cuda_stream_hang");
+	int (*f)(CUstream, int) = (int (*)(CUstream, int))fake_cuda_sym("fake_cuda_stream_hang");
 	if (f)
 		f(s, hung);
 }
@@ -639,6 +633,10 @@ static ncclResult_t group_finish(void)
 	ncclResult_t ret = ncclSuccess;
 	int nonblocking = 0, stuck_blocking = 0, had_init = group_has_init;
 
+	if (group_captured && (ret = fake_capture_group(group_captured)) != ncclSuccess)
+		WARN(current_device(), "Cuda failure 'operation not permitted when stream is capturing'");
+	group_captured = NULL;
+	group_plain = 0;
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < group_ncomms; i++) {
 		struct ncclComm *c = group_comms[i];
@@ -707,13 +705,23 @@ static ncclResult_t enqueue(struct op o)
 		     stream_device(o.stream));
 		return ncclInvalidUsage;
 	}
+	int captured = fake_stream_capturing(o.stream);
+	if (captured < 0) {
+		WARN(c->dev, "Cuda failure 'operation failed due to a previous error during capture'");
+		return ncclUnhandledCudaError;
+	}
+	if (captured ? group_plain : group_captured != NULL) {
+		WARN(c->dev, "fake NCCL: a group mixes capturing and non-capturing streams");
+		return ncclInvalidUsage;
+	}
 	pthread_mutex_lock(&lock);
 	ncclResult_t st = comm_state(c);
 	if (st == ncclSuccess) {
 		struct op *p = malloc(sizeof(*p));
 		*p = o;
 		p->next = NULL;
-		append(o.kind == K_SEND || o.kind == K_RECV ? &c->p2p : &c->colls, p);
+		append(captured ? &group_captured : o.kind == K_SEND || o.kind == K_RECV ? &c->p2p : &c->colls, p);
+		group_plain |= !captured;
 	}
 	pthread_mutex_unlock(&lock);
 	if (st != ncclSuccess) {
@@ -771,6 +779,57 @@ FAKE_API ncclResult_t ncclRecv(void *recv, size_t count, ncclDataType_t t, int p
 {
 	return enqueue((struct op){ .kind = K_RECV, .comm = comm, .recv = recv, .count = count, .t = t, .root = -1,
 				    .peer = peer, .stream = stream });
+}
+
+/* ---- graph replay (fake_nccl_graph.c records) ---- */
+
+static int comm_alive(const struct ncclComm *c)
+{
+	for (struct clique *cl = cliques; cl; cl = cl->next)
+		for (int r = 0; r < cl->nranks; r++)
+			if (cl->ranks[r] == c)
+				return 1;
+	return 0;
+}
+
+void fake_group_replay(const struct op *list)
+{
+	struct clique *run[256];
+	int nrun = 0;
+
+	pthread_mutex_lock(&lock);
+	for (const struct op *o = list; o; o = o->next) {
+		struct ncclComm *c = o->comm;
+		if (!comm_alive(c)) {
+			WARN(current_device(), "fake NCCL: a CUDA graph replays a call of a destroyed communicator; skipped");
+			continue;
+		}
+		struct op *p = malloc(sizeof(*p));
+		*p = *o;
+		p->next = NULL;
+		append(o->kind == K_SEND || o->kind == K_RECV ? &c->p2p : &c->colls, p);
+		int seen = 0;
+		for (int i = 0; i < nrun; i++)
+			seen |= run[i] == c->cl;
+		if (!seen && nrun < (int)(sizeof(run) / sizeof(run[0])))
+			run[nrun++] = c->cl;
+	}
+	for (int i = 0; i < nrun; i++)
+		if (run[i]->ready) {
+			run_colls(run[i]);
+			run_p2p(run[i]);
+			settle_streams(run[i]);
+		}
+	pthread_mutex_unlock(&lock);
+}
+
+void fake_group_hold(const struct op *list, CUstream s)
+{
+	pthread_mutex_lock(&lock);
+	for (const struct op *o = list; o; o = o->next)
+		if (o->stream == s && comm_alive(o->comm))
+			remember_hung(o->comm, s);
+	pthread_mutex_unlock(&lock);
 }
 
 /* Abort and destroy both drop the rank at once: nothing runs on a GPU

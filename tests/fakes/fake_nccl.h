@@ -8,6 +8,44 @@
 
 #include <stddef.h>
 
+/* One NCCL call, queued until its group runs (fake_nccl.c). */
+enum kind { K_ALL_REDUCE, K_REDUCE, K_BROADCAST, K_ALL_GATHER, K_REDUCE_SCATTER, K_SEND, K_RECV };
+
+struct op {
+	enum kind kind;
+	struct ncclComm *comm;
+	const void *send;
+	void *recv;
+	size_t count;
+	ncclDataType_t t;
+	ncclRedOp_t op;
+	int root;              /* collectives */
+	int peer;              /* send/recv */
+	CUstream stream;
+	struct op *next;
+};
+
+/* fake_nccl.c: a symbol of the loaded libcuda.so.1 (the fake's hooks
+ * included), NULL when it has none by that name. */
+void *fake_cuda_sym(const char *name);
+/* fake_nccl.c: issues a copy of every op of list as one group, exactly as
+ * the outermost ncclGroupEnd runs a group; ops of communicators destroyed
+ * since are skipped with a warning. */
+void fake_group_replay(const struct op *list);
+/* fake_nccl.c: marks s hung for the communicators of list's ops on s (a
+ * graph launched there waits for its peers' launches, fake_group_replay
+ * releases it). */
+void fake_group_hold(const struct op *list, CUstream s);
+
+/* fake_nccl_graph.c: 1 while s captures (fake libcuda), 0 when not (or
+ * the libcuda has no graphs), -1 when its capture was invalidated. */
+int fake_stream_capturing(CUstream s);
+/* fake_nccl_graph.c: records a group's ops issued on capturing streams
+ * (list, taken over) into those streams' captures, to be replayed as one
+ * group. ncclSuccess, or ncclUnhandledCudaError when a stream no longer
+ * captures. */
+ncclResult_t fake_capture_group(struct op *list);
+
 /* NCCL_DEBUG_SUBSYS bits (NCCL src/include/nccl_common.h order). */
 enum { SUB_INIT = 0x1, SUB_COLL = 0x2, SUB_P2P = 0x4, SUB_NET = 0x10, SUB_ENV = 0x80, SUB_BOOTSTRAP = 0x1000,
        SUB_ALL = ~0 };

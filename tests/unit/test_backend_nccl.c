@@ -12,6 +12,9 @@
  *         NCCL_DEBUG=INFO and checks the log file NCCL_DEBUG_FILE names
  *   libs  no fakes on the path: libcuda.so.1 missing, then (fake libcuda
  *         loaded by path) where NCCL is looked for and what a failure says
+ *   nographs  the fake libcuda without CUDA graphs comes first on the
+ *         path: the backend works, -G's capture says what is missing
+ * main also covers CUDA graphs (-G): capture, replay, misuse.
  * $GPUREADY_FAKES is the directory with the fakes. */
 #define _GNU_SOURCE
 #include "testutil.h"
@@ -288,15 +291,26 @@ static void check_case(struct backend *b, enum coll c, enum dtype t, enum redop 
 	free(got);
 }
 
-static int live_allocs(void)
+/* A counter the fake libcuda exports for tests. */
+static int fake_count(const char *hook)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	assert_non_null(h);
-	int (*f)(void) = (int (*)(void))dlsym(h, "fake_cuda_live_allocs");
+	int (*f)(void) = (int (*)(void))dlsym(h, hook);
 	assert_non_null(f);
 	int n = f();
 	dlclose(h);
 	return n;
+}
+
+static int live_allocs(void)
+{
+	return fake_count("fake_cuda_live_allocs");
+}
+
+static int live_graphs(void)
+{
+	return fake_count("fake_cuda_live_graphs");
 }
 
 static void test_every_collective(void **state)
@@ -450,6 +464,8 @@ static void test_old_nccl(void **state)
 	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, 4, DT_FLOAT, OP_AVG, -1), -ENOTSUP);
 	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, 4, DT_FLOAT, OP_SUM, -1), 0);
 	assert_int_equal(b->ops->wait(b, mono() + 5), 0);
+	assert_int_equal(b->ops->capture_begin(b), -ENOTSUP);
+	assert_non_null(strstr(b->error, "CUDA graphs (-G) need NCCL 2.9 or newer (as nccl-tests -G); this is NCCL 2.7.8"));
 	for (int l = 0; l < 2; l++)
 		b->ops->free(b, l, buf[l]);
 	b->ops->fini(b);
@@ -534,6 +550,294 @@ static void test_version_decode(void **state)
 	assert_int_equal(nccl_version_decode(0, &a, &b, &c), -EINVAL);
 	assert_int_equal(NCCL_VERSION_CODE(2, 8, 4), 2804);
 	assert_int_equal(NCCL_VERSION_CODE(2, 14, 0), 21400);
+}
+
+/* ---- main: CUDA graphs (-G) ---- */
+
+enum { GN = 8 };
+
+/* n floats on rank l, each v(i). */
+static void *gbuf(struct backend *b, int l, double (*v)(int l, size_t i))
+{
+	float host[GN];
+	void *p;
+	for (size_t i = 0; i < GN; i++)
+		host[i] = (float)v(l, i);
+	assert_int_equal(b->ops->alloc(b, l, sizeof(host), &p), 0);
+	assert_int_equal(b->ops->copy_in(b, l, p, host, sizeof(host)), 0);
+	return p;
+}
+
+static double g_input(int l, size_t i)
+{
+	return (double)(l + 1) * (double)(i + 1);
+}
+
+static double g_zero(int l, size_t i)
+{
+	(void)l, (void)i;
+	return 0;
+}
+
+static double g_one(int l, size_t i)
+{
+	(void)l, (void)i;
+	return 1;
+}
+
+/* Every element of rank l's p is want(l, i), or the test fails. */
+static void gcheck(struct backend *b, int l, void *p, double (*want)(int l, size_t i), const char *what)
+{
+	float got[GN];
+	assert_int_equal(b->ops->copy_out(b, l, got, p, sizeof(got)), 0);
+	for (size_t i = 0; i < GN; i++)
+		if (got[i] != (float)want(l, i))
+			fail_msg("%s: rank %d [%zu]: got %g want %g", what, l, i, got[i], want(l, i));
+}
+
+static double g_sum(int l, size_t i)
+{
+	(void)l;
+	return 3.0 * (double)(i + 1); /* g_input of both ranks */
+}
+
+static double g_from_peer(int l, size_t i)
+{
+	return g_input(1 - l, i); /* sendrecv on 2 ranks: from the other one */
+}
+
+static double g_doubled_6(int l, size_t i)
+{
+	(void)l, (void)i;
+	return 64; /* ones summed over 2 ranks, 3 captured x 2 launches */
+}
+
+/* Captured with -g 2: an out-of-place sum (idempotent), three in-place
+ * sums of ones (each doubles them: 2^(3 x launches) counts the replays)
+ * and a sendrecv (a grouped send/receive pair per rank). Nothing runs
+ * until the graphs launch; each launch replays all of it. */
+static void test_graph_replay(void **state)
+{
+	(void)state;
+	struct backend *b = up(NULL);
+	void *in[2], *out[2], *acc[2], *sr[2];
+
+	for (int l = 0; l < 2; l++) {
+		in[l] = gbuf(b, l, g_input);
+		out[l] = gbuf(b, l, g_zero);
+		acc[l] = gbuf(b, l, g_one);
+		sr[l] = gbuf(b, l, g_zero);
+	}
+	assert_int_equal(b->ops->capture_begin(b), 0);
+	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, in, out, GN, DT_FLOAT, OP_SUM, -1), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, acc, acc, GN, DT_FLOAT, OP_SUM, -1), 0);
+	assert_int_equal(b->ops->run(b, COLL_SENDRECV, in, sr, GN, DT_FLOAT, OP_SUM, -1), 0);
+	assert_int_equal(b->ops->wait(b, mono() + 5), 0); /* no stream query while capturing */
+	assert_int_equal(b->ops->capture_end(b), 0);
+	for (int l = 0; l < 2; l++) {
+		gcheck(b, l, out[l], g_zero, "captured, not launched");
+		gcheck(b, l, acc[l], g_one, "captured, not launched");
+	}
+	double sec = -1;
+	assert_int_equal(b->ops->barrier(b, mono() + 5), 0);
+	assert_int_equal(b->ops->timer_begin(b), 0);
+	for (int m = 0; m < 2; m++)
+		assert_int_equal(b->ops->graph_launch(b), 0);
+	assert_int_equal(b->ops->timer_end(b, mono() + 5, &sec), 0);
+	assert_true(sec >= 0 && sec < 5);
+	for (int l = 0; l < 2; l++) {
+		gcheck(b, l, out[l], g_sum, "all_reduce out of place");
+		gcheck(b, l, acc[l], g_doubled_6, "3 in-place all_reduce x 2 launches");
+		gcheck(b, l, sr[l], g_from_peer, "sendrecv");
+	}
+	assert_int_equal(live_graphs(), 4); /* a graph and an executable graph per rank */
+	b->ops->graph_free(b);
+	b->ops->graph_free(b);
+	assert_int_equal(live_graphs(), 0);
+
+	/* a second capture; fini frees its graphs */
+	assert_int_equal(b->ops->capture_begin(b), 0);
+	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, in, acc, GN, DT_FLOAT, OP_SUM, -1), 0);
+	assert_int_equal(b->ops->capture_end(b), 0);
+	assert_int_equal(b->ops->graph_launch(b), 0);
+	assert_int_equal(b->ops->wait(b, mono() + 5), 0);
+	for (int l = 0; l < 2; l++) {
+		gcheck(b, l, acc[l], g_sum, "second capture");
+		b->ops->free(b, l, in[l]);
+		b->ops->free(b, l, out[l]);
+		b->ops->free(b, l, acc[l]);
+		b->ops->free(b, l, sr[l]);
+	}
+	b->ops->fini(b);
+	assert_int_equal(live_graphs(), 0);
+	assert_int_equal(live_allocs(), 0);
+}
+
+static void want_error(struct backend *b, int r, int want, const char *needle)
+{
+	if (r != want || !strstr(b->error, needle))
+		fail_msg("got %d (want %d): %s (want \"%s\")", r, want, b->error, needle);
+}
+
+/* Calls out of order fail with what was wrong, and leave the backend
+ * usable: a launch before capture_end, calls a capture forbids, an
+ * abandoned capture. */
+static void test_graph_misuse(void **state)
+{
+	(void)state;
+	struct backend *b = up(NULL);
+	void *buf[2], *p = NULL;
+	float host[GN] = { 0 };
+
+	for (int l = 0; l < 2; l++)
+		buf[l] = gbuf(b, l, g_one);
+	want_error(b, b->ops->graph_launch(b), -EINVAL, "nccl: graph_launch without a graph");
+	want_error(b, b->ops->capture_end(b), -EINVAL, "nccl: capture_end without capture_begin");
+
+	assert_int_equal(b->ops->capture_begin(b), 0);
+	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, GN, DT_FLOAT, OP_SUM, -1), 0);
+	want_error(b, b->ops->graph_launch(b), -EBUSY, "nccl: graph_launch during a CUDA graph capture");
+	want_error(b, b->ops->capture_begin(b), -EBUSY, "capture_begin during a CUDA graph capture");
+	want_error(b, b->ops->copy_in(b, 0, buf[0], host, sizeof(host)), -EBUSY, "copy_in during");
+	want_error(b, b->ops->copy_out(b, 0, host, buf[0], sizeof(host)), -EBUSY, "copy_out during");
+	want_error(b, b->ops->alloc(b, 0, 64, &p), -EBUSY, "alloc during");
+	want_error(b, b->ops->barrier(b, mono() + 5), -EBUSY, "barrier during");
+	assert_null(p);
+	b->ops->graph_free(b); /* abandons the capture */
+	assert_int_equal(live_graphs(), 0);
+	want_error(b, b->ops->graph_launch(b), -EINVAL, "without a graph");
+	gcheck(b, 0, buf[0], g_one, "abandoned capture");
+
+	/* the streams work as before, and capture again */
+	assert_int_equal(b->ops->barrier(b, mono() + 5), 0);
+	assert_int_equal(b->ops->capture_begin(b), 0);
+	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, GN, DT_FLOAT, OP_SUM, -1), 0);
+	assert_int_equal(b->ops->capture_end(b), 0);
+	assert_int_equal(b->ops->graph_launch(b), 0);
+	assert_int_equal(b->ops->wait(b, mono() + 5), 0);
+	for (int l = 0; l < 2; l++) {
+		float two[GN];
+		assert_int_equal(b->ops->copy_out(b, l, two, buf[l], sizeof(two)), 0);
+		assert_true(two[0] == 2 && two[GN - 1] == 2);
+		b->ops->free(b, l, buf[l]);
+	}
+	b->ops->fini(b);
+	assert_int_equal(live_graphs(), 0);
+	assert_int_equal(live_allocs(), 0);
+}
+
+/* A graph whose collectives never complete: wait gives up at the deadline
+ * naming the ranks, as for launches without graphs. */
+static void test_graph_deadline(void **state)
+{
+	(void)state;
+	struct backend *b = up(NULL);
+	void *buf[2];
+
+	for (int l = 0; l < 2; l++)
+		buf[l] = gbuf(b, l, g_one);
+	assert_int_equal(b->ops->capture_begin(b), 0);
+	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, GN, DT_FLOAT, OP_SUM, -1), 0);
+	assert_int_equal(b->ops->capture_end(b), 0);
+	setenv("FAKE_NCCL_HANG", "coll", 1);
+	assert_int_equal(b->ops->graph_launch(b), 0);
+	want_error(b, b->ops->wait(b, mono() + 0.3), -ETIMEDOUT, "rank 0 (local 0, GPU 0), rank 1 (local 1, GPU 1)");
+	b->ops->abort(b);
+	unsetenv("FAKE_NCCL_HANG");
+	for (int l = 0; l < 2; l++)
+		b->ops->free(b, l, buf[l]);
+	b->ops->fini(b);
+	assert_int_equal(live_graphs(), 0);
+	assert_int_equal(live_allocs(), 0);
+}
+
+/* The loader's graph group, and the capture rules the fake driver
+ * enforces as CUDA does (tests/fakes/fake_cuda.c). */
+static void test_cuda_graph_api(void **state)
+{
+	(void)state;
+	struct dl_lib lib;
+	struct cuda_api cu, old, none = { 0 };
+	CUcontext ctx;
+	CUstream s;
+	CUgraph g = NULL;
+	CUgraphExec e = NULL;
+	CUdeviceptr p = 0;
+
+	assert_int_equal(cuda_api_load(&lib, &cu, CUDA_NEED_BASE | CUDA_NEED_STREAM | CUDA_NEED_GRAPH), 0);
+	assert_null(cuda_api_missing(&cu, CUDA_NEED_BASE | CUDA_NEED_STREAM | CUDA_NEED_GRAPH));
+	assert_string_equal(cuda_api_missing(&none, CUDA_NEED_GRAPH), "cuStreamBeginCapture_v2");
+	old = cu;
+	old.graph_instantiate_with_flags = NULL; /* a driver before CUDA 11.4 */
+	assert_null(cuda_api_missing(&old, CUDA_NEED_GRAPH));
+	old.graph_instantiate_v2 = NULL;
+	assert_string_equal(cuda_api_missing(&old, CUDA_NEED_GRAPH),
+			    "cuGraphInstantiateWithFlags (or cuGraphInstantiate_v2)");
+
+	assert_int_equal(cu.init(0), CUDA_SUCCESS);
+	assert_int_equal(cu.primary_ctx_retain(&ctx, 0), CUDA_SUCCESS);
+	assert_int_equal(cu.ctx_set_current(ctx), CUDA_SUCCESS);
+	assert_int_equal(cu.stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+
+	/* a query of a capturing stream fails and invalidates the capture */
+	assert_int_equal(cu.stream_begin_capture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_SUCCESS);
+	assert_int_equal(cu.stream_begin_capture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cu.mem_alloc_v2(&p, 64), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	assert_int_equal(cu.ctx_synchronize(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	assert_int_equal(cu.stream_query(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	g = (CUgraph)&g;
+	assert_int_equal(cu.stream_end_capture(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	assert_null(g);
+	assert_int_equal(cu.stream_end_capture(s, &g), CUDA_ERROR_INVALID_VALUE);
+
+	/* an empty capture, instantiated the pre-11.4 way, launches */
+	assert_int_equal(cu.stream_begin_capture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+	assert_int_equal(cu.stream_end_capture(s, &g), CUDA_SUCCESS);
+	assert_non_null(g);
+	old = cu;
+	old.graph_instantiate_with_flags = NULL;
+	assert_int_equal(cuda_api_instantiate(&old, &e, g), CUDA_SUCCESS);
+	assert_int_equal(cu.graph_launch(e, s), CUDA_SUCCESS);
+	assert_int_equal(cu.stream_synchronize(s), CUDA_SUCCESS);
+	assert_int_equal(live_graphs(), 2);
+	assert_int_equal(cu.graph_destroy(g), CUDA_SUCCESS); /* the executable graph stays usable */
+	assert_int_equal(cu.graph_launch(e, s), CUDA_SUCCESS);
+	assert_int_equal(cu.graph_exec_destroy(e), CUDA_SUCCESS);
+	assert_int_equal(live_graphs(), 0);
+
+	char msg[256];
+	cuda_api_format(&cu, "cuStreamEndCapture", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, msg, sizeof(msg));
+	assert_string_equal(msg, "cuStreamEndCapture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901): operation failed "
+				 "due to a previous error during capture");
+	assert_int_equal(cu.stream_destroy_v2(s), CUDA_SUCCESS);
+	assert_int_equal(cu.ctx_set_current(NULL), CUDA_SUCCESS);
+	assert_int_equal(cuda_api_release(&cu, 0), CUDA_SUCCESS);
+	dl_close(&lib);
+}
+
+/* ---- nographs: a driver without CUDA graphs ---- */
+
+static void test_no_graphs(void **state)
+{
+	(void)state;
+	struct dl_lib lib;
+	struct cuda_api cu;
+
+	assert_int_equal(cuda_api_load(&lib, &cu, CUDA_NEED_BASE | CUDA_NEED_GRAPH), -ENOSYS);
+	assert_non_null(strstr(lib.error, "libcuda.so.1: required symbol cuStreamBeginCapture_v2 missing"));
+	dl_close(&lib);
+
+	struct backend *b = up(NULL);
+	want_error(b, b->ops->capture_begin(b), -ENOTSUP,
+		   "CUDA graphs (-G) are not available: the CUDA driver library libcuda.so.1 lacks "
+		   "cuStreamBeginCapture_v2 (drivers for CUDA 11.4 and newer have it); run without -G");
+	want_error(b, b->ops->graph_launch(b), -EINVAL, "without a graph");
+	want_error(b, b->ops->capture_end(b), -EINVAL, "without capture_begin");
+	assert_int_equal(b->ops->barrier(b, mono() + 5), 0);
+	b->ops->graph_free(b);
+	b->ops->fini(b);
+	assert_int_equal(live_allocs(), 0);
 }
 
 /* ---- log: what the fake NCCL writes with NCCL_DEBUG=INFO ---- */
@@ -797,6 +1101,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_explicit_path_missing),
 		cmocka_unit_test(test_old_nccl),
 		cmocka_unit_test(test_multi_process),
+		cmocka_unit_test(test_cuda_graph_api),
+		cmocka_unit_test(test_graph_replay),
+		cmocka_unit_test(test_graph_misuse),
+		cmocka_unit_test(test_graph_deadline),
+	};
+	const struct CMUnitTest nographs_tests[] = {
+		cmocka_unit_test(test_no_graphs),
 	};
 	const struct CMUnitTest log_tests[] = {
 		cmocka_unit_test(test_log_scenarios),
@@ -814,5 +1125,7 @@ int main(int argc, char **argv)
 		return cmocka_run_group_tests_name("backend_nccl log", log_tests, NULL, NULL);
 	if (!strcmp(mode, "libs"))
 		return cmocka_run_group_tests_name("backend_nccl libs", lib_tests, NULL, NULL);
+	if (!strcmp(mode, "nographs"))
+		return cmocka_run_group_tests_name("backend_nccl nographs", nographs_tests, NULL, NULL);
 	return cmocka_run_group_tests_name("backend_nccl", main_tests, NULL, NULL);
 }

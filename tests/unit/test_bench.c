@@ -13,6 +13,7 @@
 #include "cluster/cluster.h"
 #include "cluster/net.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,8 @@ struct mock {
 	size_t corrupt_at;      /* element of rank 1's result to flip, or SIZE_MAX */
 	double fixed_time;      /* seconds per launch the timer reports */
 	long launches;
+	bool capturing;         /* -G: launches are recorded, not counted */
+	long captured, graphs;
 };
 
 static int m_init(struct backend *b, struct backend_env *env, double deadline)
@@ -337,6 +340,10 @@ static int m_run(struct backend *b, enum coll c, void *const *send, void *const 
 {
 	struct mock *m = (struct mock *)b;
 	size_t ts = dtype_size(t), bytes = count * ts, n = (size_t)m->n;
+	if (m->capturing) {
+		m->captured++;
+		return 0;
+	}
 	size_t total = (c == COLL_REDUCE_SCATTER || c == COLL_ALLTOALL ? n : 1) * bytes;
 	unsigned char *snap = malloc(n * total + 1), *acc = malloc(total + 1);
 	for (size_t r = 0; r < n; r++)
@@ -401,6 +408,40 @@ static void m_device(struct backend *b, int l, struct backend_device *out)
 	*out = (struct backend_device){ .ordinal = -1 };
 	snprintf(out->name, sizeof(out->name), "mock %d", l);
 }
+
+static int m_cap_begin(struct backend *b)
+{
+	struct mock *m = (struct mock *)b;
+	m->capturing = true;
+	m->captured = 0;
+	return 0;
+}
+
+static int m_cap_end(struct backend *b)
+{
+	((struct mock *)b)->capturing = false;
+	return 0;
+}
+
+static int m_graph_launch(struct backend *b)
+{
+	struct mock *m = (struct mock *)b;
+	m->launches += m->captured; /* the recorded launches, timed */
+	m->graphs++;
+	return 0;
+}
+
+static void m_graph_free(struct backend *b)
+{
+	(void)b;
+}
+
+static const struct backend_ops mock_graph_ops = {
+	.name = "mock", .init = m_init, .alloc = m_alloc, .free = m_free, .copy_in = m_copy, .copy_out = m_copy,
+	.run = m_run, .wait = m_wait, .timer_begin = m_begin, .timer_end = m_end, .device = m_device,
+	.capture_begin = m_cap_begin, .capture_end = m_cap_end, .graph_launch = m_graph_launch,
+	.graph_free = m_graph_free,
+};
 
 static const struct backend_ops mock_ops = {
 	.name = "mock", .init = m_init, .alloc = m_alloc, .free = m_free, .copy_in = m_copy, .copy_out = m_copy,
@@ -511,6 +552,36 @@ static void test_harness_bandwidth(void **state)
 	bench_result_free(&res);
 }
 
+/* -G: the loop is captured once and launched -G times; the time per
+ * launch divides by iters x agg x graphs. */
+static void test_harness_graph(void **state)
+{
+	(void)state;
+	struct mock m = { .n = 2, .corrupt_at = SIZE_MAX, .fixed_time = 100e-6 };
+	struct bench_params p;
+	struct bench_result res;
+	struct cluster *cl = solo_cluster();
+	char *err = NULL;
+	bench_params_default(&p, COLL_ALL_REDUCE);
+	p.min_bytes = p.max_bytes = 4096;
+	p.iters = 5;
+	p.agg = 2;
+	p.graph = 3;
+	m.b.ops = &mock_graph_ops;
+	struct bench_ctx ctx = { .p = &p, .b = &m.b, .cl = cl, .nranks = 2, .local = 2 };
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_int_equal(m.graphs, 2 * 3);  /* out of place and in place */
+	assert_true(fabs(res.rows[0].half[0].time_us - 100.0) < 1e-9);
+	assert_int_equal(res.rows[0].half[0].wrong, 0);
+	bench_result_free(&res);
+	/* a backend without graphs refuses -G */
+	m.b.ops = &mock_ops;
+	assert_int_equal(bench_run(&ctx, &res, &err), -EINVAL);
+	assert_non_null(strstr(err, "no CUDA graphs"));
+	free(err);
+	cluster_close(cl);
+}
+
 static void test_verdict(void **state)
 {
 	(void)state;
@@ -563,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_harness_all),
 		cmocka_unit_test(test_harness_catches_corruption),
 		cmocka_unit_test(test_harness_bandwidth),
+		cmocka_unit_test(test_harness_graph),
 		cmocka_unit_test(test_verdict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
