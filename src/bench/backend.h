@@ -100,8 +100,8 @@ struct backend_ops {
 	void (*fini)(struct backend *b);
 	/* CUDA graphs (-G), NCCL only (others NULL: -G is refused). Between
 	 * capture_begin and capture_end, run() records onto every local rank's
-	 * stream instead of launching (cuStreamBeginCapture in global mode;
-	 * nccl-tests' -G); capture_end instantiates one executable graph per
+	 * stream instead of launching (cuStreamBeginCapture in thread-local
+	 * mode, as nccl-tests' -G); capture_end instantiates one executable graph per
 	 * local rank; graph_launch launches each once on its rank's stream
 	 * (completion through wait/timer_end as usual); graph_free destroys
 	 * them (also called by fini). 0 or -errno with b->error. */
@@ -109,6 +109,14 @@ struct backend_ops {
 	int (*capture_end)(struct backend *b);
 	int (*graph_launch)(struct backend *b);
 	void (*graph_free)(struct backend *b);
+	/* -m N (N > 1, not -z): the run() calls between group_begin and
+	 * group_end are issued as one operation (ncclGroupStart/End around
+	 * nccl-tests' aggregated launches). Optional: a backend without them
+	 * launches the N one after another. group_end is called after every
+	 * successful group_begin, also when a run() between them failed.
+	 * 0 or -errno with b->error. */
+	int (*group_begin)(struct backend *b);
+	int (*group_end)(struct backend *b);
 	/* MPI only (others NULL): processes' identity from the MPI runtime,
 	 * and a broadcast from process 0 used to bootstrap gpuready's own
 	 * control connections under mpirun. */
@@ -138,7 +146,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 3
+#define BACKEND_ABI 4
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif

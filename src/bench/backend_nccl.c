@@ -544,6 +544,27 @@ static int nccl_run(struct backend *b, enum coll c, void *const *send, void *con
 	return e == ncclInProgress ? settle(n) : 0;
 }
 
+/* -m: one ncclGroupStart/End around the aggregated launches, as
+ * nccl-tests' BenchTime; run()'s own groups nest inside (NCCL counts the
+ * depth and issues everything at the outermost ncclGroupEnd). */
+static int nccl_group_begin(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+	ncclResult_t r = n->nccl.group_start();
+
+	return r == ncclSuccess ? 0 : nccl_fail(n, NULL, "ncclGroupStart", r);
+}
+
+static int nccl_group_end(struct backend *b)
+{
+	struct nccl_backend *n = nb(b);
+	ncclResult_t e = n->nccl.group_end();
+
+	if (e != ncclSuccess && e != ncclInProgress)
+		return nccl_fail(n, NULL, "ncclGroupEnd", e);
+	return e == ncclInProgress ? settle(n) : 0;
+}
+
 static bool wait_busy(struct nccl_backend *n, int l)
 {
 	return !n->r[l].done;
@@ -879,6 +900,8 @@ static const struct backend_ops nccl_ops = {
 	.capture_end = nccl_capture_end,
 	.graph_launch = nccl_graph_launch,
 	.graph_free = nccl_graph_free,
+	.group_begin = nccl_group_begin,
+	.group_end = nccl_group_end,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

@@ -254,8 +254,15 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 {
 	const struct bench_ctx *c = r->ctx;
 	const struct bench_params *p = c->p;
+	const struct backend_ops *o = c->b->ops;
+	/* -m as one group (nccl-tests: ncclGroupStart/End around the agg_iters
+	 * launches); with -z each launch is waited for, so never grouped */
+	bool group = p->agg > 1 && !p->blocking && o->group_begin && o->group_end;
 	int ret = 0;
-	for (int i = 0; i < p->iters && ret == 0; i++)
+
+	for (int i = 0; i < p->iters && ret == 0; i++) {
+		if (group && (ret = o->group_begin(c->b)) < 0)
+			return backend_fail(r, "starting a group of launches (-m)", ret);
 		for (int a = 0; a < p->agg && ret == 0; a++) {
 			uint64_t k = (uint64_t)i * (uint64_t)p->agg + (uint64_t)a;
 			ret = launch(r, s, k);
@@ -266,6 +273,12 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 			if (ret == 0 && p->blocking == 1)
 				ret = barrier(r, deadline);
 		}
+		if (group) {
+			int end = o->group_end(c->b);
+			if (ret == 0 && end < 0)
+				ret = backend_fail(r, "issuing a group of launches (-m)", end);
+		}
+	}
 	return ret;
 }
 

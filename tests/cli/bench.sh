@@ -16,7 +16,7 @@
 #                      collective, and a rank killed mid-run
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
-#                      CUDA graphs (-G), `gpuready nccl` and its log verdicts,
+#                      CUDA graphs (-G), grouped -m, `gpuready nccl` and its log verdicts,
 #                      a hung collective
 set -u
 
@@ -362,6 +362,13 @@ t_fakegpu() {
 			|| { fail "-G 3 $c (exit $rc, $rows rows, $bad wrong)"; head -5 "$TMP/err" >&2; }
 	done
 	contains "$TMP/out" "graph: 3" "the header says how many graph launches"
+	for g in 0 2; do
+		"$BIN" bench all_reduce -g 2 -b 8 -e 64K -f 8 -n 3 -m 4 -G $g -c 1 >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		bad=$(awk '!/^#/ && NF == 13 && ($9 != "0" || $13 != "0")' "$TMP/out" | wc -l)
+		[ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && pass "-m 4 (grouped launches) with -G $g: #wrong 0" \
+			|| { fail "-m 4 -G $g (exit $rc, $bad wrong)"; head -5 "$TMP/err" >&2; }
+	done
 	expect_exit 2 "$BIN" bench all_reduce -g 2 -G 2 -z 1 && contains "$TMP/err" "-G with -z" "-G with -z refused"
 	LD_LIBRARY_PATH="$fakes/nographs:$LD_LIBRARY_PATH" "$BIN" bench all_reduce -g 2 -b 1K -e 1K -G 2 >"$TMP/out" 2>"$TMP/err"
 	rc=$?

@@ -680,6 +680,39 @@ static void want_error(struct backend *b, int r, int want, const char *needle)
 		fail_msg("got %d (want %d): %s (want \"%s\")", r, want, b->error, needle);
 }
 
+static double g_eight(int l, size_t i)
+{
+	(void)l, (void)i;
+	return 8; /* ones, summed over 2 ranks 3 times in place */
+}
+
+/* -m: three in-place sums of ones between group_begin and group_end are
+ * issued together at group_end (nested in run()'s own groups) and each
+ * still takes effect; an unbalanced group_end is NCCL's error, named. */
+static void test_group(void **state)
+{
+	(void)state;
+	struct backend *b = up(NULL);
+	void *acc[2];
+
+	for (int l = 0; l < 2; l++)
+		acc[l] = gbuf(b, l, g_one);
+	assert_int_equal(b->ops->group_begin(b), 0);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, acc, acc, GN, DT_FLOAT, OP_SUM, -1), 0);
+	for (int l = 0; l < 2; l++)
+		gcheck(b, l, acc[l], g_one, "grouped, not issued before group_end");
+	assert_int_equal(b->ops->group_end(b), 0);
+	assert_int_equal(b->ops->wait(b, mono() + 5), 0);
+	for (int l = 0; l < 2; l++) {
+		gcheck(b, l, acc[l], g_eight, "3 grouped in-place all_reduce");
+		b->ops->free(b, l, acc[l]);
+	}
+	want_error(b, b->ops->group_end(b), -EIO, "ncclGroupEnd");
+	b->ops->fini(b);
+	assert_int_equal(live_allocs(), 0);
+}
+
 /* Calls out of order fail with what was wrong, and leave the backend
  * usable: a launch before capture_end, calls a capture forbids, an
  * abandoned capture. */
@@ -1105,6 +1138,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_graph_replay),
 		cmocka_unit_test(test_graph_misuse),
 		cmocka_unit_test(test_graph_deadline),
+		cmocka_unit_test(test_group),
 	};
 	const struct CMUnitTest nographs_tests[] = {
 		cmocka_unit_test(test_no_graphs),

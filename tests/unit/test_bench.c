@@ -302,6 +302,9 @@ struct mock {
 	long launches;
 	bool capturing;         /* -G: launches are recorded, not counted */
 	long captured, graphs;
+	int depth;              /* -m: group_begin nesting */
+	long groups, in_group, bad_groups; /* groups closed, launches in the open one, groups of the wrong size */
+	long want_group;        /* launches each group must hold */
 };
 
 static int m_init(struct backend *b, struct backend_env *env, double deadline)
@@ -340,6 +343,8 @@ static int m_run(struct backend *b, enum coll c, void *const *send, void *const 
 {
 	struct mock *m = (struct mock *)b;
 	size_t ts = dtype_size(t), bytes = count * ts, n = (size_t)m->n;
+	if (m->depth > 0)
+		m->in_group++;
 	if (m->capturing) {
 		m->captured++;
 		return 0;
@@ -441,6 +446,30 @@ static const struct backend_ops mock_graph_ops = {
 	.run = m_run, .wait = m_wait, .timer_begin = m_begin, .timer_end = m_end, .device = m_device,
 	.capture_begin = m_cap_begin, .capture_end = m_cap_end, .graph_launch = m_graph_launch,
 	.graph_free = m_graph_free,
+};
+
+static int m_group_begin(struct backend *b)
+{
+	struct mock *m = (struct mock *)b;
+	if (m->depth++ == 0)
+		m->in_group = 0;
+	return 0;
+}
+
+static int m_group_end(struct backend *b)
+{
+	struct mock *m = (struct mock *)b;
+	if (--m->depth == 0) {
+		m->groups++;
+		m->bad_groups += m->in_group != m->want_group;
+	}
+	return m->depth < 0 ? -EINVAL : 0;
+}
+
+static const struct backend_ops mock_group_ops = {
+	.name = "mock", .init = m_init, .alloc = m_alloc, .free = m_free, .copy_in = m_copy, .copy_out = m_copy,
+	.run = m_run, .wait = m_wait, .timer_begin = m_begin, .timer_end = m_end, .device = m_device,
+	.group_begin = m_group_begin, .group_end = m_group_end,
 };
 
 static const struct backend_ops mock_ops = {
@@ -582,6 +611,45 @@ static void test_harness_graph(void **state)
 	cluster_close(cl);
 }
 
+/* -m 3: each iteration's three launches go to the backend as one group
+ * (nccl-tests' ncclGroupStart/End), and are still all timed and checked;
+ * with -z they are waited for one by one, never grouped. */
+static void test_harness_group(void **state)
+{
+	(void)state;
+	struct mock m = { .n = 2, .corrupt_at = SIZE_MAX, .fixed_time = 100e-6, .want_group = 3 };
+	struct bench_params p;
+	struct bench_result res;
+	struct cluster *cl = solo_cluster();
+	char *err = NULL;
+	bench_params_default(&p, COLL_ALL_REDUCE);
+	p.min_bytes = p.max_bytes = 4096;
+	p.iters = 4;
+	p.agg = 3;
+	m.b.ops = &mock_group_ops;
+	struct bench_ctx ctx = { .p = &p, .b = &m.b, .cl = cl, .nranks = 2, .local = 2 };
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_int_equal(m.groups, 2 * 4); /* out of place and in place, one per iteration */
+	assert_int_equal(m.bad_groups, 0);
+	assert_int_equal(m.depth, 0);
+	assert_true(fabs(res.rows[0].half[0].time_us - 100.0) < 1e-9); /* 12 launches timed, / 12 */
+	assert_int_equal(res.rows[0].half[0].wrong, 0);
+	bench_result_free(&res);
+
+	m.groups = 0;
+	p.blocking = 1;
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_int_equal(m.groups, 0);
+	bench_result_free(&res);
+
+	p.blocking = 0;
+	p.agg = 1; /* nothing to aggregate */
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_int_equal(m.groups, 0);
+	bench_result_free(&res);
+	cluster_close(cl);
+}
+
 static void test_verdict(void **state)
 {
 	(void)state;
@@ -635,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_harness_catches_corruption),
 		cmocka_unit_test(test_harness_bandwidth),
 		cmocka_unit_test(test_harness_graph),
+		cmocka_unit_test(test_harness_group),
 		cmocka_unit_test(test_verdict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
