@@ -127,6 +127,10 @@ struct net_ctrl {
 	int (*send)(struct net_ctrl *c, const void *buf, size_t len, double deadline);
 	/* Receives one message of exactly len bytes. */
 	int (*recv)(struct net_ctrl *c, void *buf, size_t len, double deadline);
+	/* Optional: without blocking, has the peer closed the connection? The
+	 * RDMA loops ask every NET_RDMA_WATCH_S while they poll, so a peer
+	 * that exits mid-run is reported at once, not at the deadline. */
+	bool (*gone)(struct net_ctrl *c);
 	void *ctx;
 };
 

@@ -80,8 +80,13 @@ struct run {
 	uint64_t size, iters, seed;
 	double duration, deadline;
 	struct net_ctrl *ctrl;
+	double next_watch;         /* nr_watch_peer: when to ask ctrl->gone again */
 	char **err;
 };
+
+/* How often the loops ask whether the peer closed the control connection
+ * (a poll() with no wait: cheap next to a 50 ms detection delay). */
+#define NET_RDMA_WATCH_S 0.05
 
 /* ---- net_rdma.c ---- */
 
@@ -115,6 +120,11 @@ int nr_run_accept(struct run *r, int (*prepare)(struct run *));
 int nr_run_finish(struct run *r, int rc, struct net_rdma_sync *done, struct net_rdma_sync *res);
 int nr_run_done(struct run *r, int rc, struct net_rdma_sync *done);
 int nr_run_result(struct run *r, int rc, struct net_rdma_sync *res);
+
+/* 0, or -EPIPE (with *r->err) once the control connection says the peer
+ * has closed it: asked at most every NET_RDMA_WATCH_S, from every loop
+ * that polls, beside its deadline check. */
+int nr_watch_peer(struct run *r, double now);
 
 /* A failed work completion, named with a likely cause; -EIO. */
 int nr_wc_fail(struct run *r, const struct ibv_wc *wc);

@@ -5,7 +5,8 @@
  * last byte of the receive region for the iteration number, send_lat
  * waits for receives) or a read's round trip. Streams end in band (a
  * STOP_IMM send, the LAT_STOP byte), so no side waits on the control
- * connection while it polls. Every loop checks the run's deadline. */
+ * connection while it polls. Every loop checks the run's deadline, and
+ * (nr_watch_peer) whether the peer has closed the control connection. */
 #define _GNU_SOURCE
 #include "net_rdma_int.h"
 
@@ -15,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,13 +252,16 @@ static int bw_loop(struct bw *b)
 	tl_start(&b->tl, b->t0);
 	for (;;) {
 		double now = net_now();
+		int rc = nr_watch_peer(r, now);
+		if (rc < 0)
+			return rc;
 		if (now > r->deadline)
 			return nr_fail(r->err, -ETIMEDOUT,
 				    "%s: the deadline passed with %llu messages complete and %d of %d incoming streams ended",
 				    r->e->desc.dev, (unsigned long long)b->completed, b->n_stopped, b->recvs ? r->e->n_qps : 0);
 		if (r->duration > 0 && now - b->t0 >= r->duration)
 			b->stopping = true;
-		int rc = b->sends ? bw_post_all(b) : 0;
+		rc = b->sends ? bw_post_all(b) : 0;
 		if (rc < 0)
 			return rc;
 		int n = ibv_poll_cq(r->e->cq, POLL_BATCH, wc);
@@ -399,9 +404,22 @@ struct pp {
 	double t0;
 };
 
-static bool pp_timeout(struct pp *pp, double now)
+/* -ETIMEDOUT or -EPIPE (with the error set, the deadline's naming what)
+ * when the loop must stop; 0 to go on. */
+__attribute__((format(printf, 2, 3))) static int pp_check(struct pp *pp, const char *what, ...)
 {
-	return now > pp->r->deadline;
+	struct run *r = pp->r;
+	double now = net_now();
+	int rc = nr_watch_peer(r, now);
+
+	if (rc < 0 || now <= r->deadline)
+		return rc;
+	char buf[160];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(buf, sizeof(buf), what, ap);
+	va_end(ap);
+	return nr_fail(r->err, -ETIMEDOUT, "%s: the deadline passed waiting for %s", r->e->desc.dev, buf);
 }
 
 /* Reaps completions on the CQ (sends done; send_lat receives). */
@@ -453,9 +471,8 @@ static int pp_post(struct pp *pp, enum ibv_wr_opcode op, bool stop)
 		int rc = pp_reap(pp);
 		if (rc < 0)
 			return rc;
-		if (pp_timeout(pp, net_now()))
-			return nr_fail(r->err, -ETIMEDOUT, "%s: the deadline passed waiting for a send to complete",
-				    r->e->desc.dev);
+		if ((rc = pp_check(pp, "a send to complete")) < 0)
+			return rc;
 	}
 	int rc = nr_post_send(r, p->qp, &wr);
 	if (rc == 0)
@@ -470,9 +487,8 @@ static int pp_drain(struct pp *pp)
 		int rc = pp_reap(pp);
 		if (rc < 0)
 			return rc;
-		if (pp_timeout(pp, net_now()))
-			return nr_fail(pp->r->err, -ETIMEDOUT, "%s: the deadline passed waiting for the last completions",
-				    pp->r->e->desc.dev);
+		if ((rc = pp_check(pp, "the last completions")) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -500,9 +516,9 @@ static int wlat_wait(struct pp *pp, uint8_t want, uint8_t *got)
 			if (rc < 0)
 				return rc;
 		}
-		if (!(spin & 255) && pp_timeout(pp, net_now()))
-			return nr_fail(r->err, -ETIMEDOUT, "%s: the deadline passed waiting for write_lat message %u",
-				    r->e->desc.dev, want);
+		int rc;
+		if (!(spin & 255) && (rc = pp_check(pp, "write_lat message %u", want)) < 0)
+			return rc;
 	}
 }
 
@@ -559,9 +575,8 @@ static int slat_wait(struct pp *pp, uint64_t want)
 		int rc = pp_reap(pp);
 		if (rc < 0)
 			return rc;
-		if (!(spin & 255) && pp_timeout(pp, net_now()))
-			return nr_fail(pp->r->err, -ETIMEDOUT, "%s: the deadline passed waiting for send_lat message %llu",
-				    pp->r->e->desc.dev, (unsigned long long)want);
+		if (!(spin & 255) && (rc = pp_check(pp, "send_lat message %llu", (unsigned long long)want)) < 0)
+			return rc;
 	}
 	return 0;
 }

@@ -224,6 +224,17 @@ static int run_refuse(struct run *r, int rc)
 
 /* ---- work requests and completions ---- */
 
+int nr_watch_peer(struct run *r, double now)
+{
+	if (!r->ctrl->gone || now < r->next_watch)
+		return 0;
+	r->next_watch = now + NET_RDMA_WATCH_S;
+	if (!r->ctrl->gone(r->ctrl))
+		return 0;
+	return nr_fail(r->err, -EPIPE, "%s: the peer closed the control connection during the %s run "
+				       "(its process exited or was killed)", r->e->desc.dev, net_test_name(r->test));
+}
+
 int nr_wc_fail(struct run *r, const struct ibv_wc *wc)
 {
 	char nb[24];

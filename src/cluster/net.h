@@ -7,6 +7,7 @@
 #ifndef GPUREADY_NET_H
 #define GPUREADY_NET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Monotonic seconds. */
@@ -28,6 +29,10 @@ int net_accept(int lfd, double deadline);
  * gives -ECONNRESET (read: also on a clean EOF before len bytes). */
 int net_write_all(int fd, const void *buf, size_t len, double deadline);
 int net_read_all(int fd, void *buf, size_t len, double deadline);
+
+/* Without blocking: has the peer closed fd (end of stream, reset, hang-up)?
+ * Data waiting to be read is not a close (it is left unread). */
+bool net_peer_gone(int fd);
 
 /* This host's IPv4 addresses that other nodes may reach (interfaces up,
  * not loopback), comma-separated, then "127.0.0.1" last; for announcing

@@ -992,6 +992,63 @@ static void test_fake_deadlines(void **state)
 	pair_close(&pr);
 }
 
+static bool side_gone(struct net_ctrl *c)
+{
+	return net_peer_gone(((struct side *)c->ctx)->fd);
+}
+
+struct runner {
+	struct side *sd;
+	double ended;
+};
+
+static void *side_run_timed(void *arg)
+{
+	struct runner *rn = arg;
+	side_run(rn->sd);
+	rn->ended = net_now();
+	return NULL;
+}
+
+/* A peer whose process ends mid-run (its control connection closed under
+ * a -D 20 run): the other side stops within a fraction of a second and
+ * says so, whichever side was polling, in every test. */
+static void test_fake_peer_gone(void **state)
+{
+	(void)state;
+	static const enum net_test tests[] = { NET_WRITE_BW, NET_READ_BW, NET_SEND_BW,
+					       NET_WRITE_LAT, NET_READ_LAT, NET_SEND_LAT };
+	struct net_rdma_opts o = host_opts();
+	for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++) {
+		struct net_params p = params(tests[t], 4096, 1, false);
+		struct pair pr;
+		pthread_t tc, ts;
+		pair_open(&pr, &o, &o, &p);
+		pr.c.ctrl.gone = pr.s.ctrl.gone = side_gone;
+		pr.c.size = pr.s.size = 4096;
+		pr.c.duration = pr.s.duration = 20;
+		pr.c.deadline = pr.s.deadline = net_now() + 30;
+		struct runner rc = { .sd = &pr.c }, rs = { .sd = &pr.s };
+		assert_int_equal(pthread_create(&ts, NULL, side_run_timed, &rs), 0);
+		assert_int_equal(pthread_create(&tc, NULL, side_run_timed, &rc), 0);
+		usleep(300 * 1000);
+		double cut = net_now();
+		shutdown(pr.c.fd, SHUT_RDWR); /* what the kernel does when the initiator's process ends */
+		assert_int_equal(pthread_join(ts, NULL), 0);
+		assert_int_equal(pthread_join(tc, NULL), 0);
+		if (pr.s.rc != -EPIPE && pr.s.rc != -ECONNRESET)
+			fail_msg("%s: the target ended with %d (%s)", net_test_name(tests[t]), pr.s.rc,
+				 pr.s.err ? pr.s.err : "");
+		if (pr.s.rc == -EPIPE)
+			assert_non_null(strstr(pr.s.err, "the peer closed the control connection"));
+		assert_true(pr.c.rc < 0);
+		if (rs.ended - cut > 2 || rc.ended - cut > 2)
+			fail_msg("%s: %.2f s and %.2f s after the peer went", net_test_name(tests[t]), rs.ended - cut,
+				 rc.ended - cut);
+		pair_close(&pr);
+	}
+}
+
 static int run_mode(const char *mode)
 {
 	const struct CMUnitTest pure[] = {
@@ -1020,6 +1077,7 @@ static int run_mode(const char *mode)
 		cmocka_unit_test(test_fake_cuda),
 		cmocka_unit_test(test_fake_refusals),
 		cmocka_unit_test(test_fake_deadlines),
+		cmocka_unit_test(test_fake_peer_gone),
 	};
 	if (!strcmp(mode, "pure"))
 		return cmocka_run_group_tests_name("net_rdma pure", pure, NULL, NULL);
