@@ -154,53 +154,6 @@ int net_rdma_choose_gid(const struct rdma_port *port)
 
 /* ---- port counters ---- */
 
-/* The counters that signal errors or congestion when they rise, with what
- * that means. PMA counters (ports/N/counters) as src/checks/rdma/
- * port_errors.c reads them; mlx5 hw_counters as src/checks/rdma/
- * hw_counters.c does (REFERENCE §1). */
-static const struct {
-	const char *name, *meaning;
-} counter_meanings[] = {
-	{ "symbol_error", "symbol errors on the link: a bad cable, transceiver or port" },
-	{ "port_rcv_errors", "packets received with errors: cable, transceiver or the switch port" },
-	{ "port_xmit_discards", "packets dropped on send: the link was down or congested" },
-	{ "link_downed", "the link went down during the run: a flapping cable or port" },
-	{ "link_error_recovery", "the link retrained after errors: a marginal cable or transceiver" },
-	{ "local_link_integrity_errors", "link integrity errors: a marginal physical link" },
-	{ "excessive_buffer_overrun_errors", "receive buffer overruns: flow control is not holding" },
-	{ "port_rcv_remote_physical_errors", "packets that arrived marked bad: an error upstream" },
-	{ "port_rcv_switch_relay_errors", "packets the switch could not relay: a routing problem" },
-	{ "port_rcv_constraint_errors", "packets dropped by partition or raw constraints" },
-	{ "port_xmit_constraint_errors", "packets not sent because of partition or raw constraints" },
-	{ "out_of_sequence", "packets lost on the way: a lossy fabric; check PFC/ECN" },
-	{ "packet_seq_err", "sequence-error NAKs: packets were lost and retransmitted; check PFC" },
-	{ "implied_nak_seq_err", "read responses out of sequence: packets were lost" },
-	{ "local_ack_timeout_err", "transport timeouts: the peer did not ack in time (a lossy path or a stalled peer)" },
-	{ "rnr_nak_retry_err", "receiver-not-ready retries exhausted: the receiver ran out of buffers" },
-	{ "duplicate_request", "requests that arrived twice: the sender retransmitted (lost acks)" },
-	{ "out_of_buffer", "packets dropped for lack of posted receive buffers" },
-	{ "roce_adp_retrans", "adaptive retransmissions: packets were lost" },
-	{ "roce_slow_restart", "slow restarts after retransmission timeouts: packets were lost" },
-	{ "np_cnp_sent", "congestion notifications sent: ECN-marked packets arrived (fabric congestion)" },
-	{ "np_ecn_marked_roce_packets", "packets ECN-marked by switches: congestion on the path" },
-	{ "rp_cnp_handled", "congestion notifications received: this sender was slowed down (DCQCN)" },
-	{ "rp_cnp_ignored", "congestion notifications ignored" },
-	{ "req_cqe_error", "requests completed in error" },
-	{ "resp_cqe_error", "responses completed in error" },
-	{ "req_remote_access_errors", "remote access errors on requests (rkey or permissions)" },
-	{ "resp_remote_access_errors", "remote access errors on responses (rkey or permissions)" },
-	{ "req_remote_invalid_request", "the peer rejected requests as invalid" },
-	{ "resp_local_length_error", "receives too small for the message" },
-};
-
-static const char *counter_meaning(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(counter_meanings); i++)
-		if (!strcmp(counter_meanings[i].name, name))
-			return counter_meanings[i].meaning;
-	return NULL;
-}
-
 static void delta_add(const struct counter *b, size_t nb, const struct counter *a, size_t na,
 		      struct net_counter_delta **v, size_t *n)
 {
@@ -217,7 +170,7 @@ static void delta_add(const struct counter *b, size_t nb, const struct counter *
 		snprintf(d->name, sizeof(d->name), "%s", a[i].name);
 		d->before = before->value;
 		d->after = a[i].value;
-		d->meaning = counter_meaning(a[i].name);
+		d->meaning = rdma_counter_meaning(a[i].name);
 		d->bad = d->meaning && d->after > d->before;
 	}
 }

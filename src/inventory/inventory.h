@@ -140,6 +140,12 @@ struct counter {
 	uint64_t value;
 };
 
+/* What it means when the port counter `name` rises (an error or congestion
+ * sign: "symbol errors on the link: a bad cable, transceiver or port"), or
+ * NULL for a counter that is no such sign (traffic, lifespan). Static
+ * text; src/inventory/rdma_counters.c. */
+const char *rdma_counter_meaning(const char *name);
+
 struct rdma_port {
 	unsigned num;
 	int state;          /* IB port state number; -1 unknown */

@@ -210,7 +210,7 @@ static void test_counters_delta(void **state)
 	d = delta_named(v, n, "out_of_sequence");
 	assert_non_null(d);
 	assert_true(d->bad);
-	assert_string_equal(d->meaning, "packets lost on the way: a lossy fabric; check PFC/ECN");
+	assert_string_equal(d->meaning, "packets lost on the way: a lossy fabric (check PFC/ECN)");
 	assert_null(delta_named(v, n, "port_xmit_discards"));
 	free(v);
 

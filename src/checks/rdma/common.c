@@ -355,7 +355,7 @@ bool node_has_rdma_hw(const struct inventory *inv)
 }
 
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
-			struct strbuf *nonzero, struct strbuf *all)
+			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings)
 {
 	size_t seen = 0;
 	for (size_t e = 0; e < n_names; e++)
@@ -368,6 +368,9 @@ size_t counters_summary(const struct counter *cs, size_t n, const char *const *n
 				strbuf_addf(all, "%s%s=%llu", all->len ? ", " : "", names[e], v);
 			if (v && nonzero)
 				strbuf_addf(nonzero, "%s%s=%llu", nonzero->len ? ", " : "", names[e], v);
+			const char *m = v && meanings ? rdma_counter_meaning(names[e]) : NULL;
+			if (m)
+				strbuf_addf(meanings, "%s%s: %s", meanings->len ? "; " : "", names[e], m);
 		}
 	return seen;
 }

@@ -136,9 +136,11 @@ bool node_has_rdma_hw(const struct inventory *inv);
 
 /* Of the counters named in `names`, appends "name=value" of the nonzero
  * ones to nonzero and of all present ones to all (either may be NULL);
- * returns how many of the names are present. */
+ * returns how many of the names are present. When meanings is not NULL,
+ * "name: what it means" (rdma_counter_meaning) of each nonzero one is
+ * appended to it, "; "-separated. */
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
-			struct strbuf *nonzero, struct strbuf *all);
+			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings);
 
 /* Reads an integer NCCL variable the way NCCL does (nccl_param_int) and
  * reports what is wrong with it, with the variable as subject: outside

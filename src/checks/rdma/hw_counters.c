@@ -28,20 +28,20 @@ static int run(struct check_ctx *c)
 				check_add(c, STATUS_SKIP, lbl, "no hw_counters (only some drivers, e.g. mlx5, have them)");
 				continue;
 			}
-			struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT;
-			counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all);
+			struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT, why = STRBUF_INIT;
+			counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all, &why);
 			if (bad.len) {
 				struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
 							      bad.buf);
-				finding_hint(f, "out_of_sequence/packet_seq_err rising means packet loss: on RoCE enable "
-						"PFC for the RDMA priority (`mlnx_qos -i <if> --trust dscp --pfc "
-						"0,0,0,1,0,0,0,0`) on hosts and switches; local_ack_timeout_err means "
-						"the peer stalled or the path is lossy");
+				finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
+						"(`mlnx_qos -i <if> --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
+						"switches", why.buf);
 			} else {
 				check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
 			}
 			strbuf_release(&bad);
 			strbuf_release(&all);
+			strbuf_release(&why);
 		}
 	}
 	if (ports == 0)

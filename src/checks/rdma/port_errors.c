@@ -28,17 +28,18 @@ static int run(struct check_ctx *c)
 				check_add(c, STATUS_SKIP, lbl, "no counters readable");
 				continue;
 			}
-			struct strbuf bad = STRBUF_INIT;
+			struct strbuf bad = STRBUF_INIT, why = STRBUF_INIT;
 			size_t seen = counters_summary(p->counters, p->n_counters, error_counters, ARRAY_SIZE(error_counters),
-						       &bad, NULL);
+						       &bad, NULL, &why);
 			if (bad.len) {
 				struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
-				finding_hint(f, "check the cable/transceiver and the switch port (`mlxlink`, switch "
-						"logs); clear with `perfquery -R` and watch whether they grow");
+				finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink`, switch "
+						"logs); clear with `perfquery -R` and watch whether they grow", why.buf);
 			} else {
 				check_add(c, STATUS_OK, lbl, "%zu error counters are 0", seen);
 			}
 			strbuf_release(&bad);
+			strbuf_release(&why);
 		}
 	}
 	if (ports == 0)
