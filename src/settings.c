@@ -76,7 +76,7 @@ const struct opt settings_opts[] = {
 	  SCOPE_BENCH },
 	{ "warmup_iters", 'w', OPT_INT, OFF(bench.warmup), "N", "Untimed warm-up launches per power-of-two size.", "1",
 	  NULL, 0, 1000000, SCOPE_BENCH },
-	{ "agg_iters", 'm', OPT_INT, OFF(bench.agg), "N", "Launches aggregated into each timed iteration (one NCCL group, as nccl-tests).", "1", NULL, 1,
+	{ "agg_iters", 'm', OPT_INT, OFF(bench.agg), "N", "Launches aggregated into each timed iteration (with the NCCL backend and without -z, issued as one NCCL group, as nccl-tests).", "1", NULL, 1,
 	  10000, SCOPE_BENCH },
 	{ "check", 'c', OPT_INT, OFF(bench.check), "N", "Validation launches per size (0: no validation, #wrong N/A).",
 	  "1", NULL, 0, 1000, SCOPE_BENCH },

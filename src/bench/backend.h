@@ -35,6 +35,7 @@ struct backend_env {
 	int local;             /* ranks in this process (-g), each on GPU first_gpu + l */
 	int first_gpu;         /* CUDA ordinal of local rank 0 (local rank of the launcher × local) */
 	bool blocking;         /* -z: wait for each collective before the next */
+	int graph;             /* -G: graph launches per step (0: no CUDA graphs) */
 	const char *nccl_lib;  /* --nccl-lib PATH, or NULL to search */
 	/* Out-of-band exchange the backend may use during init (NCCL's unique
 	 * id): rank 0's process fills buf, every process gets it. Provided by
@@ -146,7 +147,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 4
+#define BACKEND_ABI 5
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif

@@ -31,7 +31,8 @@
  * without querying the streams (cuStreamQuery on a capturing stream is an
  * error that invalidates the capture), and alloc, the copies and barrier()
  * are refused with -EBUSY (calls a capture forbids, or that it would
- * record); free() must wait for capture_end too. capture_begin and
+ * record); free() is never called during a capture (the harness frees
+ * after graph_free). capture_begin and
  * capture_end come from one thread (thread-local capture mode, below). The
  * driver's graph entry points are loaded as optional: without them -G
  * fails, not the backend. */
@@ -321,6 +322,40 @@ static int init_comms(struct nccl_backend *n, const ncclUniqueId *id, double dea
 	return nonblocking ? poll_init(n, deadline) : 0;
 }
 
+/* 0, or -ENOTSUP naming what this driver or NCCL lacks for -G (asked by
+ * init when -G is given, so the run stops before its header). */
+static int graph_supported(struct nccl_backend *n)
+{
+	const char *missing = cuda_api_missing(&n->cu, CUDA_NEED_GRAPH);
+
+	if (missing) {
+		backend_set_error(&n->base, "CUDA graphs (-G) are not available: the CUDA driver library %s lacks %s "
+					    "(CUDA 11.4 and newer drivers have every graph call used); run without -G",
+				  n->culib.path, missing);
+		return -ENOTSUP;
+	}
+	if (n->nccl.major < 2 || (n->nccl.major == 2 && n->nccl.minor < 9)) {
+		backend_set_error(&n->base, "CUDA graphs (-G) need NCCL 2.9 or newer (as nccl-tests -G); this is %s",
+				  n->nccl.version);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/* NCCL's guide (Using NCCL with CUDA Graphs): the mechanism that lets
+ * captured and uncaptured NCCL work be outstanding together "has been seen
+ * to cause CUDA to deadlock when the graphs of multiple communicators are
+ * cudaGraphLaunch()'d from the same thread" -- what -G with -g N > 1 does.
+ * The harness never mixes them (every launch is waited for before the
+ * graphs run, the graphs before the next launch), so it is switched off
+ * with NCCL_GRAPH_MIXING_SUPPORT=0 before the communicators exist, unless
+ * the user set it. */
+static void graph_mixing(const struct backend_env *env)
+{
+	if (env->local > 1 && !getenv("NCCL_GRAPH_MIXING_SUPPORT"))
+		setenv("NCCL_GRAPH_MIXING_SUPPORT", "0", 1);
+}
+
 static int nccl_init(struct backend *b, struct backend_env *env, double deadline)
 {
 	struct nccl_backend *n = nb(b);
@@ -340,6 +375,11 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 	r = check_devices(n, env);
 	if (r < 0)
 		return r;
+	if (env->graph > 0) {
+		if ((r = graph_supported(n)) < 0)
+			return r;
+		graph_mixing(env);
+	}
 	n->r = xcalloc((size_t)env->local, sizeof(*n->r));
 	n->n = env->local;
 	for (int l = 0; l < n->n; l++) {
@@ -679,28 +719,6 @@ static int graph_fail(struct nccl_backend *n, int l, const char *call, CUresult 
 	return cu_fail(n, what, r);
 }
 
-/* 0, or -ENOTSUP naming what this driver or NCCL lacks for -G. */
-static int graph_supported(struct nccl_backend *n)
-{
-	const char *missing = cuda_api_missing(&n->cu, CUDA_NEED_GRAPH);
-
-	if (n->n == 0) {
-		backend_set_error(&n->base, "nccl: CUDA graph capture before init");
-		return -EINVAL;
-	}
-	if (missing) {
-		backend_set_error(&n->base, "CUDA graphs (-G) are not available: the CUDA driver library %s lacks %s "
-					    "(drivers for CUDA 11.4 and newer have it); run without -G",
-				  n->culib.path, missing);
-		return -ENOTSUP;
-	}
-	if (n->nccl.major < 2 || (n->nccl.major == 2 && n->nccl.minor < 9)) {
-		backend_set_error(&n->base, "CUDA graphs (-G) need NCCL 2.9 or newer (as nccl-tests -G); this is %s",
-				  n->nccl.version);
-		return -ENOTSUP;
-	}
-	return 0;
-}
 
 /* Destroys the graphs and abandons a capture still running (its stream
  * would be unusable otherwise); accepts a backend without any. */
@@ -734,6 +752,10 @@ static int nccl_capture_begin(struct backend *b)
 	struct nccl_backend *n = nb(b);
 	int r = capture_busy(n, "capture_begin");
 
+	if (r == 0 && n->n == 0) {
+		backend_set_error(b, "nccl: CUDA graph capture before init");
+		r = -EINVAL;
+	}
 	if (r == 0)
 		r = graph_supported(n);
 	if (r < 0)

@@ -221,6 +221,29 @@ static int count_wrong(struct run *r, const struct step *s, uint64_t seed, int64
 
 /* -c: up to `check` launches on fresh data, stopping at the first with
  * errors anywhere. *wrong is the global count. */
+/* The launch validate() checks: with -G captured into a graph and the
+ * graph launched once, as nccl-tests checks a -G run (graph replays take
+ * NCCL's persistent-plan path, which the timed loop used); the caller
+ * waits, then frees the graph. */
+static int check_launch(struct run *r, const struct step *s)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct backend_ops *o = c->b->ops;
+
+	if (c->p->graph <= 0)
+		return launch(r, s, 0);
+	int ret = o->capture_begin(c->b);
+	if (ret < 0)
+		return backend_fail(r, "capturing the check launch into a CUDA graph", ret);
+	ret = launch(r, s, 0);
+	int end = o->capture_end(c->b);
+	if (ret == 0 && end < 0)
+		ret = backend_fail(r, "instantiating the check launch's CUDA graph", end);
+	if (ret == 0 && (ret = o->graph_launch(c->b)) < 0)
+		ret = backend_fail(r, "launching the check launch's CUDA graph", ret);
+	return ret;
+}
+
 static int validate(struct run *r, const struct step *s, double deadline, int64_t *wrong)
 {
 	const struct bench_ctx *c = r->ctx;
@@ -230,9 +253,11 @@ static int validate(struct run *r, const struct step *s, double deadline, int64_
 		int64_t local = 0;
 		int ret = init_data(r, s, seed);
 		if (ret == 0)
-			ret = launch(r, s, 0);
+			ret = check_launch(r, s);
 		if (ret == 0)
 			ret = wait_all(r, deadline);
+		if (c->p->graph > 0)
+			c->b->ops->graph_free(c->b);
 		if (ret == 0)
 			ret = count_wrong(r, s, seed, &local);
 		if (ret < 0)
@@ -248,7 +273,6 @@ static int validate(struct run *r, const struct step *s, double deadline, int64_
 	return 0;
 }
 
-/* The timed loop; *sec is the mean time per launch, combined per -a. */
 /* The launches of the timed loop, launched now (or recorded, in capture). */
 static int launch_loop(struct run *r, const struct step *s, double deadline, bool capturing)
 {

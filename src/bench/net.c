@@ -64,6 +64,9 @@ char *net_params_check(struct net_params *p)
 		return xasprintf("-s %llu: at most 1 GiB per message", (unsigned long long)p->size);
 	if (p->qps < 1 || p->qps > 64)
 		return xasprintf("-q %d: between 1 and 64", p->qps);
+	if (lat && p->iters > NET_LAT_MAX_SAMPLES)
+		return xasprintf("-n %llu: a latency test keeps every sample, at most %u (use -D for longer runs)",
+				 (unsigned long long)p->iters, NET_LAT_MAX_SAMPLES);
 	if (lat && (p->qps != 1 || p->bidir))
 		return xstrdup("latency tests run one QP or stream, one way (-q 1, no -b)");
 	if (p->duration < 0 || p->duration > 3600)

@@ -127,10 +127,12 @@ struct net_ctrl {
 	int (*send)(struct net_ctrl *c, const void *buf, size_t len, double deadline);
 	/* Receives one message of exactly len bytes. */
 	int (*recv)(struct net_ctrl *c, void *buf, size_t len, double deadline);
-	/* Optional: without blocking, has the peer closed the connection? The
-	 * RDMA loops ask every NET_RDMA_WATCH_S while they poll, so a peer
-	 * that exits mid-run is reported at once, not at the deadline. */
-	bool (*gone)(struct net_ctrl *c);
+	/* Optional: without blocking, NET_PEER_DATA (a message waits),
+	 * NET_PEER_GONE (the peer closed the connection) or NET_PEER_IDLE
+	 * (src/cluster/net.h). The RDMA loops ask every NET_RDMA_WATCH_S while
+	 * they poll, so a peer that fails or exits mid-run is reported at
+	 * once, not at the deadline. */
+	int (*state)(struct net_ctrl *c);
 	void *ctx;
 };
 

@@ -80,7 +80,13 @@ struct run {
 	uint64_t size, iters, seed;
 	double duration, deadline;
 	struct net_ctrl *ctrl;
-	double next_watch;         /* nr_watch_peer: when to ask ctrl->gone again */
+	double next_watch;         /* nr_watch_peer: when to ask ctrl->state again */
+	/* The peer's closing message (the initiator's DONE, or the target's
+	 * RESULT when it failed), read by nr_watch_peer while this side still
+	 * ran; nr_run_done/nr_run_finish take it from here. */
+	struct net_rdma_sync early;
+	bool have_early;
+	bool result_sent;          /* target: its RESULT went out early, on failure */
 	char **err;
 };
 
@@ -121,9 +127,11 @@ int nr_run_finish(struct run *r, int rc, struct net_rdma_sync *done, struct net_
 int nr_run_done(struct run *r, int rc, struct net_rdma_sync *done);
 int nr_run_result(struct run *r, int rc, struct net_rdma_sync *res);
 
-/* 0, or -EPIPE (with *r->err) once the control connection says the peer
- * has closed it: asked at most every NET_RDMA_WATCH_S, from every loop
- * that polls, beside its deadline check. */
+/* Asked at most every NET_RDMA_WATCH_S, from every loop that polls,
+ * beside its deadline check: -EPIPE (with *r->err) once the peer has
+ * closed the control connection; the peer's error once its closing
+ * message says it failed (a target that fails sends RESULT at once, see
+ * nr_run_done); else 0. */
 int nr_watch_peer(struct run *r, double now);
 
 /* A failed work completion, named with a likely cause; -EIO. */

@@ -363,10 +363,14 @@ struct stamps {
 	size_t n, cap;
 };
 
+/* A -D run keeps at most NET_LAT_MAX_SAMPLES samples (memory, on both
+ * ends): the initiator stops there (pp_enough, rlat_loop) and says so
+ * (capped); the target follows its STOP. The guard is for the target. */
+unsigned net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
+
 static void stamp(struct stamps *s, double t)
 {
-	/* a -D run keeps at most NET_LAT_MAX_SAMPLES (memory, on both ends) */
-	if (s->n > NET_LAT_MAX_SAMPLES)
+	if (s->n > net_rdma_lat_max_samples)
 		return;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 1024;
@@ -493,9 +497,14 @@ static int pp_drain(struct pp *pp)
 	return 0;
 }
 
-/* Has this side sent what the run asks for (iterations, or -D time)? */
-static bool pp_enough(const struct pp *pp, uint64_t i, double now)
+/* Has this side sent what the run asks for (iterations, or -D time, or
+ * as many ping-pong samples as it keeps: *capped then)? */
+static bool pp_enough(const struct pp *pp, uint64_t i, double now, bool *capped)
 {
+	if (pp->r->duration > 0 && pp->st.n > net_rdma_lat_max_samples && now - pp->t0 < pp->r->duration) {
+		*capped = true;
+		return true;
+	}
 	return pp->r->duration > 0 ? now - pp->t0 >= pp->r->duration : i >= pp->r->iters;
 }
 
@@ -542,7 +551,7 @@ static int wlat_prepare(struct run *r)
 	return 0;
 }
 
-static int wlat_loop(struct pp *pp)
+static int wlat_loop(struct pp *pp, bool *capped)
 {
 	struct run *r = pp->r;
 	uint8_t got = 0;
@@ -551,7 +560,7 @@ static int wlat_loop(struct pp *pp)
 	for (uint64_t i = 0; rc == 0; i++) {
 		if (r->initiator) {
 			double now = net_now();
-			if (pp_enough(pp, i, now)) {
+			if (pp_enough(pp, i, now, capped)) {
 				stamp(&pp->st, now);
 				return wlat_write(pp, LAT_STOP);
 			}
@@ -586,7 +595,7 @@ static int slat_prepare(struct run *r)
 	return nr_post_recvs(r->e, 0, r->err);
 }
 
-static int slat_loop(struct pp *pp)
+static int slat_loop(struct pp *pp, bool *capped)
 {
 	struct run *r = pp->r;
 	int rc = 0;
@@ -594,9 +603,11 @@ static int slat_loop(struct pp *pp)
 	for (uint64_t i = 0; rc == 0; i++) {
 		if (r->initiator) {
 			double now = net_now();
-			stamp(&pp->st, now);
-			if (pp_enough(pp, i, now))
+			if (pp_enough(pp, i, now, capped)) {
+				stamp(&pp->st, now);
 				return pp_post(pp, IBV_WR_SEND, true);
+			}
+			stamp(&pp->st, now);
 			if ((rc = pp_post(pp, IBV_WR_SEND, false)) == 0)
 				rc = slat_wait(pp, i + 1);
 		} else {
@@ -615,7 +626,11 @@ static int rlat_loop(struct pp *pp, struct net_samples *out)
 	struct stamps lat = { .t = NULL };
 	int rc = 0;
 	pp->t0 = net_now();
-	for (uint64_t i = 0; rc == 0 && !pp_enough(pp, i, net_now()); i++) {
+	for (uint64_t i = 0; rc == 0 && !pp_enough(pp, i, net_now(), &out->capped); i++) {
+		if (lat.n >= net_rdma_lat_max_samples) { /* read_lat's own samples, not pp->st */
+			out->capped = pp->r->duration > 0;
+			break;
+		}
 		double t = net_now();
 		if ((rc = pp_post(pp, IBV_WR_RDMA_READ, false)) == 0 && (rc = pp_drain(pp)) == 0)
 			stamp(&lat, (net_now() - t) * 1e6);
@@ -637,7 +652,7 @@ int nr_lat_run(struct run *r, struct net_samples *out)
 	if (r->test == NET_READ_LAT)
 		rc = r->initiator ? rlat_loop(&pp, out) : 0;
 	else
-		rc = r->test == NET_WRITE_LAT ? wlat_loop(&pp) : slat_loop(&pp);
+		rc = r->test == NET_WRITE_LAT ? wlat_loop(&pp, &out->capped) : slat_loop(&pp, &out->capped);
 	if (rc == 0)
 		rc = pp_drain(&pp);
 	/* the initiator's stamps end with the answer to its last message */

@@ -182,25 +182,42 @@ int nr_run_finish(struct run *r, int rc, struct net_rdma_sync *done, struct net_
 	done->type = NET_RDMA_SYNC_DONE;
 	sync_status(done, rc, r->err);
 	int s = sync_send(r, done);
-	if (s == 0)
+	if (s == 0 && r->have_early)
+		*res = r->early; /* the target's RESULT came during the loop */
+	else if (s == 0)
 		s = sync_recv(r, NET_RDMA_SYNC_RESULT, res);
 	if (rc < 0 || s < 0)
 		return rc < 0 ? rc : s;
 	return res->status < 0 ? peer_failed(r, res) : 0;
 }
 
-/* Target, done with result rc: DONE; the peer's failure becomes rc. */
+/* Target, done with result rc: DONE; the peer's failure becomes rc. A
+ * target whose loop failed sends its RESULT first, so that an initiator
+ * still in its loop (waiting for an answer that will not come) hears it
+ * at its next nr_watch_peer rather than at its deadline. */
 int nr_run_done(struct run *r, int rc, struct net_rdma_sync *done)
 {
-	int s = sync_recv(r, NET_RDMA_SYNC_DONE, done);
+	int s = 0;
+	if (rc < 0 && !r->have_early) {
+		struct net_rdma_sync res = { .type = NET_RDMA_SYNC_RESULT };
+		sync_status(&res, rc, r->err);
+		r->result_sent = sync_send(r, &res) == 0;
+	}
+	if (r->have_early)
+		*done = r->early; /* the initiator's DONE came during the loop */
+	else
+		s = sync_recv(r, NET_RDMA_SYNC_DONE, done);
 	if (rc < 0 || s < 0)
 		return rc < 0 ? rc : s;
 	return done->status < 0 ? peer_failed(r, done) : 0;
 }
 
-/* Target: RESULT with its status and *res's counts. */
+/* Target: RESULT with its status and *res's counts (unless nr_run_done
+ * sent it already). */
 int nr_run_result(struct run *r, int rc, struct net_rdma_sync *res)
 {
+	if (r->result_sent)
+		return rc;
 	res->type = NET_RDMA_SYNC_RESULT;
 	sync_status(res, rc, r->err);
 	int s = sync_send(r, res);
@@ -226,13 +243,21 @@ static int run_refuse(struct run *r, int rc)
 
 int nr_watch_peer(struct run *r, double now)
 {
-	if (!r->ctrl->gone || now < r->next_watch)
+	if (!r->ctrl->state || r->have_early || now < r->next_watch)
 		return 0;
 	r->next_watch = now + NET_RDMA_WATCH_S;
-	if (!r->ctrl->gone(r->ctrl))
+	int st = r->ctrl->state(r->ctrl);
+	if (st == NET_PEER_GONE)
+		return nr_fail(r->err, -EPIPE, "%s: the peer closed the control connection during the %s run "
+					       "(its process exited or was killed)", r->e->desc.dev, net_test_name(r->test));
+	if (st != NET_PEER_DATA)
 		return 0;
-	return nr_fail(r->err, -EPIPE, "%s: the peer closed the control connection during the %s run "
-				       "(its process exited or was killed)", r->e->desc.dev, net_test_name(r->test));
+	/* the only message that can come now is the peer's last: take it */
+	int rc = sync_recv(r, r->initiator ? NET_RDMA_SYNC_RESULT : NET_RDMA_SYNC_DONE, &r->early);
+	if (rc < 0)
+		return rc;
+	r->have_early = true;
+	return r->early.status < 0 ? peer_failed(r, &r->early) : 0;
 }
 
 int nr_wc_fail(struct run *r, const struct ibv_wc *wc)

@@ -199,20 +199,22 @@ int net_write_all(int fd, const void *buf, size_t len, double deadline)
 	return 0;
 }
 
-bool net_peer_gone(int fd)
+enum net_peer_state net_peer_state(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
 	char c;
 
 	if (poll(&pfd, 1, 0) <= 0)
-		return false;
+		return NET_PEER_IDLE;
 	if (pfd.revents & POLLIN) { /* data first: a message sent before closing explains more */
 		ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-		if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)))
-			return false;
-		return true;
+		if (n > 0)
+			return NET_PEER_DATA;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return NET_PEER_IDLE;
+		return NET_PEER_GONE;
 	}
-	return (pfd.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP)) != 0;
+	return pfd.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP) ? NET_PEER_GONE : NET_PEER_IDLE;
 }
 
 int net_read_all(int fd, void *buf, size_t len, double deadline)

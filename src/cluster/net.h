@@ -30,9 +30,12 @@ int net_accept(int lfd, double deadline);
 int net_write_all(int fd, const void *buf, size_t len, double deadline);
 int net_read_all(int fd, void *buf, size_t len, double deadline);
 
-/* Without blocking: has the peer closed fd (end of stream, reset, hang-up)?
- * Data waiting to be read is not a close (it is left unread). */
-bool net_peer_gone(int fd);
+/* Without blocking, fd's state: NET_PEER_DATA when data waits to be read
+ * (left unread: a message sent before a close is read first), else
+ * NET_PEER_GONE once the peer has closed it (end of stream, reset,
+ * hang-up), else NET_PEER_IDLE. */
+enum net_peer_state { NET_PEER_IDLE, NET_PEER_DATA, NET_PEER_GONE };
+enum net_peer_state net_peer_state(int fd);
 
 /* This host's IPv4 addresses that other nodes may reach (interfaces up,
  * not loopback), comma-separated, then "127.0.0.1" last; for announcing

@@ -155,9 +155,9 @@ static int ctrl_recv(struct net_ctrl *c, void *buf, size_t len, double deadline)
 	return r;
 }
 
-static bool ctrl_gone(struct net_ctrl *c)
+static int ctrl_state(struct net_ctrl *c)
 {
-	return net_peer_gone(*(int *)c->ctx);
+	return (int)net_peer_state(*(int *)c->ctx);
 }
 
 static void refuse(int fd, const char *why)
@@ -214,7 +214,7 @@ static int serve_size(const struct net_cmd *nc, int lfd, struct client *c, const
 		return r;
 	}
 	if (net_test_is_rdma(p->test)) {
-		struct net_ctrl ctrl = { .send = ctrl_send, .recv = ctrl_recv, .gone = ctrl_gone, .ctx = &c->fd };
+		struct net_ctrl ctrl = { .send = ctrl_send, .recv = ctrl_recv, .state = ctrl_state, .ctx = &c->fd };
 		struct net_samples s = { 0 };
 		r = net_rdma_run(c->rdma, false, st->size, st->iters, st->duration, &ctrl, deadline, &s, err);
 		net_samples_free(&s);
@@ -608,7 +608,7 @@ static int run_size(struct client_side *cs, uint64_t size, struct net_samples *s
 	memset(s, 0, sizeof(*s));
 	if (!net_test_is_rdma(p->test))
 		return client_tcp(cs, &st, deadline, s, err);
-	struct net_ctrl ctrl = { .send = ctrl_send, .recv = ctrl_recv, .gone = ctrl_gone, .ctx = &cs->fd };
+	struct net_ctrl ctrl = { .send = ctrl_send, .recv = ctrl_recv, .state = ctrl_state, .ctx = &cs->fd };
 	return net_rdma_run(cs->rdma, true, size, st.iters, st.duration, &ctrl, deadline, s, err);
 }
 

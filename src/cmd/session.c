@@ -329,7 +329,7 @@ static int open_launcher(struct session *s, const struct settings *set, int loca
 	s->env = (struct backend_env){
 		.nranks = s->nranks, .proc_rank = s->proc, .nprocs = s->nprocs, .local = local,
 		.first_gpu = first_gpu(s->launch.local_rank, local), .blocking = set->bench.blocking != 0,
-		.nccl_lib = set->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .cluster = s->cl,
+		.graph = set->bench.graph, .nccl_lib = set->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .cluster = s->cl,
 	};
 	/* communicator setup gets a deadline of its own: ranks that arrived
 	 * late at the rendezvous must not have used it up */

@@ -374,6 +374,11 @@ t_fakegpu() {
 	rc=$?
 	[ "$rc" -eq 2 ] && contains "$TMP/err" "lacks cuStreamBeginCapture_v2" "a driver without CUDA graphs: -G cannot run, and says which call is missing" \
 		|| { fail "-G on a driver without graphs (exit $rc)"; cat "$TMP/err" >&2; }
+	grep -q "nThread" "$TMP/out" && fail "-G refused only after the table began" || pass "-G refused before the table starts"
+	FAKE_NCCL_VERSION=2804 "$BIN" bench all_reduce -g 2 -b 1K -e 1K -G 2 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && contains "$TMP/err" "need NCCL 2.9 or newer" "-G with NCCL 2.8: refused with the version" \
+		|| fail "-G with an old NCCL"
+
 
 	FAKE_NCCL_SCENARIO=ib-gdr "$BIN" nccl -g 2 --bytes 1M --require ib,gdr,dmabuf --keep-logs "$TMP/logs" \
 		--json "$TMP/n.json" >"$TMP/out" 2>"$TMP/err"

@@ -23,7 +23,9 @@
  *   FAKE_IBVERBS_LINK=eth    RoCE ports (GID table: fe80:: v1/v2 at 0/1,
  *                            ::ffff:10.0.0.<1+i> v1/v2 at 2/3); default IB
  *   FAKE_IBVERBS_STATE=down  ports DOWN instead of ACTIVE
- * fake_ibverbs_set(key, value) changes at run time: "corrupt" (flip a
+ * fake_ibverbs_set(key, value) changes at run time: "fail" (the Nth
+ * request from then on completes with IBV_WC_RETRY_EXC_ERR and moves its
+ * QP to the error state, once: a link gone mid-run; 0 off), "corrupt" (flip a
  * byte of every Nth transfer; 0 off), and fake_ibverbs_live() counts the
  * objects not yet destroyed, for leak checks.
  *
@@ -115,6 +117,7 @@ static struct fake_qp *qps[MAX_QPS];
 static struct fake_mr *mrs[MAX_MRS];
 static uint32_t next_qpn = 0x100;
 static long corrupt_every, transfers;
+static long fail_after, attempts; /* "fail": the Nth request after it was set fails, once */
 static int live;
 
 static int err(int e)
@@ -567,7 +570,10 @@ static bool run_one(struct fake_qp *q)
 
 	if (!d || d->qp.state < IBV_QPS_RTR || d->a.dest_qp_num != q->qp.qp_num || d->a.rq_psn != q->a.sq_psn)
 		st = IBV_WC_RETRY_EXC_ERR; /* nobody answers this PSN on that QP */
-	else if (!inl && s->length && !mr_find(s->lkey, false, s->addr, s->length, read ? IBV_ACCESS_LOCAL_WRITE : 0))
+	else if (fail_after > 0 && ++attempts == fail_after) {
+		st = IBV_WC_RETRY_EXC_ERR; /* as if the link went away: retries exhausted */
+		fail_after = 0;
+	} else if (!inl && s->length && !mr_find(s->lkey, false, s->addr, s->length, read ? IBV_ACCESS_LOCAL_WRITE : 0))
 		st = IBV_WC_LOC_PROT_ERR;
 	else if (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM) {
 		if (!do_send(q, d, w, src, &st))
@@ -673,11 +679,17 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 
 FAKE_API int fake_ibverbs_set(const char *key, long value)
 {
-	if (strcmp(key, "corrupt"))
+	bool corrupt = !strcmp(key, "corrupt");
+	if (!corrupt && strcmp(key, "fail"))
 		return -1;
 	pthread_mutex_lock(&lock);
-	corrupt_every = value;
-	transfers = 0;
+	if (corrupt) {
+		corrupt_every = value;
+		transfers = 0;
+	} else {
+		fail_after = value;
+		attempts = 0;
+	}
 	pthread_mutex_unlock(&lock);
 	return 0;
 }

@@ -92,6 +92,22 @@ static struct backend *up(const char *nccl_lib)
 	return b;
 }
 
+/* init with -G graph: returns the backend initialised, or (want < 0) the
+ * one whose init failed with want and a message containing needle. */
+static struct backend *up_graph(const char *nccl_lib, int graph, int want, const char *needle)
+{
+	struct backend *b = NULL;
+	char *err = NULL;
+	if (backend_nccl_create(&b, &err) < 0)
+		fail_msg("create: %s", err);
+	struct backend_env e = env_for(2, nccl_lib);
+	e.graph = graph;
+	int r = b->ops->init(b, &e, mono() + 10);
+	if (r != want || (needle && !strstr(b->error, needle)))
+		fail_msg("init with -G %d: %d (want %d): %s", graph, r, want, b->error);
+	return b;
+}
+
 /* ---- values: small integers, exact in every type ---- */
 
 static uint16_t to_half(float f)
@@ -469,6 +485,8 @@ static void test_old_nccl(void **state)
 	for (int l = 0; l < 2; l++)
 		b->ops->free(b, l, buf[l]);
 	b->ops->fini(b);
+	b = up_graph(NULL, 3, -ENOTSUP, "need NCCL 2.9 or newer"); /* -G refused at init */
+	b->ops->fini(b);
 	unsetenv("FAKE_NCCL_VERSION");
 }
 
@@ -680,6 +698,29 @@ static void want_error(struct backend *b, int r, int want, const char *needle)
 		fail_msg("got %d (want %d): %s (want \"%s\")", r, want, b->error, needle);
 }
 
+/* -G with two GPUs in one process: NCCL's graph mixing, which its guide
+ * says can deadlock when one thread launches several communicators'
+ * graphs, is switched off before the communicators exist, unless the
+ * user chose; without -G it is left alone. */
+static void test_graph_env(void **state)
+{
+	(void)state;
+	unsetenv("NCCL_GRAPH_MIXING_SUPPORT");
+	struct backend *b = up(NULL);
+	assert_null(getenv("NCCL_GRAPH_MIXING_SUPPORT"));
+	b->ops->fini(b);
+	b = up_graph(NULL, 2, 0, NULL);
+	assert_non_null(getenv("NCCL_GRAPH_MIXING_SUPPORT"));
+	assert_string_equal(getenv("NCCL_GRAPH_MIXING_SUPPORT"), "0");
+	b->ops->fini(b);
+	setenv("NCCL_GRAPH_MIXING_SUPPORT", "1", 1);
+	b = up_graph(NULL, 2, 0, NULL);
+	assert_string_equal(getenv("NCCL_GRAPH_MIXING_SUPPORT"), "1");
+	b->ops->fini(b);
+	unsetenv("NCCL_GRAPH_MIXING_SUPPORT");
+	assert_int_equal(live_allocs(), 0);
+}
+
 static double g_eight(int l, size_t i)
 {
 	(void)l, (void)i;
@@ -861,10 +902,15 @@ static void test_no_graphs(void **state)
 	assert_non_null(strstr(lib.error, "libcuda.so.1: required symbol cuStreamBeginCapture_v2 missing"));
 	dl_close(&lib);
 
-	struct backend *b = up(NULL);
-	want_error(b, b->ops->capture_begin(b), -ENOTSUP,
-		   "CUDA graphs (-G) are not available: the CUDA driver library libcuda.so.1 lacks "
-		   "cuStreamBeginCapture_v2 (drivers for CUDA 11.4 and newer have it); run without -G");
+	static const char no_graphs[] = "CUDA graphs (-G) are not available: the CUDA driver library libcuda.so.1 "
+					"lacks cuStreamBeginCapture_v2 (CUDA 11.4 and newer drivers have every graph "
+					"call used); run without -G";
+	/* asked for -G: init refuses, before anything runs */
+	struct backend *b = up_graph(NULL, 2, -ENOTSUP, no_graphs);
+	b->ops->fini(b);
+
+	b = up(NULL);
+	want_error(b, b->ops->capture_begin(b), -ENOTSUP, no_graphs);
 	want_error(b, b->ops->graph_launch(b), -EINVAL, "without a graph");
 	want_error(b, b->ops->capture_end(b), -EINVAL, "without capture_begin");
 	assert_int_equal(b->ops->barrier(b, mono() + 5), 0);
@@ -1139,6 +1185,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_graph_misuse),
 		cmocka_unit_test(test_graph_deadline),
 		cmocka_unit_test(test_group),
+		cmocka_unit_test(test_graph_env),
 	};
 	const struct CMUnitTest nographs_tests[] = {
 		cmocka_unit_test(test_no_graphs),

@@ -298,10 +298,20 @@ struct mock {
 	struct backend b;
 	int n;                  /* local ranks = all ranks */
 	size_t corrupt_at;      /* element of rank 1's result to flip, or SIZE_MAX */
+	bool corrupt_replays;   /* ... only in what a graph launch replays */
+	bool replaying;
 	double fixed_time;      /* seconds per launch the timer reports */
 	long launches;
 	bool capturing;         /* -G: launches are recorded, not counted */
 	long captured, graphs;
+	struct mock_call {      /* what was captured, replayed by each graph launch */
+		enum coll c;
+		void *send[4], *recv[4];
+		size_t count;
+		enum dtype t;
+		enum redop op;
+		int root;
+	} *calls;
 	int depth;              /* -m: group_begin nesting */
 	long groups, in_group, bad_groups; /* groups closed, launches in the open one, groups of the wrong size */
 	long want_group;        /* launches each group must hold */
@@ -346,7 +356,14 @@ static int m_run(struct backend *b, enum coll c, void *const *send, void *const 
 	if (m->depth > 0)
 		m->in_group++;
 	if (m->capturing) {
-		m->captured++;
+		struct mock_call *k;
+		m->calls = realloc(m->calls, (size_t)(m->captured + 1) * sizeof(*m->calls));
+		k = &m->calls[m->captured++];
+		*k = (struct mock_call){ .c = c, .count = count, .t = t, .op = op, .root = root };
+		for (int l = 0; l < m->n && l < 4; l++) {
+			k->send[l] = send[l];
+			k->recv[l] = recv[l];
+		}
 		return 0;
 	}
 	size_t total = (c == COLL_REDUCE_SCATTER || c == COLL_ALLTOALL ? n : 1) * bytes;
@@ -378,7 +395,7 @@ static int m_run(struct backend *b, enum coll c, void *const *send, void *const 
 		default: memcpy(o, snap + ((r + n - 1) % n) * total, bytes); break;
 		}
 	}
-	if (m->corrupt_at != SIZE_MAX && m->corrupt_at < count && n > 1 && (c != COLL_REDUCE || root == 1))
+	if (m->corrupt_at != SIZE_MAX && (!m->corrupt_replays || m->replaying) && m->corrupt_at < count && n > 1 && (c != COLL_REDUCE || root == 1))
 		((unsigned char *)recv[1])[m->corrupt_at * ts] ^= 0x40;
 	m->launches++;
 	free(snap);
@@ -428,17 +445,28 @@ static int m_cap_end(struct backend *b)
 	return 0;
 }
 
+/* Replays what was captured (each replay counts as a launch, timed). */
 static int m_graph_launch(struct backend *b)
 {
 	struct mock *m = (struct mock *)b;
-	m->launches += m->captured; /* the recorded launches, timed */
+	m->replaying = true;
+	for (long i = 0; i < m->captured; i++) {
+		const struct mock_call *k = &m->calls[i];
+		int r = m_run(b, k->c, k->send, k->recv, k->count, k->t, k->op, k->root);
+		if (r < 0)
+			return r;
+	}
+	m->replaying = false;
 	m->graphs++;
 	return 0;
 }
 
 static void m_graph_free(struct backend *b)
 {
-	(void)b;
+	struct mock *m = (struct mock *)b;
+	free(m->calls);
+	m->calls = NULL;
+	m->captured = 0;
 }
 
 static const struct backend_ops mock_graph_ops = {
@@ -599,10 +627,22 @@ static void test_harness_graph(void **state)
 	m.b.ops = &mock_graph_ops;
 	struct bench_ctx ctx = { .p = &p, .b = &m.b, .cl = cl, .nranks = 2, .local = 2 };
 	assert_int_equal(bench_run(&ctx, &res, &err), 0);
-	assert_int_equal(m.graphs, 2 * 3);  /* out of place and in place */
+	assert_int_equal(m.graphs, 2 * (3 + 1)); /* out of place and in place: 3 timed, 1 checked */
 	assert_true(fabs(res.rows[0].half[0].time_us - 100.0) < 1e-9);
 	assert_int_equal(res.rows[0].half[0].wrong, 0);
 	bench_result_free(&res);
+	/* the check goes through a graph too: wrong data from replays only is found */
+	m.corrupt_at = 5;
+	m.corrupt_replays = true;
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_true(res.rows[0].half[0].wrong > 0);
+	bench_result_free(&res);
+	p.graph = 0;
+	assert_int_equal(bench_run(&ctx, &res, &err), 0);
+	assert_int_equal(res.rows[0].half[0].wrong, 0); /* nothing replayed, nothing wrong */
+	bench_result_free(&res);
+	p.graph = 3;
+	m.corrupt_at = SIZE_MAX;
 	/* a backend without graphs refuses -G */
 	m.b.ops = &mock_ops;
 	assert_int_equal(bench_run(&ctx, &res, &err), -EINVAL);

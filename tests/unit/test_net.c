@@ -40,6 +40,13 @@ static void test_names_and_params(void **state)
 	p.qps = 2;
 	assert_non_null(e = net_params_check(&p)); /* latency: one QP */
 	free(e);
+	p.qps = 1;
+	p.iters = NET_LAT_MAX_SAMPLES + 1ull; /* more samples than a latency run keeps */
+	assert_non_null(e = net_params_check(&p));
+	assert_non_null(strstr(e, "use -D"));
+	free(e);
+	p.iters = NET_LAT_MAX_SAMPLES;
+	assert_null(net_params_check(&p));
 	net_params_default(&p);
 	p.all = true;
 	p.size = 64;

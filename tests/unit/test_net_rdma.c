@@ -744,6 +744,16 @@ static void test_fake_lat(void **state)
 		snprintf(what, sizeof(what), "test %d, -D 0.1", (int)tests[t]);
 		pair_run(&pr, 2, 0, 0.1);
 		check_lat(&pr, 0, 0, what);
+		assert_false(pr.c.s.capped);
+		/* a -D run stops at the samples it keeps, and says so */
+		net_rdma_lat_max_samples = 500;
+		snprintf(what, sizeof(what), "test %d, -D 20, capped", (int)tests[t]);
+		double t0 = net_now();
+		pair_run(&pr, 2, 0, 20);
+		net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
+		check_lat(&pr, 500, 0, what);
+		assert_true(pr.c.s.capped);
+		assert_true(net_now() - t0 < 10);
 		pair_close(&pr);
 	}
 }
@@ -992,9 +1002,9 @@ static void test_fake_deadlines(void **state)
 	pair_close(&pr);
 }
 
-static bool side_gone(struct net_ctrl *c)
+static int side_state(struct net_ctrl *c)
 {
-	return net_peer_gone(((struct side *)c->ctx)->fd);
+	return (int)net_peer_state(((struct side *)c->ctx)->fd);
 }
 
 struct runner {
@@ -1024,7 +1034,7 @@ static void test_fake_peer_gone(void **state)
 		struct pair pr;
 		pthread_t tc, ts;
 		pair_open(&pr, &o, &o, &p);
-		pr.c.ctrl.gone = pr.s.ctrl.gone = side_gone;
+		pr.c.ctrl.state = pr.s.ctrl.state = side_state;
 		pr.c.size = pr.s.size = 4096;
 		pr.c.duration = pr.s.duration = 20;
 		pr.c.deadline = pr.s.deadline = net_now() + 30;
@@ -1047,6 +1057,41 @@ static void test_fake_peer_gone(void **state)
 				 rc.ended - cut);
 		pair_close(&pr);
 	}
+}
+
+/* A run that fails on one side mid-run (the fake's "fail": a request's
+ * retries exhausted, its QP in the error state): the other side, still
+ * polling for a message that will not come, hears the failure over the
+ * control connection at once and names it, in every test, whichever side
+ * the failed request was on. */
+static void test_fake_peer_failed(void **state)
+{
+	(void)state;
+	static const enum net_test tests[] = { NET_WRITE_BW, NET_READ_BW, NET_SEND_BW,
+					       NET_WRITE_LAT, NET_READ_LAT, NET_SEND_LAT };
+	struct net_rdma_opts o = host_opts();
+	for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+		for (long nth = 50; nth <= 51; nth++) { /* ping-pongs: one side's request, then the other's */
+			struct net_params p = params(tests[t], 4096, 1, false);
+			struct pair pr;
+			pair_open(&pr, &o, &o, &p);
+			pr.c.ctrl.state = pr.s.ctrl.state = side_state;
+			fk.set("fail", nth);
+			double t0 = net_now();
+			pair_run(&pr, 4096, 0, 20);
+			double took = net_now() - t0;
+			fk.set("fail", 0);
+			if (pr.c.rc >= 0 || pr.s.rc >= 0 || took > 5)
+				fail_msg("%s, request %ld fails: initiator %d (%s), target %d (%s), %.1f s",
+					 net_test_name(tests[t]), nth, pr.c.rc, pr.c.err ? pr.c.err : "", pr.s.rc,
+					 pr.s.err ? pr.s.err : "", took);
+			/* one side names the completion error, the other the peer's failure */
+			const char *a = pr.c.err, *b = pr.s.err;
+			if (!strstr(a, "the peer failed") && !strstr(b, "the peer failed"))
+				fail_msg("%s: neither side names the peer's failure: \"%s\" / \"%s\"",
+					 net_test_name(tests[t]), a, b);
+			pair_close(&pr);
+		}
 }
 
 static int run_mode(const char *mode)
@@ -1078,6 +1123,7 @@ static int run_mode(const char *mode)
 		cmocka_unit_test(test_fake_refusals),
 		cmocka_unit_test(test_fake_deadlines),
 		cmocka_unit_test(test_fake_peer_gone),
+		cmocka_unit_test(test_fake_peer_failed),
 	};
 	if (!strcmp(mode, "pure"))
 		return cmocka_run_group_tests_name("net_rdma pure", pure, NULL, NULL);
