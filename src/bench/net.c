@@ -64,7 +64,7 @@ char *net_params_check(struct net_params *p)
 		return xasprintf("-s %llu: at most 1 GiB per message", (unsigned long long)p->size);
 	if (p->qps < 1 || p->qps > 64)
 		return xasprintf("-q %d: between 1 and 64", p->qps);
-	if (lat && p->iters > NET_LAT_MAX_SAMPLES)
+	if (lat && p->duration <= 0 && p->iters > NET_LAT_MAX_SAMPLES)
 		return xasprintf("-n %llu: a latency test keeps every sample, at most %u (use -D for longer runs)",
 				 (unsigned long long)p->iters, NET_LAT_MAX_SAMPLES);
 	if (lat && (p->qps != 1 || p->bidir))
@@ -127,7 +127,7 @@ static double median_of(const double *v, size_t m)
 void net_lat_row_from(const struct net_samples *s, uint64_t size, struct net_lat_row *out)
 {
 	size_t n = s->n_lat;
-	*out = (struct net_lat_row){ .bytes = size, .iters = n, .errors = s->errors };
+	*out = (struct net_lat_row){ .bytes = size, .iters = n, .errors = s->errors, .capped = s->capped };
 	if (!n)
 		return;
 	double *v = malloc(n * sizeof(*v)), sum = 0, sq = 0;

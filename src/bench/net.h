@@ -113,6 +113,7 @@ struct net_lat_row {
 	uint64_t bytes, iters;
 	double min, max, typical, avg, stdev, p99, p999; /* microseconds */
 	uint64_t errors;
+	bool capped;             /* the samples' s->capped: -D ran out after them */
 };
 
 void net_bw_row_from(const struct net_samples *s, uint64_t size, double link_gbps, struct net_bw_row *out);

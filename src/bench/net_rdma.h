@@ -116,8 +116,12 @@ int net_rdma_connect(struct net_rdma *e, const void *peer_blob, size_t len, char
  * prepared, both run, the initiator sends DONE and the target answers
  * RESULT (its wrong-byte count, and its own counts with -b). A side that
  * fails still sends its message with the error, so the peer stops with
- * "peer: <reason>" instead of waiting for its deadline. After a failure
- * the QPs may be in the error state: close the endpoint. */
+ * "the peer failed: <reason>" instead of waiting for its deadline: a
+ * target whose run failed sends its RESULT before it waits for DONE, and
+ * while either side polls it reads the peer's closing message as soon as
+ * it arrives (ctrl->state, every NET_RDMA_WATCH_S), and ends with -EPIPE
+ * when the control connection closes. After a failure the QPs may be in
+ * the error state: close the endpoint. */
 int net_rdma_run(struct net_rdma *e, bool initiator, uint64_t size, uint64_t iters, double duration,
 		 struct net_ctrl *ctrl, double deadline, struct net_samples *out, char **err);
 

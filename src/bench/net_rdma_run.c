@@ -243,14 +243,14 @@ static int run_refuse(struct run *r, int rc)
 
 int nr_watch_peer(struct run *r, double now)
 {
-	if (!r->ctrl->state || r->have_early || now < r->next_watch)
+	if (!r->ctrl->state || now < r->next_watch)
 		return 0;
 	r->next_watch = now + NET_RDMA_WATCH_S;
 	int st = r->ctrl->state(r->ctrl);
 	if (st == NET_PEER_GONE)
 		return nr_fail(r->err, -EPIPE, "%s: the peer closed the control connection during the %s run "
 					       "(its process exited or was killed)", r->e->desc.dev, net_test_name(r->test));
-	if (st != NET_PEER_DATA)
+	if (st != NET_PEER_DATA || r->have_early) /* its last message read, only a close can follow */
 		return 0;
 	/* the only message that can come now is the peer's last: take it */
 	int rc = sync_recv(r, r->initiator ? NET_RDMA_SYNC_RESULT : NET_RDMA_SYNC_DONE, &r->early);
@@ -351,6 +351,9 @@ static int run_check(struct run *r)
 			    (unsigned long long)r->size, (unsigned long long)max);
 	if (!(r->duration >= 0) || !isfinite(r->duration) || (r->duration == 0 && r->iters == 0))
 		return nr_fail(r->err, -EINVAL, "neither iterations nor a duration to run for");
+	if (nr_test_is_lat(r->test) && r->duration == 0 && r->iters > net_rdma_lat_max_samples)
+		return nr_fail(r->err, -EINVAL, "-n %llu: a latency run keeps at most %u samples",
+			    (unsigned long long)r->iters, net_rdma_lat_max_samples);
 	if (e->cu_loaded) {
 		CUresult c = e->cu.ctx_set_current(e->cuctx);
 		if (c != CUDA_SUCCESS)

@@ -779,6 +779,8 @@ static json_object *jrow_lat(const struct net_lat_row *r)
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		json_object_object_add(o, k[i], json_object_new_double(v[i]));
 	json_object_object_add(o, "errors", json_object_new_uint64(r->errors));
+	/* a -D run that stopped at the samples it keeps, before its time ran out */
+	json_object_object_add(o, "stopped_at_sample_limit", json_object_new_boolean(r->capped));
 	return o;
 }
 

@@ -14,7 +14,8 @@
  * IBV_WC_LOC_PROT_ERR), receive-not-ready (a send waits for a receive, as
  * with rnr_retry 7), ordering per QP, signalled completions, inline data
  * copied at post time, and a QP moving to the error state (the rest
- * flushed with IBV_WC_WR_FLUSH_ERR). Work runs when any CQ is polled.
+ * flushed with IBV_WC_WR_FLUSH_ERR, and so is
+ * whatever is posted to it later). Work runs when any CQ is polled.
  * The ops are reached through ctx->ops as verbs.h's inline functions do;
  * ibv_query_port fills only the compat fields, as the real export.
  *
@@ -638,6 +639,11 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 	pthread_mutex_lock(&lock);
 	for (; wr && !r; wr = wr->next) {
 		bool inl = wr->send_flags & IBV_SEND_INLINE;
+		if (qp->state == IBV_QPS_ERR) { /* accepted and flushed, as the drivers do */
+			struct ibv_wc wc = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR, .qp_num = qp->qp_num };
+			cq_push(q->scq, &wc);
+			continue;
+		}
 		if (qp->state != IBV_QPS_RTS || wr->num_sge != 1 || q->sq_count == q->sq_cap ||
 		    (inl && (wr->sg_list[0].length > q->max_inline || wr->opcode == IBV_WR_RDMA_READ)) ||
 		    (wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_READ && wr->opcode != IBV_WR_SEND &&
@@ -664,7 +670,13 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	int r = 0;
 	pthread_mutex_lock(&lock);
 	for (; wr && !r; wr = wr->next) {
-		if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_ERR || wr->num_sge != 1 || q->rq_count == q->rq_cap) {
+		if (qp->state == IBV_QPS_ERR) { /* accepted and flushed, as the drivers do */
+			struct ibv_wc wc = { .wr_id = wr->wr_id, .status = IBV_WC_WR_FLUSH_ERR, .opcode = IBV_WC_RECV,
+					     .qp_num = qp->qp_num };
+			cq_push(q->rcq, &wc);
+			continue;
+		}
+		if (qp->state == IBV_QPS_RESET || wr->num_sge != 1 || q->rq_count == q->rq_cap) {
 			r = q->rq_count == q->rq_cap ? ENOMEM : EINVAL;
 			*bad = wr;
 			break;

@@ -45,6 +45,9 @@ static void test_names_and_params(void **state)
 	assert_non_null(e = net_params_check(&p));
 	assert_non_null(strstr(e, "use -D"));
 	free(e);
+	p.duration = 1; /* -n is ignored with -D */
+	assert_null(net_params_check(&p));
+	p.duration = 0;
 	p.iters = NET_LAT_MAX_SAMPLES;
 	assert_null(net_params_check(&p));
 	net_params_default(&p);

@@ -568,6 +568,11 @@ static int side_recv(struct net_ctrl *c, void *buf, size_t len, double deadline)
 	return net_read_all(((struct side *)c->ctx)->fd, buf, len, deadline);
 }
 
+static int side_state(struct net_ctrl *c)
+{
+	return (int)net_peer_state(((struct side *)c->ctx)->fd);
+}
+
 static void *side_run(void *arg)
 {
 	struct side *s = arg;
@@ -590,8 +595,9 @@ static void pair_init(struct pair *pr)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	pr->c = (struct side){ .fd = sv[0], .initiator = true };
 	pr->s = (struct side){ .fd = sv[1] };
-	pr->c.ctrl = (struct net_ctrl){ .send = side_send, .recv = side_recv, .ctx = &pr->c };
-	pr->s.ctrl = (struct net_ctrl){ .send = side_send, .recv = side_recv, .ctx = &pr->s };
+	/* with the watch on, as the command runs them */
+	pr->c.ctrl = (struct net_ctrl){ .send = side_send, .recv = side_recv, .state = side_state, .ctx = &pr->c };
+	pr->s.ctrl = (struct net_ctrl){ .send = side_send, .recv = side_recv, .state = side_state, .ctx = &pr->s };
 }
 
 static int open_side(struct side *sd, const struct net_rdma_opts *o, const struct net_params *p)
@@ -754,6 +760,13 @@ static void test_fake_lat(void **state)
 		check_lat(&pr, 500, 0, what);
 		assert_true(pr.c.s.capped);
 		assert_true(net_now() - t0 < 10);
+		/* -n beyond what is kept: refused by both ends, not truncated */
+		net_rdma_lat_max_samples = 100;
+		pair_run(&pr, 2, 101, 0);
+		net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
+		assert_int_equal(pr.c.rc, -EINVAL);
+		assert_int_equal(pr.s.rc, -EINVAL);
+		assert_non_null(strstr(pr.c.err, "keeps at most 100 samples"));
 		pair_close(&pr);
 	}
 }
@@ -1002,10 +1015,6 @@ static void test_fake_deadlines(void **state)
 	pair_close(&pr);
 }
 
-static int side_state(struct net_ctrl *c)
-{
-	return (int)net_peer_state(((struct side *)c->ctx)->fd);
-}
 
 struct runner {
 	struct side *sd;
@@ -1034,7 +1043,6 @@ static void test_fake_peer_gone(void **state)
 		struct pair pr;
 		pthread_t tc, ts;
 		pair_open(&pr, &o, &o, &p);
-		pr.c.ctrl.state = pr.s.ctrl.state = side_state;
 		pr.c.size = pr.s.size = 4096;
 		pr.c.duration = pr.s.duration = 20;
 		pr.c.deadline = pr.s.deadline = net_now() + 30;
@@ -1071,19 +1079,22 @@ static void test_fake_peer_failed(void **state)
 					       NET_WRITE_LAT, NET_READ_LAT, NET_SEND_LAT };
 	struct net_rdma_opts o = host_opts();
 	for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
-		for (long nth = 50; nth <= 51; nth++) { /* ping-pongs: one side's request, then the other's */
-			struct net_params p = params(tests[t], 4096, 1, false);
+		for (int v = 0; v < (t < 3 ? 4 : 2); v++) {
+			/* ping-pongs: one side's request, then the other's; bandwidth
+			 * tests also with -b (both sides' requests) and 3 QPs */
+			long nth = 50 + (v & 1);
+			bool bidir = v >= 2;
+			struct net_params p = params(tests[t], 4096, bidir ? 3 : 1, bidir);
 			struct pair pr;
 			pair_open(&pr, &o, &o, &p);
-			pr.c.ctrl.state = pr.s.ctrl.state = side_state;
-			fk.set("fail", nth);
+				fk.set("fail", nth);
 			double t0 = net_now();
 			pair_run(&pr, 4096, 0, 20);
 			double took = net_now() - t0;
 			fk.set("fail", 0);
 			if (pr.c.rc >= 0 || pr.s.rc >= 0 || took > 5)
-				fail_msg("%s, request %ld fails: initiator %d (%s), target %d (%s), %.1f s",
-					 net_test_name(tests[t]), nth, pr.c.rc, pr.c.err ? pr.c.err : "", pr.s.rc,
+				fail_msg("%s%s, request %ld fails: initiator %d (%s), target %d (%s), %.1f s",
+					 net_test_name(tests[t]), bidir ? " -b -q 3" : "", nth, pr.c.rc, pr.c.err ? pr.c.err : "", pr.s.rc,
 					 pr.s.err ? pr.s.err : "", took);
 			/* one side names the completion error, the other the peer's failure */
 			const char *a = pr.c.err, *b = pr.s.err;
