@@ -132,8 +132,13 @@ static int peer_failed(struct run *r, const struct net_rdma_sync *m)
 static void sync_status(struct net_rdma_sync *m, int rc, char **err)
 {
 	m->status = rc < 0 ? rc : 0;
-	if (rc < 0)
-		snprintf(m->text, sizeof(m->text), "%s", err && *err ? *err : nr_errtext(rc));
+	if (rc < 0) {
+		const char *why = err && *err ? *err : nr_errtext(rc);
+		size_t n = sizeof(m->text);
+		/* the message is fixed-size: a longer reason ends in "..." */
+		if ((size_t)snprintf(m->text, n, "%s", why) >= n)
+			memcpy(m->text + n - 4, "...", 4);
+	}
 }
 
 /* Initiator, prepared with result rc: START, then READY. */

@@ -213,6 +213,16 @@ t_fakerdma() {
 	contains "$TMP/out" "Transport type  : IB" "perftest's info block"
 	"$BIN" bench net --loopback --test write_bw -a -q 2 -b -n 32 >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 0 ] && [ "$(rows "$TMP/out")" -eq 23 ] && pass "write_bw -a -q 2 -b: 23 sizes" || { fail "write_bw -a"; cat "$TMP/err" >&2; }
+	# a request fails mid-run (retries exhausted): both ends stop at once and say why
+	for t in send_bw send_lat write_lat; do
+		t0=$(date +%s)
+		FAKE_IBVERBS_FAIL=300 "$BIN" bench net --loopback --test "$t" -s 64 -D 20 >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		t1=$(date +%s)
+		[ "$rc" -ne 0 ] && [ $((t1 - t0)) -lt 10 ] && grep -q "IBV_WC_RETRY_EXC_ERR\|the peer failed" "$TMP/err" \
+			&& pass "$t: a request failing mid-run ends the -D 20 run in $((t1 - t0)) s, named (exit $rc)" \
+			|| { fail "$t failing mid-run: exit $rc after $((t1 - t0)) s"; cat "$TMP/err" >&2; }
+	done
 }
 
 case "${1:-}" in

@@ -24,6 +24,7 @@
  *   FAKE_IBVERBS_LINK=eth    RoCE ports (GID table: fe80:: v1/v2 at 0/1,
  *                            ::ffff:10.0.0.<1+i> v1/v2 at 2/3); default IB
  *   FAKE_IBVERBS_STATE=down  ports DOWN instead of ACTIVE
+ *   FAKE_IBVERBS_FAIL=N      as fake_ibverbs_set("fail", N) below
  * fake_ibverbs_set(key, value) changes at run time: "fail" (the Nth
  * request from then on completes with IBV_WC_RETRY_EXC_ERR and moves its
  * QP to the error state, once: a link gone mid-run; 0 off), "corrupt" (flip a
@@ -136,6 +137,11 @@ static void read_env(void)
 		n_devs = MAX_DEVS;
 	eth = l && !strcmp(l, "eth");
 	down = s && !strcmp(s, "down");
+	const char *f = getenv("FAKE_IBVERBS_FAIL");
+	if (f) {
+		fail_after = atol(f);
+		attempts = 0;
+	}
 	for (int i = 0; i < n_devs; i++) {
 		snprintf(devs[i].name, sizeof(devs[i].name), "fake_ib%d", i);
 		devs[i].index = i;
