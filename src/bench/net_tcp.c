@@ -227,6 +227,24 @@ static const char *bw_error(int e)
 	}
 }
 
+/* What the kernel may hold in the receive buffers of these streams (their
+ * SO_RCVBUF, autotuning included). A receiver that reads data already
+ * buffered spends no network time on it, so a slice of the run is timed
+ * honestly only when it is much larger: NET_TCP_WINDOW_BUFFERS times this
+ * (buffered data then inflates a slice's rate by at most 1/7). */
+#define NET_TCP_WINDOW_BUFFERS 8
+static uint64_t rcvbuf_bytes(const struct stream *st, int n)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		int v = 0;
+		socklen_t l = sizeof(v);
+		if (getsockopt(st[i].fd, SOL_SOCKET, SO_RCVBUF, &v, &l) == 0 && v > 0)
+			sum += (uint64_t)v;
+	}
+	return sum;
+}
+
 static void collect(struct stream *st, int n, struct bw_run *r, struct net_samples *rx)
 {
 	double first = 0, last = 0;
@@ -243,9 +261,12 @@ static void collect(struct stream *st, int n, struct bw_run *r, struct net_sampl
 			last = st[i].last;
 	}
 	rx->seconds = last > first ? last - first : 0;
-	/* windows exist only when every window filled (iteration runs) */
+	/* windows exist only when every window filled (iteration runs), and
+	 * each is large next to the socket buffers (above); else the peak is
+	 * the average */
 	r->window_end[0] = first;
-	if (r->windows && rx->msgs == r->iters) {
+	if (r->windows && rx->msgs == r->iters &&
+	    rx->bytes / NET_WINDOWS >= NET_TCP_WINDOW_BUFFERS * rcvbuf_bytes(st, n)) {
 		rx->n_windows = NET_WINDOWS;
 		for (int w = 0; w < NET_WINDOWS; w++)
 			rx->window_s[w] = r->window_end[w + 1] - r->window_end[w];

@@ -249,6 +249,7 @@ static void test_framing(void **state)
 struct bw_side {
 	int fd;
 	bool send, recv;
+	uint64_t size;          /* per message; 0: 1000 */
 	struct net_samples s;
 	int r;
 };
@@ -257,29 +258,52 @@ static void *bw_thread(void *arg)
 {
 	struct bw_side *b = arg;
 	char *err = NULL;
-	b->r = net_tcp_bw(&b->fd, 1, b->send, b->recv, 1000, 320, 0, net_now() + 10, &b->s, &err);
+	b->r = net_tcp_bw(&b->fd, 1, b->send, b->recv, b->size ? b->size : 1000, 320, 0, net_now() + 10, &b->s, &err);
 	free(err);
 	return NULL;
+}
+
+/* Both ends of a socketpair send and receive 320 messages of size bytes
+ * (receive buffers of rcvbuf bytes, 0: the default); b ends with what
+ * the second end received. */
+static void bw_both(uint64_t size, int rcvbuf, struct bw_side *b)
+{
+	int sv[2];
+	pthread_t t;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	for (int i = 0; i < 2 && rcvbuf; i++)
+		assert_int_equal(setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+	struct bw_side a = { .fd = sv[0], .send = true, .recv = true, .size = size };
+	*b = (struct bw_side){ .fd = sv[1], .send = true, .recv = true, .size = size };
+	pthread_create(&t, NULL, bw_thread, b);
+	bw_thread(&a);
+	pthread_join(t, NULL);
+	assert_int_equal(a.r, 0);
+	assert_int_equal(b->r, 0);
+	assert_int_equal(a.s.msgs, 320);
+	assert_int_equal(a.s.bytes, 320 * size);
+	assert_int_equal(a.s.errors, 0);
+	assert_int_equal(b->s.msgs, 320);
+	assert_int_equal(b->s.errors, 0);
+	net_samples_free(&a.s);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 static void test_tcp_kernels(void **state)
 {
 	(void)state;
 	int sv[2];
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	struct bw_side a = { .fd = sv[0], .send = true, .recv = true }, b = { .fd = sv[1], .send = true, .recv = true };
-	pthread_t t;
-	pthread_create(&t, NULL, bw_thread, &b);
-	bw_thread(&a);
-	pthread_join(t, NULL);
-	assert_int_equal(a.r, 0);
-	assert_int_equal(b.r, 0);
-	assert_int_equal(a.s.msgs, 320);
-	assert_int_equal(a.s.bytes, 320000);
-	assert_int_equal(a.s.errors, 0);
+	struct bw_side b;
+	/* 20 KB slices, next to socket buffers of 64 KB or more: no peak */
+	bw_both(1000, 0, &b);
+	assert_int_equal(b.s.n_windows, 0);
+	net_samples_free(&b.s);
+	/* 2 MB slices next to 64 KB buffers (8 x 128 KB, as the kernel doubles
+	 * SO_RCVBUF): each slice's time counts */
+	bw_both(100000, 65536, &b);
 	assert_int_equal(b.s.n_windows, NET_WINDOWS);
-	close(sv[0]);
-	close(sv[1]);
+	net_samples_free(&b.s);
 
 	/* corrupted data is counted: a writer that sends a wrong sequence */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
