@@ -14,6 +14,7 @@
  * takes them from the program that loads it. */
 #include "../unit/testutil.h"
 #include "bench/backend.h"
+#include "core/spawn.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -21,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void backend_set_error(struct backend *b, const char *fmt, ...)
@@ -146,16 +147,26 @@ static int probe(const char *mode)
 /* Copies this executable into a fresh directory and runs it there. */
 static void run_copy(const char *dir, const char *mode)
 {
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(n > 0 && (size_t)n < sizeof(self) - 1);
-	self[n] = '\0';
+	FILE *f = fopen("/proc/self/exe", "rb");
+	struct strbuf img = STRBUF_INIT;
+	char chunk[65536];
+	size_t n;
+	assert_non_null(f);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		strbuf_add(&img, chunk, n);
+	fclose(f);
+	assert_true(img.len > 0);
+	tu_write_bytes(dir, "probe", img.buf, img.len);
+	strbuf_release(&img);
 	char *exe = xasprintf("%s/probe", dir);
-	char *cmd = xasprintf("cp '%s' '%s' && '%s' --probe %s", self, exe, exe, mode);
-	int st = system(cmd);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	free(cmd);
+	assert_int_equal(chmod(exe, 0755), 0);
+	const char *argv[] = { exe, "--probe", mode, NULL };
+	struct spawn_result res;
+	assert_int_equal(spawn_run(argv, NULL, 60000, &res), 0);
+	if (res.exit_code != 0)
+		fail_msg("%s --probe %s: exit %d, signal %d: %s", exe, mode, res.exit_code, res.signal,
+			 res.err.len ? res.err.buf : "");
+	spawn_result_free(&res);
 	free(exe);
 }
 
