@@ -160,6 +160,33 @@ static void print_ranks(const struct session *ss, const struct rank_check *rc, s
 	}
 }
 
+/* What the NCCL log says, as fields of o: the HCAs NCCL listed (with
+ * GPUDirect RDMA true/false, null when not logged), DMA-BUF, the socket
+ * interface, intra-node transports and NCCL's warnings. */
+static void log_facts_json(json_object *o, const struct nccl_log *log)
+{
+	json_object *hcas = json_object_new_array(), *tr = json_object_new_array(), *warn = json_object_new_array();
+	for (size_t i = 0; i < log->n_hcas; i++) {
+		const struct nccl_hca *h = &log->hcas[i];
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(h->name));
+		json_object_object_add(x, "port", h->port >= 0 ? json_object_new_int(h->port) : NULL);
+		json_object_object_add(x, "link", h->link ? json_object_new_string(h->link) : NULL);
+		json_object_object_add(x, "gdr", h->gdr >= 0 ? json_object_new_boolean(h->gdr) : NULL);
+		json_object_array_add(hcas, x);
+	}
+	for (size_t i = 0; i < log->transports.n; i++)
+		json_object_array_add(tr, json_object_new_string(log->transports.v[i]));
+	for (size_t i = 0; i < log->warnings.n; i++)
+		json_object_array_add(warn, json_object_new_string(log->warnings.v[i]));
+	json_object_object_add(o, "hcas", hcas);
+	json_object_object_add(o, "gdrdma_channels", json_object_new_boolean(log->gdrdma_channels));
+	json_object_object_add(o, "dmabuf", json_object_new_boolean(log->dmabuf > 0));
+	json_object_object_add(o, "socket_if", log->socket_if ? json_object_new_string(log->socket_if) : NULL);
+	json_object_object_add(o, "intra_node", tr);
+	json_object_object_add(o, "nccl_warnings", warn);
+}
+
 /* The process's findings as JSON text (for process 0) and its pass/fail. */
 static char *findings_json(const struct session *ss, const struct rank_check *rc, const struct nccl_log *log,
 			   bool have_log, const struct strv *summary, const struct strv *why, bool ok)
@@ -185,6 +212,8 @@ static char *findings_json(const struct session *ss, const struct rank_check *rc
 	json_object_object_add(o, "nccl_log_found", json_object_new_boolean(have_log));
 	json_object_object_add(o, "nccl_version", have_log && log->version ? json_object_new_string(log->version) : NULL);
 	json_object_object_add(o, "network", have_log && log->net_name ? json_object_new_string(log->net_name) : NULL);
+	if (have_log)
+		log_facts_json(o, log);
 	for (size_t i = 0; i < summary->n; i++)
 		json_object_array_add(sum, json_object_new_string(summary->v[i]));
 	for (size_t i = 0; why && i < why->n; i++)

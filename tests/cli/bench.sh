@@ -166,12 +166,10 @@ print(p, flush=True); sys.stdout.close(); time.sleep(30)' >"$TMP/agent.port" &
 t_files() {
 	expect_exit 0 "$BIN" bench reduce_scatter --backend socket -b 1K -e 64K -f 2 -n 2 -d float,bfloat16 \
 		--json "$TMP/r.json" --plot "$TMP/r.svg" || return
-	python3 - "$SRC/docs/bench.schema.json" "$TMP/r.json" <<'EOF' >"$TMP/schema.out" 2>&1 && pass "--json validates against docs/bench.schema.json" || { fail "bench JSON schema"; cat "$TMP/schema.out" >&2; }
+	schema_ok bench.schema.json "reduce_scatter" "$TMP/r.json"
+	python3 - "$TMP/r.json" <<'EOF' >"$TMP/json.out" 2>&1 && pass "--json: verdict, rows, types, devices" || { fail "bench JSON content"; cat "$TMP/json.out" >&2; }
 import json, sys
-import jsonschema
-schema = json.load(open(sys.argv[1]))
-doc = json.load(open(sys.argv[2]))
-jsonschema.validate(doc, schema)
+doc = json.load(open(sys.argv[1]))
 assert doc["verdict"]["result"] == "pass", doc["verdict"]
 assert len(doc["rows"]) == 14, len(doc["rows"])
 assert doc["rows"][0]["type"] == "float" and doc["rows"][7]["type"] == "bfloat16"
@@ -291,6 +289,9 @@ t_nogpu() {
 	else
 		fail "no library named"; cat "$TMP/err" >&2
 	fi
+	expect_exit 2 "$BIN" nccl --json "$TMP/nogpu.json" && schema_ok nccl.schema.json "test-nccl without a GPU" "$TMP/nogpu.json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="error" and ("libcuda" in d["error"] or "libnccl" in d["error"]), d' \
+		"$TMP/nogpu.json" && pass "test-nccl's JSON says which library is missing" || fail "test-nccl JSON without a GPU"
 }
 
 # mpirun as root in a container: Open MPI wants both flags; its shared-memory
@@ -389,13 +390,15 @@ t_fakegpu() {
 	contains "$TMP/out" "network: IB (mlx5_0:1/RoCE, mlx5_1:1/RoCE)" "network verdict from NCCL's log"
 	contains "$TMP/out" "GPUDirect RDMA: on for mlx5_0, mlx5_1" "GPUDirect verdict"
 	ls "$TMP/logs"/nccl.*.log >/dev/null 2>&1 && pass "--keep-logs keeps NCCL's log" || fail "--keep-logs"
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="pass" and d["processes"][0]["network"]=="IB", d' \
-		"$TMP/n.json" && pass "test-nccl --json" || fail "test-nccl --json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["processes"][0]; assert d["result"]=="pass" and p["network"]=="IB" and [h["gdr"] for h in p["hcas"]]==[True,True] and p["dmabuf"], d' \
+		"$TMP/n.json" && pass "test-nccl --json: network, GPUDirect per HCA, DMA-BUF as fields" || fail "test-nccl --json"
+	schema_ok nccl.schema.json "test-nccl (IB, GDR)" "$TMP/n.json"
 
-	FAKE_NCCL_SCENARIO=socket "$BIN" nccl -g 2 --bytes 4K --require ib >"$TMP/out" 2>"$TMP/err"
+	FAKE_NCCL_SCENARIO=socket "$BIN" nccl -g 2 --bytes 4K --require ib --json "$TMP/s.json" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 1 ] && contains "$TMP/out" "FAIL: --require ib: ib: NCCL used the Socket network" "a socket fallback fails --require ib" \
 		|| { fail "socket fallback (exit $rc)"; cat "$TMP/out" >&2; }
+	schema_ok nccl.schema.json "test-nccl (Socket, --require ib unmet)" "$TMP/s.json"
 	FAKE_NCCL_SCENARIO=socket "$BIN" nccl -g 2 --bytes 4K >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 0 ] && contains "$TMP/out" "network: Socket" "without --require, a fallback is reported, not failed" || fail "socket without --require"
 

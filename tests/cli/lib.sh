@@ -32,6 +32,22 @@ lacks() {
 	if grep -qF -- "$2" "$1"; then fail "$3: '$2' unexpectedly in output"; else pass "$3"; fi
 }
 
+# schema_ok SCHEMA WHAT FILE...: every file validates against docs/SCHEMA
+# (Debian's python3-jsonschema is for /usr/bin/python3, which may not be
+# the first python3 on PATH).
+schema_ok() {
+	schema=$1 what=$2; shift 2
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null && "$py" -c 'import jsonschema' 2>/dev/null; then
+			"$py" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/$schema" "$@" >"$TMP/schema.out" 2>&1 \
+				&& pass "$what: --json validates against docs/$schema" \
+				|| { fail "$what: schema"; cat "$TMP/schema.out" >&2; }
+			return
+		fi
+	done
+	fail "$what: python3-jsonschema missing (make test installs it)"
+}
+
 # Normalises what legitimately differs between runs: the sysroot path and
 # the version.
 normalize_json() {

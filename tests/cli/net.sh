@@ -38,22 +38,6 @@ server() {
 # rows FILE: data rows of the table (lines that start with a number)
 rows() { grep -cE '^ [0-9]+ ' "$1"; }
 
-# schema_ok WHAT FILE...: every file validates against docs/bench-net.schema.json
-# (Debian's python3-jsonschema is for /usr/bin/python3, which may not be
-# the first python3 on PATH).
-schema_ok() {
-	what=$1; shift
-	for py in python3 /usr/bin/python3; do
-		if command -v "$py" >/dev/null && "$py" -c 'import jsonschema' 2>/dev/null; then
-			"$py" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/bench-net.schema.json" "$@" >"$TMP/schema.out" 2>&1 \
-				&& pass "$what: --json validates against docs/bench-net.schema.json" \
-				|| { fail "$what: schema"; cat "$TMP/schema.out" >&2; }
-			return
-		fi
-	done
-	fail "$what: python3-jsonschema missing (make test installs it)"
-}
-
 t_tcp() {
 	port=$(free_port)
 	server "$port" --clients 5
@@ -64,10 +48,10 @@ t_tcp() {
 		contains "$TMP/out" "Link            : lo, rate unknown" "loopback has no rate: said, not guessed"
 		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="pass" and len(d["rows"])==23 and d["rows"][-1]["bytes"]==8388608 and d["rows"][0]["errors"]==0, d["result"]' \
 			"$TMP/bw.json" && pass "--json rows" || fail "--json"
-		schema_ok "tcp_bw -a" "$TMP/bw.json"
+		schema_ok bench-net.schema.json "tcp_bw -a" "$TMP/bw.json"
 	}
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 300 --json "$TMP/lat.json" && {
-		schema_ok "tcp_lat" "$TMP/lat.json"
+		schema_ok bench-net.schema.json "tcp_lat" "$TMP/lat.json"
 		contains "$TMP/out" "t_typical[usec]" "perftest's latency header"
 		grep -qE '^ 2 +300 ' "$TMP/out" && pass "tcp_lat: 2 B x 300" || fail "tcp_lat row"
 		contains "$TMP/out" "seed 004 measured 21.9 usec over TCP" "latency is put beside what is usual"
@@ -229,7 +213,7 @@ t_fakerdma() {
 			|| { fail "$t (exit $rc)"; cat "$TMP/err" "$TMP/out" >&2; }
 	done
 	contains "$TMP/out" "Transport type  : IB" "perftest's info block"
-	schema_ok "the six RDMA tests" "$TMP"/r.*.json
+	schema_ok bench-net.schema.json "the six RDMA tests" "$TMP"/r.*.json
 	"$BIN" bench net --loopback --test write_bw -a -q 2 -b -n 32 >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 0 ] && [ "$(rows "$TMP/out")" -eq 23 ] && pass "write_bw -a -q 2 -b: 23 sizes" || { fail "write_bw -a"; cat "$TMP/err" >&2; }
 	# a request fails mid-run (retries exhausted): both ends stop at once and say why
@@ -242,7 +226,7 @@ t_fakerdma() {
 			&& pass "$t: a request failing mid-run ends the -D 20 run in $((t1 - t0)) s, named (exit $rc)" \
 			|| { fail "$t failing mid-run: exit $rc after $((t1 - t0)) s"; cat "$TMP/err" >&2; }
 	done
-	schema_ok "runs that failed" "$TMP"/f.*.json
+	schema_ok bench-net.schema.json "runs that failed" "$TMP"/f.*.json
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="error" and "IBV_WC_RETRY_EXC_ERR" in d["error"], d' \
 		"$TMP/f.send_bw.json" && pass "a failed run's JSON says error and why" || fail "failed run's JSON"
 }
