@@ -32,10 +32,9 @@
  * error that invalidates the capture), and alloc, the copies and barrier()
  * are refused with -EBUSY (calls a capture forbids, or that it would
  * record); free() is never called during a capture (the harness frees
- * after graph_free). capture_begin and
- * capture_end come from one thread (thread-local capture mode, below). The
- * driver's graph entry points are loaded as optional: without them -G
- * fails, not the backend. */
+ * after graph_free). capture_begin and capture_end come from one thread
+ * (thread-local capture mode, below). The driver's graph entry points are
+ * loaded as optional: without them -G fails at init, not the backend. */
 #define _GNU_SOURCE
 #include "bench/backend.h"
 #include "bench/nccl_api.h"
@@ -718,7 +717,6 @@ static int graph_fail(struct nccl_backend *n, int l, const char *call, CUresult 
 	snprintf(what, sizeof(what), "%s (rank %d, GPU %d)", call, n->r[l].rank, n->base.env.first_gpu + l);
 	return cu_fail(n, what, r);
 }
-
 
 /* Destroys the graphs and abandons a capture still running (its stream
  * would be unusable otherwise); accepts a backend without any. */

@@ -219,8 +219,6 @@ static int count_wrong(struct run *r, const struct step *s, uint64_t seed, int64
 	return 0;
 }
 
-/* -c: up to `check` launches on fresh data, stopping at the first with
- * errors anywhere. *wrong is the global count. */
 /* The launch validate() checks: with -G captured into a graph and the
  * graph launched once, as nccl-tests checks a -G run (graph replays take
  * NCCL's persistent-plan path, which the timed loop used); the caller
@@ -244,6 +242,8 @@ static int check_launch(struct run *r, const struct step *s)
 	return ret;
 }
 
+/* -c: up to `check` launches on fresh data, stopping at the first with
+ * errors anywhere. *wrong is the global count. */
 static int validate(struct run *r, const struct step *s, double deadline, int64_t *wrong)
 {
 	const struct bench_ctx *c = r->ctx;
@@ -307,8 +307,8 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 }
 
 /* -G: the loop captured into a CUDA graph once, the graph launched
- * `graph` times (nccl-tests' -G); *launches says how many collectives ran. */
-static int graph_loop(struct run *r, const struct step *s, double deadline, double *sec, double *launches)
+ * `graph` times (nccl-tests' -G); *sec is the time of them all. */
+static int graph_loop(struct run *r, const struct step *s, double deadline, double *sec)
 {
 	const struct bench_ctx *c = r->ctx;
 	const struct backend_ops *o = c->b->ops;
@@ -329,7 +329,6 @@ static int graph_loop(struct run *r, const struct step *s, double deadline, doub
 	if (ret == 0 && (ret = o->timer_end(c->b, deadline, sec)) < 0)
 		ret = backend_fail(r, "waiting for the graph launches", ret);
 	o->graph_free(c->b);
-	*launches = (double)c->p->iters * c->p->agg * c->p->graph;
 	return ret;
 }
 
@@ -338,13 +337,13 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 {
 	const struct bench_ctx *c = r->ctx;
 	const struct bench_params *p = c->p;
-	double launches = (double)p->iters * p->agg;
+	double launches = (double)p->iters * p->agg * (p->graph > 0 ? p->graph : 1);
 	int ret = 0;
 
 	if ((ret = launch(r, s, 0)) < 0 || (ret = wait_all(r, deadline)) < 0 || (ret = barrier(r, deadline)) < 0)
 		return ret;
 	if (p->graph > 0) {
-		if ((ret = graph_loop(r, s, deadline, sec, &launches)) < 0)
+		if ((ret = graph_loop(r, s, deadline, sec)) < 0)
 			return ret;
 	} else {
 		if ((ret = c->b->ops->timer_begin(c->b)) < 0)
