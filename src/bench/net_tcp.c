@@ -24,7 +24,10 @@
 #define IDLE_S 30.0
 #define CHUNK (1u << 20)
 
-/* Blocking calls give up after IDLE_S, or at the deadline if sooner. */
+/* Blocking calls give up after IDLE_S, or at the deadline if sooner. The
+ * data streams use blocking calls with socket timeouts, not the poll()
+ * before every call of src/cluster/net.c's net_write_all/net_read_all: a
+ * syscall fewer per message is what lets tcp_bw keep up with iperf3. */
 static void set_timeouts(int fd, double deadline)
 {
 	double left = deadline > 0 ? deadline - net_now() : IDLE_S;

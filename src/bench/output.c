@@ -242,9 +242,8 @@ struct json_job {
 	const char *error;
 };
 
-static int write_doc(FILE *f, void *ctx)
+static json_object *json_doc(const struct json_job *j)
 {
-	const struct json_job *j = ctx;
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "tool", json_object_new_string("gpuready"));
 	json_object_object_add(o, "version", jstr(j->info->version));
@@ -260,10 +259,7 @@ static int write_doc(FILE *f, void *ctx)
 	json_object_object_add(o, "devices", j->info->devs ? json_devices(j->info) : json_object_new_array());
 	json_object_object_add(o, "rows", json_rows(j->res));
 	json_object_object_add(o, "verdict", json_verdict(j->info, j->v, j->error));
-	const char *txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	int ret = fputs(txt, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
-	json_object_put(o);
-	return ret;
+	return o;
 }
 
 int bench_write_json(const char *path, const struct bench_info *info, const struct bench_result *res,
@@ -271,5 +267,8 @@ int bench_write_json(const char *path, const struct bench_info *info, const stru
 {
 	struct bench_verdict none = { .min_bw_ok = -1, .expect_ok = -1 };
 	struct json_job j = { info, res, v ? v : &none, error };
-	return file_write_atomic(path, write_doc, &j);
+	json_object *o = json_doc(&j);
+	int ret = file_write_json(path, o);
+	json_object_put(o);
+	return ret;
 }

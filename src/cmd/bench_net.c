@@ -23,6 +23,7 @@
 #include "cluster/launch.h"
 #include "cluster/net.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/readers.h"
 #include "core/root.h"
 #include "core/strbuf.h"
@@ -823,11 +824,7 @@ static int write_json(const char *path, const struct client_side *cs, const stru
 			       cs->nc->s->net.expect_gbps > 0 ? json_object_new_double(cs->nc->s->net.expect_gbps) : NULL);
 	json_object_object_add(o, "result", json_object_new_string(result));
 	json_object_object_add(o, "error", error ? json_object_new_string(error) : NULL);
-	FILE *f = fopen(path, "w");
-	int ret = f && fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY), f) >= 0 && fputc('\n', f) >= 0
-			  ? 0 : -EIO;
-	if (f && fclose(f) != 0)
-		ret = -EIO;
+	int ret = file_write_json(path, o);
 	json_object_put(o);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include "bench/nccl_log.h"
 #include "cluster/net.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/strbuf.h"
 
 #include <dirent.h>
@@ -294,10 +295,9 @@ static int overall(struct session *ss, const struct settings *s, char *mine)
 		json_object_object_add(doc, "require", s->require ? json_object_new_string(s->require) : NULL);
 		json_object_object_add(doc, "result", json_object_new_string(failed ? "fail" : "pass"));
 		json_object_object_add(doc, "processes", procs);
-		FILE *f = fopen(s->json_file, "w");
-		if (!f || fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY), f) < 0 ||
-		    fputc('\n', f) < 0 || fclose(f) != 0) {
-			fprintf(stderr, "gpuready nccl: cannot write %s: %s\n", s->json_file, strerror(errno));
+		int w = file_write_json(s->json_file, doc);
+		if (w < 0) {
+			fprintf(stderr, "gpuready nccl: cannot write %s: %s\n", s->json_file, strerror(-w));
 			code = EXIT_TOOL_ERROR;
 		}
 		json_object_put(doc);
@@ -377,12 +377,8 @@ static void on_fatal(void *ctx, const char *why)
 	json_object_object_add(doc, "kind", json_object_new_string("nccl"));
 	json_object_object_add(doc, "result", json_object_new_string("error"));
 	json_object_object_add(doc, "error", json_object_new_string(why));
-	FILE *f = path ? fopen(path, "w") : NULL;
-	if (f) {
-		fputs(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY), f);
-		fputc('\n', f);
-		fclose(f);
-	}
+	if (path)
+		file_write_json(path, doc); /* best effort: the run is ending with its error already */
 	json_object_put(doc);
 }
 

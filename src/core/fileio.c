@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <unistd.h>
 
 int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx)
@@ -34,4 +35,15 @@ int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *
 	if (ret < 0)
 		unlink(tmp);
 	return ret;
+}
+
+static int write_json(FILE *f, void *ctx)
+{
+	const char *txt = json_object_to_json_string_ext(ctx, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	return fputs(txt, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
+}
+
+int file_write_json(const char *path, struct json_object *o)
+{
+	return file_write_atomic(path, write_json, o);
 }

@@ -11,4 +11,9 @@
  * -errno; the temporary file never stays behind. */
 int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx);
 
+/* Writes the JSON document o to path atomically (as above): pretty, '/'
+ * unescaped, a final newline. Returns 0 or -errno; o stays the caller's. */
+struct json_object;
+int file_write_json(const char *path, struct json_object *o);
+
 #endif
