@@ -3,19 +3,15 @@
  * row remapping, retired pages), temperature, clock event reasons, PCIe
  * link and NVLink states.
  *
- * libnvidia-ml.so.1 comes with the NVIDIA driver, not with the build
- * machine, so nvml.h is never included: the library is dlopen'd through one
- * symbol table (core/dl.h, STYLE 13) and the few types and values used are
- * declared below, each from the header line it mirrors. Required symbols
- * are those every driver of the last decade exports; the rest are optional
- * and their absence leaves a field GPU_UNKNOWN, so an older driver still
- * gives what it can. A failing call is recorded with NVML's own error text
- * and number, never printed, never fatal.
- *
- * Source: nvml.h = NVIDIA/DCGM sdk/nvidia/nvml/dcgm_nvml.h (2026 copy);
- * REFERENCE §11. */
+ * The library is loaded through core/nvml_api.h, which declares the few
+ * types and values used without nvml.h. Required symbols are those every
+ * driver of the last decade exports; the rest are optional and their
+ * absence leaves a field GPU_UNKNOWN, so an older driver still gives what
+ * it can. A failing call is recorded with NVML's own error text
+ * and number, never printed, never fatal. */
 #include "gpu_live.h"
 #include "core/dl.h"
+#include "core/nvml_api.h"
 #include "core/strbuf.h"
 
 #include <limits.h>
@@ -23,66 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* enum nvmlReturn_enum: the codes this file tests (UNKNOWN keeps the enum
- * the size of the library's). */
-typedef enum nvmlReturn_enum {
-	NVML_SUCCESS = 0,
-	NVML_ERROR_INVALID_ARGUMENT = 2,
-	NVML_ERROR_NOT_SUPPORTED = 3,
-	NVML_ERROR_INSUFFICIENT_SIZE = 7,
-	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-	NVML_ERROR_UNKNOWN = 999,
-} nvmlReturn_t;
-
-typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef enum nvmlEnableState_enum {
-	NVML_FEATURE_DISABLED = 0,
-	NVML_FEATURE_ENABLED = 1,
-} nvmlEnableState_t;
-
-typedef enum nvmlMemoryErrorType_enum {
-	NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
-	NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
-} nvmlMemoryErrorType_t;
-
-typedef enum nvmlEccCounterType_enum {
-	NVML_VOLATILE_ECC = 0,
-	NVML_AGGREGATE_ECC = 1,
-} nvmlEccCounterType_t;
-
-typedef enum nvmlPageRetirementCause_enum {
-	NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0,
-	NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1,
-} nvmlPageRetirementCause_t;
-
-typedef enum nvmlTemperatureSensors_enum {
-	NVML_TEMPERATURE_GPU = 0,
-} nvmlTemperatureSensors_t;
-
-/* struct nvmlPciInfo_st, filled by nvmlDeviceGetPciInfo_v3; busId is
- * NVML_DEVICE_PCI_BUS_ID_FMT "%08X:%02X:%02X.0". */
-typedef struct nvmlPciInfo_st {
-	char busIdLegacy[16]; /* NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE */
-	unsigned int domain;
-	unsigned int bus;
-	unsigned int device;
-	unsigned int pciDeviceId;
-	unsigned int pciSubSystemId;
-	char busId[32]; /* NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE */
-} nvmlPciInfo_t;
-_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
-
-/* struct nvmlMemory_st (v1, for nvmlDeviceGetMemoryInfo). */
-typedef struct nvmlMemory_st {
-	unsigned long long total;
-	unsigned long long free;
-	unsigned long long used;
-} nvmlMemory_t;
-
-#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
-#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
-#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
 _Static_assert(sizeof(((struct nvml_gpu *)0)->name) >= NVML_DEVICE_NAME_V2_BUFFER_SIZE, "name buffer");
 _Static_assert(sizeof(((struct nvml_gpu *)0)->uuid) >= NVML_DEVICE_UUID_V2_BUFFER_SIZE, "uuid buffer");
 _Static_assert(sizeof(((struct nvml_info *)0)->driver_version) >= NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE,
@@ -92,79 +28,6 @@ _Static_assert(sizeof(((struct nvml_info *)0)->driver_version) >= NVML_SYSTEM_DR
  * copy); newer headers raise it again. Links past the driver's own limit
  * answer NVML_ERROR_INVALID_ARGUMENT, so a generous bound is harmless. */
 #define NVLINK_PROBE_LINKS 36u
-
-
-struct nvml_api {
-	/* required */
-	nvmlReturn_t (*init_v2)(void);
-	nvmlReturn_t (*shutdown)(void);
-	const char *(*error_string)(nvmlReturn_t r);
-	nvmlReturn_t (*count_v2)(unsigned *n);
-	nvmlReturn_t (*handle_by_index_v2)(unsigned i, nvmlDevice_t *dev);
-	/* optional */
-	nvmlReturn_t (*driver_version)(char *buf, unsigned len);
-	nvmlReturn_t (*cuda_driver_version)(int *v);
-	nvmlReturn_t (*name)(nvmlDevice_t dev, char *buf, unsigned len);
-	nvmlReturn_t (*uuid)(nvmlDevice_t dev, char *buf, unsigned len);
-	nvmlReturn_t (*pci_info_v3)(nvmlDevice_t dev, nvmlPciInfo_t *pci);
-	nvmlReturn_t (*memory_info)(nvmlDevice_t dev, nvmlMemory_t *mem);
-	nvmlReturn_t (*persistence_mode)(nvmlDevice_t dev, nvmlEnableState_t *mode);
-	nvmlReturn_t (*ecc_mode)(nvmlDevice_t dev, nvmlEnableState_t *current, nvmlEnableState_t *pending);
-	nvmlReturn_t (*total_ecc_errors)(nvmlDevice_t dev, nvmlMemoryErrorType_t type, nvmlEccCounterType_t counter,
-					 unsigned long long *count);
-	nvmlReturn_t (*remapped_rows)(nvmlDevice_t dev, unsigned *corr, unsigned *unc, unsigned *pending,
-				      unsigned *failure);
-	nvmlReturn_t (*retired_pages)(nvmlDevice_t dev, nvmlPageRetirementCause_t cause, unsigned *count,
-				      unsigned long long *addresses);
-	nvmlReturn_t (*retired_pending)(nvmlDevice_t dev, nvmlEnableState_t *pending);
-	nvmlReturn_t (*temperature)(nvmlDevice_t dev, nvmlTemperatureSensors_t sensor, unsigned *temp);
-	nvmlReturn_t (*clocks_event_reasons)(nvmlDevice_t dev, unsigned long long *reasons);
-	nvmlReturn_t (*clocks_throttle_reasons)(nvmlDevice_t dev, unsigned long long *reasons);
-	nvmlReturn_t (*pcie_gen_cur)(nvmlDevice_t dev, unsigned *v);
-	nvmlReturn_t (*pcie_gen_max)(nvmlDevice_t dev, unsigned *v);
-	nvmlReturn_t (*pcie_width_cur)(nvmlDevice_t dev, unsigned *v);
-	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t dev, unsigned *v);
-	nvmlReturn_t (*nvlink_state)(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active);
-};
-
-#define NVML_REQ(sym, member) { .name = #sym, .offset = offsetof(struct nvml_api, member) }
-#define NVML_OPT(sym, member) { .name = #sym, .optional = true, .offset = offsetof(struct nvml_api, member) }
-
-/* Opens libnvidia-ml.so.1 into *api; 0 or the dl_open error. */
-static int nvml_load(struct dl_lib *lib, struct nvml_api *api)
-{
-	static const char *const libs[] = { "libnvidia-ml.so.1", NULL };
-	static const struct dl_sym syms[] = {
-		NVML_REQ(nvmlInit_v2, init_v2),
-		NVML_REQ(nvmlShutdown, shutdown),
-		NVML_REQ(nvmlErrorString, error_string),
-		NVML_REQ(nvmlDeviceGetCount_v2, count_v2),
-		NVML_REQ(nvmlDeviceGetHandleByIndex_v2, handle_by_index_v2),
-		NVML_OPT(nvmlSystemGetDriverVersion, driver_version),
-		NVML_OPT(nvmlSystemGetCudaDriverVersion, cuda_driver_version),
-		NVML_OPT(nvmlDeviceGetName, name),
-		NVML_OPT(nvmlDeviceGetUUID, uuid),
-		NVML_OPT(nvmlDeviceGetPciInfo_v3, pci_info_v3),
-		NVML_OPT(nvmlDeviceGetMemoryInfo, memory_info),
-		NVML_OPT(nvmlDeviceGetPersistenceMode, persistence_mode),
-		NVML_OPT(nvmlDeviceGetEccMode, ecc_mode),
-		NVML_OPT(nvmlDeviceGetTotalEccErrors, total_ecc_errors),
-		NVML_OPT(nvmlDeviceGetRemappedRows, remapped_rows),
-		NVML_OPT(nvmlDeviceGetRetiredPages, retired_pages),
-		NVML_OPT(nvmlDeviceGetRetiredPagesPendingStatus, retired_pending),
-		NVML_OPT(nvmlDeviceGetTemperature, temperature),
-		/* R535+ name; older drivers export only the ThrottleReasons one */
-		NVML_OPT(nvmlDeviceGetCurrentClocksEventReasons, clocks_event_reasons),
-		NVML_OPT(nvmlDeviceGetCurrentClocksThrottleReasons, clocks_throttle_reasons),
-		NVML_OPT(nvmlDeviceGetCurrPcieLinkGeneration, pcie_gen_cur),
-		NVML_OPT(nvmlDeviceGetMaxPcieLinkGeneration, pcie_gen_max),
-		NVML_OPT(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur),
-		NVML_OPT(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max),
-		NVML_OPT(nvmlDeviceGetNvLinkState, nvlink_state),
-	};
-	memset(api, 0, sizeof(*api));
-	return dl_open(lib, libs, syms, sizeof(syms) / sizeof(syms[0]), api);
-}
 
 /* "fn: <nvmlErrorString> (<code>)" */
 static void nvml_format(const struct nvml_api *api, const char *fn, nvmlReturn_t r, char *out, size_t size)
@@ -383,7 +246,7 @@ void nvml_probe(struct nvml_info *out)
 	struct dl_lib lib;
 
 	*out = (struct nvml_info){ .cuda_driver_version = GPU_UNKNOWN };
-	if (nvml_load(&lib, &api) < 0) {
+	if (nvml_api_load(&lib, &api) < 0) {
 		snprintf(out->error, sizeof(out->error),
 			 "NVML (libnvidia-ml.so.1) could not be loaded: %s (is the NVIDIA driver installed?)",
 			 lib.error ? lib.error : "unknown error");
