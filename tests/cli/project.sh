@@ -1,0 +1,98 @@
+#!/bin/sh
+# Tests of the project's own promises, not of the binary's checks:
+#
+#   project.sh ci       scripts/ci-summary.py (what .ci/run counts) on the canned logs in
+#                       tests/ci/*/: output and exit code against each case's "expected"
+#   project.sh readme   the README's package lists are scripts/deps.sh's, and its counts
+#                       (checks, fixture trees, real-machine captures) are true
+#   project.sh testcount  the README's count of Meson tests, in a full `make test` build
+#
+# Environment as tests/cli/run.sh (tests/meson.build). Exit 0 pass, 1 fail, 77 skip.
+set -u
+
+. "$(dirname "$0")/lib.sh"
+
+python() {
+	for py in python3 /usr/bin/python3; do command -v "$py" >/dev/null && { "$py" "$@"; return; }; done
+	echo "python3 missing" >&2
+	return 127
+}
+
+t_ci() {
+	for dir in "$SRC"/tests/ci/*/; do
+		case=$(basename "$dir")
+		python "$SRC/scripts/ci-summary.py" --testlog "$dir/testlog.json" --test-log "$dir/test.log" \
+			--test-status "$(cat "$dir/test.status")" --run-status "$(cat "$dir/run.status")" \
+			>"$TMP/$case.out" 2>&1
+		echo "exit $?" >>"$TMP/$case.out"
+		sed -i "s#$dir#CASE/#g; s#CASE//#CASE/#g" "$TMP/$case.out"
+		compare "$dir/expected" "$TMP/$case.out" "ci-summary on canned logs: $case"
+	done
+	# The exit code is what CI acts on: a failing case must exit non-zero.
+	for case in fail timeout runfail fuzzcrash notestlog; do
+		grep -qx 'exit 1' "$SRC/tests/ci/$case/expected" && pass "$case exits 1" || fail "$case does not exit 1"
+	done
+	grep -qx 'exit 0' "$SRC/tests/ci/ok/expected" && pass "ok exits 0" || fail "ok does not exit 0"
+}
+
+# deps_list build|test: the package list scripts/deps.sh installs.
+deps_list() {
+	sed -n "s/^$1=\"\(.*\)\"$/\1/p" "$SRC/scripts/deps.sh" | tr ' ' '\n' | sort
+}
+# readme_list LABEL: the packages after "LABEL: " on its README line, one per line.
+readme_list() {
+	sed -n "s/^$1: \`\(.*\)\`.*/\1/p" "$SRC/README.md" | tr ' ' '\n' | sort
+}
+# readme_count PATTERN: the first number in the first match of PATTERN (an
+# extended regex) in the README.
+readme_count() {
+	grep -oE -- "$1" "$SRC/README.md" | head -1 | grep -oE '[0-9]+' | head -1
+}
+same_count() { # WHAT README-NUMBER REAL-NUMBER
+	if [ -n "$2" ] && [ "$2" = "$3" ]; then pass "README: $1: $2"; else fail "README says ${2:-nothing} $1, there are $3"; fi
+}
+
+t_readme() {
+	for kind in build test; do
+		label=$( [ $kind = build ] && echo "Build packages" || echo "Test packages" )
+		deps_list $kind >"$TMP/deps.$kind"
+		readme_list "$label" >"$TMP/readme.$kind"
+		if [ -s "$TMP/deps.$kind" ] && cmp -s "$TMP/deps.$kind" "$TMP/readme.$kind"; then
+			pass "README's $label are scripts/deps.sh's"
+		else
+			fail "README's '$label:' line differs from scripts/deps.sh $kind="
+			diff "$TMP/deps.$kind" "$TMP/readme.$kind" >&2
+		fi
+	done
+
+	"$BIN" list-checks >"$TMP/checks" || fail "list-checks failed"
+	same_count "checks" "$(readme_count '[0-9]+ checks in all')" "$(grep -c . "$TMP/checks")"
+	fixtures=$(find "$FIX" -mindepth 2 -maxdepth 2 -name root -type d | wc -l)
+	same_count "fixture trees" "$(readme_count 'on the [0-9]+ fixture trees')" "$fixtures"
+	captures=$(tar -tJf "$SRC/tests/realdata.tar.xz" | awk -F/ 'NF > 2 && $3 != "" { print $2 }' | sort -u | wc -l)
+	same_count "real-machine captures" "$(readme_count '[0-9]+ public real-machine captures')" "$captures"
+}
+
+# The README's count of Meson tests is that of a full `make test` build, which
+# installs every test dependency; a build without one skips this comparison.
+t_testcount() {
+	command -v meson >/dev/null && [ -n "${MESON_BUILD_ROOT:-}" ] ||
+		{ echo "SKIP: meson or MESON_BUILD_ROOT missing: the test count cannot be read"; exit 77; }
+	meson introspect "$MESON_BUILD_ROOT" --tests >"$TMP/tests.json" || { fail "meson introspect failed"; return; }
+	n=$(python -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$TMP/tests.json")
+	partial=""
+	for t in mpi/backend-np2 abi/verbs; do
+		grep -q "\"$t\"" "$TMP/tests.json" || partial="$partial $t"
+	done
+	[ -z "$partial" ] ||
+		{ echo "SKIP: this build lacks$partial (an optional test dependency is missing; make test installs it)"; exit 77; }
+	same_count "Meson tests" "$(readme_count 'runs [0-9]+ Meson tests')" "$n"
+}
+
+case ${1:-} in
+ci) t_ci ;;
+readme) t_readme ;;
+testcount) t_testcount ;;
+*) echo "usage: $0 ci|readme|testcount" >&2; exit 2 ;;
+esac
+[ "$FAILS" -eq 0 ]
