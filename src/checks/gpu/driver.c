@@ -29,7 +29,7 @@ static int run(struct check_ctx *c)
 	if (st != MODULE_LOADED && !nv->proc_present) {
 		f = check_add(c, STATUS_FAIL, "nvidia", "the NVIDIA kernel module is not loaded (%s)",
 			      st == MODULE_UNKNOWN ? "no module list in this tree" : modules_source(&inv->modules, "nvidia"));
-		finding_hint(f, "apt install nvidia-driver-570-open (seed 000) and reboot, or `modprobe nvidia`; "
+		finding_hint(f, "apt install nvidia-driver-570-open and reboot, or `modprobe nvidia`; "
 				"`dmesg | grep -i nvrm` shows why it failed to load");
 		return 0;
 	}

@@ -15,7 +15,7 @@
 static const char *binding_hint(const char *driver)
 {
 	if (!driver)
-		return "install and load the NVIDIA driver: apt install nvidia-driver-570-open (seed 000), then "
+		return "install and load the NVIDIA driver: apt install nvidia-driver-570-open, then "
 		       "modprobe nvidia";
 	if (!strcmp(driver, "nouveau"))
 		return "blacklist nouveau (echo 'blacklist nouveau' > /etc/modprobe.d/blacklist-nouveau.conf; "

@@ -25,7 +25,7 @@ static void kconf(struct check_ctx *c, const char *name, enum status missing, co
 		return;
 	}
 	struct finding *f = check_add(c, missing, name, "%s (%s): %s", *v ? v : "not set", c->inv->kconfig.source, why);
-	finding_hint(f, "use a kernel built with %s=y (Ubuntu 24.04's 6.8 kernels have it: seed 000)", name);
+	finding_hint(f, "use a kernel built with %s=y (Ubuntu 24.04's 6.8 kernels have it)", name);
 }
 
 static int run(struct check_ctx *c)
@@ -46,7 +46,7 @@ static int run(struct check_ctx *c)
 	else if (s.flavour == NV_FLAVOUR_PROPRIETARY) {
 		f = check_add(c, STATUS_FAIL, "nvidia", "proprietary kernel module %s: no DMA-BUF export of GPU memory",
 			      inv->nvidia.version ? inv->nvidia.version : "");
-		finding_hint(f, "apt remove nvidia-driver-XXX && apt install nvidia-driver-XXX-open (seed 000; the "
+		finding_hint(f, "apt remove nvidia-driver-XXX && apt install nvidia-driver-XXX-open (the "
 				"open modules need Turing or newer) and reboot");
 	} else {
 		check_add(c, STATUS_SKIP, "nvidia", "driver flavour unknown (no /proc/driver/nvidia/version or taint)");
@@ -57,16 +57,16 @@ static int run(struct check_ctx *c)
 	} else if (!s.kernel_dmabuf) {
 		f = check_add(c, STATUS_FAIL, "kernel", "%s: RDMA dma-buf memory regions need Linux 5.12 or later",
 			      inv->kernel.release);
-		finding_hint(f, "upgrade the kernel (6.2+; Ubuntu 24.04 ships 6.8, seed 000)");
+		finding_hint(f, "upgrade the kernel (6.2+; Ubuntu 24.04 ships 6.8)");
 	} else if (s.kmaj < 6 || (s.kmaj == 6 && s.kmin < 2)) {
 		f = check_add(c, STATUS_WARN, "kernel", "%s supports dma-buf MRs (5.12+), but 6.2+ is recommended for "
-							"full DMA-BUF support (seed 000)",
+							"full DMA-BUF support",
 			      inv->kernel.release);
 		finding_hint(f, "upgrade to a 6.2+ kernel (e.g. Ubuntu's HWE kernel)");
 	} else {
 		check_add(c, STATUS_OK, "kernel", "%s supports DMA-BUF (6.2+)", inv->kernel.release);
 	}
-	kconf(c, "CONFIG_PCI_P2PDMA", STATUS_WARN, "the kernel's PCI peer-to-peer DMA is off (seed 000 requires it)");
+	kconf(c, "CONFIG_PCI_P2PDMA", STATUS_WARN, "the kernel's PCI peer-to-peer DMA is off (DMA-BUF GPUDirect RDMA needs it)");
 	kconf(c, "CONFIG_INFINIBAND_USER_MEM", STATUS_FAIL, "mlx5 refuses dma-buf memory registration without it");
 	kconf(c, "CONFIG_INFINIBAND_ON_DEMAND_PAGING", STATUS_FAIL,
 	      "mlx5 refuses dma-buf memory registration without it");

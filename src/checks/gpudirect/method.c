@@ -17,7 +17,7 @@ static int run(struct check_ctx *c)
 			finding_hint(f, "single-server training does not need it; for multi-server training install "
 					"ConnectX-4 or later NICs (see rdma.devices)");
 		else if (s.gdr_nics == 0)
-			finding_hint(f, "replace the ConnectX-3 NICs with ConnectX-4 or later (seed 004's upgrade plan)");
+			finding_hint(f, "replace the ConnectX-3 NICs with ConnectX-4 or later (mlx5: GPUDirect RDMA capable)");
 		else
 			finding_hint(f, "use the open driver for DMA-BUF (apt remove nvidia-driver-570 && apt install "
 					"nvidia-driver-570-open, kernel 6.2+), or load nvidia-peermem (modprobe nvidia-peermem)");

@@ -16,7 +16,7 @@ static int run(struct check_ctx *c)
 	}
 	if (s.peermem_present && s.dmabuf_usable) {
 		struct finding *f = check_add(c, STATUS_WARN, "nvidia_peermem",
-					      "loaded (%s) although DMA-BUF is usable: seed 000 expects it not loaded",
+					      "loaded (%s) although DMA-BUF is usable: NCCL prefers DMA-BUF, and the legacy module is not needed",
 					      s.peermem_how);
 		finding_hint(f, "modprobe -r nvidia_peermem and remove it from /etc/modules-load.d (e.g. "
 				"gpudirect.conf) and from any optimisation service");
@@ -34,6 +34,6 @@ static int run(struct check_ctx *c)
 const struct check_def check_gpudirect_peermem = {
 	.id = "gpudirect.peermem",
 	.section = "Legacy nvidia-peermem",
-	.summary = "nvidia_peermem is not loaded when DMA-BUF is usable (seed 000), and present when it is the only way",
+	.summary = "nvidia_peermem is not loaded when DMA-BUF is usable, and present when it is the only way",
 	.run = run,
 };

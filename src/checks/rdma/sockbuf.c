@@ -40,6 +40,6 @@ static int run(struct check_ctx *c)
 const struct check_def check_rdma_sockbuf = {
 	.id = "rdma.sockbuf",
 	.section = "Host Tuning",
-	.summary = "net.core.rmem_max and wmem_max are at least --min-sockbuf (seed 001: 268435456)",
+	.summary = "net.core.rmem_max and wmem_max are at least --min-sockbuf (default 268435456)",
 	.run = run,
 };
