@@ -34,7 +34,15 @@
  * record); free() is never called during a capture (the harness frees
  * after graph_free). capture_begin and capture_end come from one thread
  * (thread-local capture mode, below). The driver's graph entry points are
- * loaded as optional: without them -G fails at init, not the backend. */
+ * loaded as optional: without them -G fails at init, not the backend.
+ *
+ * No stdout guard (core/stdout_guard.h) here, unlike the inventory probes:
+ * this stdout is the nccl-tests table, where NCCL_DEBUG=INFO puts NCCL's
+ * own log lines, as nccl-tests users expect (test-nccl sends them to
+ * NCCL_DEBUG_FILE instead); the guard is process-wide while the control
+ * plane's threads run by init; and neither the driver's libcuda.so.1 nor
+ * the toolkit's stub libcuda.so prints (the stub fails cuInit with
+ * CUDA_ERROR_STUB_LIBRARY, which cuda_api_format names). */
 #define _GNU_SOURCE
 #include "bench/backend.h"
 #include "bench/nccl_api.h"
@@ -69,6 +77,7 @@ struct nccl_backend {
 	struct cuda_api cu;
 	struct nccl_api nccl;
 	bool nccl_loaded;
+	char library[640];     /* "NCCL 2.21.5 (/path/libnccl.so.2)" once loaded */
 	bool cuda_ready;       /* cuInit succeeded */
 	struct nccl_rank *r;   /* env.local entries once init allocated them */
 	int n;                 /* entries in r */
@@ -101,9 +110,11 @@ static int cu_fail(struct nccl_backend *n, const char *what, CUresult r)
 	return -EIO;
 }
 
+/* Sets b->error to "what: <NCCL error>; NCCL's last error: ..." (see
+ * nccl_api_format) and returns -EIO. */
 static int nccl_fail(struct nccl_backend *n, ncclComm_t comm, const char *what, ncclResult_t r)
 {
-	char msg[384];
+	char msg[sizeof(n->base.error)];
 	nccl_api_format(&n->nccl, comm, what, r, msg, sizeof(msg));
 	backend_set_error(&n->base, "%s", msg);
 	return -EIO;
@@ -367,6 +378,9 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 		return r;
 	r = nccl_api_load(&n->nccl, env->nccl_lib, &err);
 	n->nccl_loaded = true;
+	if (n->nccl.file[0])
+		snprintf(n->library, sizeof(n->library), "%s (%s)",
+			 n->nccl.version[0] ? n->nccl.version : "NCCL, version unknown", n->nccl.file);
 	if (r < 0) {
 		backend_set_error(b, "%s", err);
 		return r;
@@ -859,10 +873,13 @@ static void nccl_device(struct backend *b, int l, struct backend_device *out)
 		out->name[0] = '\0';
 }
 
+/* The version with the file it came from, for the header and the JSON's
+ * "library" (NCCL may come from the system, a CUDA toolkit, a pip wheel or
+ * --nccl-lib); "" until NCCL is loaded. */
 static const char *nccl_version(struct backend *b)
 {
 	struct nccl_backend *n = nb(b);
-	return n->nccl.version[0] ? n->nccl.version : "NCCL (not loaded)";
+	return n->library;
 }
 
 static void nccl_abort(struct backend *b)

@@ -175,6 +175,20 @@ static int nccl_open(struct nccl_api *api, char **ret_err)
 	return r;
 }
 
+/* The loaded file: dladdr on one of its symbols gives the path the
+ * dynamic linker resolved the soname to; the name dlopen was given where
+ * that fails. */
+static void nccl_file(struct nccl_api *api)
+{
+	void *sym = dlsym(api->lib.handle, "ncclGetVersion");
+	Dl_info info;
+
+	if (sym && dladdr(sym, &info) && info.dli_fname && info.dli_fname[0])
+		snprintf(api->file, sizeof(api->file), "%s", info.dli_fname);
+	else
+		snprintf(api->file, sizeof(api->file), "%s", api->lib.path);
+}
+
 int nccl_api_load(struct nccl_api *api, const char *explicit_path, char **ret_err)
 {
 	memset(api, 0, sizeof(*api));
@@ -192,6 +206,7 @@ int nccl_api_load(struct nccl_api *api, const char *explicit_path, char **ret_er
 			return r;
 	}
 	nccl_pin(&api->lib);
+	nccl_file(api);
 	return nccl_read_version(api, ret_err);
 }
 
@@ -234,12 +249,22 @@ int nccl_api_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDa
 	return 0;
 }
 
+/* ncclGetLastError is optional (NCCL 2.13+). NCCL's documentation: it
+ * returns "a human-readable string corresponding to the last error that
+ * occurred in NCCL" (the text of its last WARN), "could be unrelated to the
+ * current call", and "comm is currently unused and can be set to NULL":
+ * so it is asked even without a communicator, which is how a failed
+ * ncclCommInitRank, before any communicator exists, keeps NCCL's own
+ * reason. The text is labelled as NCCL's, trailing blanks dropped. */
 void nccl_api_format(const struct nccl_api *api, ncclComm_t comm, const char *fn, ncclResult_t r, char *out,
 		     size_t size)
 {
 	const char *text = api->get_error_string ? api->get_error_string(r) : NULL;
-	const char *last = comm && api->get_last_error ? api->get_last_error(comm) : NULL;
+	const char *last = api->get_last_error ? api->get_last_error(comm) : NULL;
+	size_t n = last ? strlen(last) : 0;
 
-	snprintf(out, size, "%s: %s (%d)%s%s", fn, text ? text : "unknown NCCL error", (int)r,
-		 last && *last ? ": " : "", last && *last ? last : "");
+	while (n > 0 && (last[n - 1] == '\n' || last[n - 1] == ' ' || last[n - 1] == '\r'))
+		n--;
+	snprintf(out, size, "%s: %s (%d)%s%.*s", fn, text ? text : "unknown NCCL error", (int)r,
+		 n ? "; NCCL's last error: " : "", (int)n, n ? last : "");
 }

@@ -117,6 +117,9 @@ struct nccl_api {
 	int code;              /* ncclGetVersion(): 22105 */
 	int major, minor, patch;
 	char version[32];      /* "NCCL 2.21.5" */
+	char file[512];        /* the file loaded, as the dynamic linker found it
+				* ("/usr/lib/x86_64-linux-gnu/libnccl.so.2"); "" when
+				* nothing loaded */
 	/* required (NCCL 2.7+) */
 	ncclResult_t (*get_version)(int *version);
 	ncclResult_t (*get_unique_id)(ncclUniqueId *id);
@@ -140,7 +143,8 @@ struct nccl_api {
 	ncclResult_t (*send)(const void *send, size_t count, ncclDataType_t t, int peer, ncclComm_t comm,
 			     CUstream stream);
 	ncclResult_t (*recv)(void *recv, size_t count, ncclDataType_t t, int peer, ncclComm_t comm, CUstream stream);
-	/* optional: ncclCommInitRankConfig 2.14+, ncclGetLastError 2.13+ */
+	/* optional: ncclCommInitRankConfig 2.14+, ncclGetLastError 2.13+ (NCCL's
+	 * documentation of each); older releases leave them NULL */
 	ncclResult_t (*comm_init_rank_config)(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
 					      ncclConfig_v21400 *config);
 	const char *(*get_last_error)(ncclComm_t comm);
@@ -175,8 +179,10 @@ bool nccl_api_has_nonblocking_init(const struct nccl_api *api);
 int nccl_api_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDataType_t *ret_t, ncclRedOp_t *ret_op,
 		 char *why, size_t size);
 
-/* "fn: <ncclGetErrorString> (n)" plus ncclGetLastError's text when the
- * library has it and comm is given, into out (truncated, terminated). */
+/* "fn: <ncclGetErrorString> (n)", plus "; NCCL's last error: <text>" from
+ * ncclGetLastError(comm) when the library has it (NCCL 2.13+; comm may be
+ * NULL, as for a failed ncclCommInitRank) and it says something, into out
+ * (truncated, terminated). */
 void nccl_api_format(const struct nccl_api *api, ncclComm_t comm, const char *fn, ncclResult_t r, char *out,
 		     size_t size);
 

@@ -146,6 +146,7 @@ static struct bench_dev *gather_devices(struct session *ss)
 struct bench_run_ctx {
 	struct bench_info info;
 	const char *json_file;
+	const struct session *ss; /* for the library a failed start loaded */
 };
 
 static void on_row(void *ctx, const struct bench_row *row)
@@ -158,6 +159,9 @@ static void on_row(void *ctx, const struct bench_row *row)
 static void on_fatal(void *ctx, const char *why)
 {
 	struct bench_run_ctx *rc = ctx;
+	/* a start that failed after loading the library still names it */
+	if (!rc->info.library[0] && rc->ss && rc->ss->b)
+		rc->info.library = rc->ss->b->ops->version(rc->ss->b);
 	if (rc->json_file && bench_write_json(rc->json_file, &rc->info, NULL, NULL, why) < 0)
 		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->json_file);
 }
@@ -279,6 +283,7 @@ int cmd_bench(struct cmd_env *env)
 	rc.info.backend = backend;
 	rc.info.library = "";
 	rc.info.nranks = rc.info.nprocs = 1;
+	rc.ss = &ss;
 	int r = session_open(&ss, s, "bench", backend, p.ngpus, on_fatal, &rc);
 	if (r)
 		return r;

@@ -24,16 +24,24 @@
 #include <stddef.h>
 
 /* enum cudaError_enum: the codes gpuready names itself (UNKNOWN keeps the
- * enum the size of the library's). */
+ * enum the size of the library's). cuda.h has no "insufficient driver"
+ * code: 35 is the runtime API's cudaErrorInsufficientDriver
+ * (driver_types.h); the driver API reports a libcuda newer than the kernel
+ * module as CUDA_ERROR_SYSTEM_DRIVER_MISMATCH. */
 typedef enum cudaError_enum {
 	CUDA_SUCCESS = 0,
 	CUDA_ERROR_INVALID_VALUE = 1,
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
+	CUDA_ERROR_NOT_INITIALIZED = 3,
+	CUDA_ERROR_DEINITIALIZED = 4,
 	CUDA_ERROR_STUB_LIBRARY = 34,
 	CUDA_ERROR_NO_DEVICE = 100,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_OPERATING_SYSTEM = 304,   /* an OS call failed */
 	CUDA_ERROR_NOT_READY = 600,          /* cuStreamQuery/cuEventQuery: work still pending */
 	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,         /* display driver and CUDA driver versions differ */
+	CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804, /* forward compatibility on hardware without it */
 	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900, /* an unsafe call while a stream captures */
 	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901, /* cuStreamEndCapture after such a call */
 	CUDA_ERROR_UNKNOWN = 999,

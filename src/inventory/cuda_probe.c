@@ -7,18 +7,21 @@
  * rest are optional and their absence leaves a field GPU_UNKNOWN, so an
  * older driver still gives what it can. A failing call is recorded with the
  * library's own error name, number and text (cuda_api_format), never
- * printed, never fatal. */
+ * printed, never fatal. The probe runs under a stdout guard
+ * (core/stdout_guard.h): the driver's libcuda prints nothing, but a
+ * library that does must not corrupt gpuready's --json output. */
 #include "gpu_live.h"
 #include "core/cuda_api.h"
 #include "core/dl.h"
+#include "core/stdout_guard.h"
 #include "core/strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-
-/* 64 MiB, seed 000's "basic tensor operations" round trip. */
+/* 64 MiB: the round trip of a basic tensor operation, without PyTorch. */
 #define ROUNDTRIP_BYTES ((size_t)64 << 20)
 
 /* An attribute, or GPU_UNKNOWN when the driver does not know it (older
@@ -158,19 +161,18 @@ static void cuda_read_device(const struct cuda_api *api, int ordinal, bool round
 		cuda_roundtrip(api, dev, g);
 }
 
-/* Contract (gpu_live.h): never fails. driver_version is read before cuInit
- * (it needs no initialisation), so a node whose driver refuses to
- * initialise still shows it. loaded is true once cuInit(0) succeeded;
- * error then holds only the first device that could not be reached. */
-void cuda_probe(struct cuda_info *out, bool roundtrip)
+/* Loads, initialises and reads the CUDA driver API (under the caller's
+ * stdout guard). */
+static void cuda_probe_guarded(struct cuda_info *out, bool roundtrip)
 {
 	struct cuda_api api;
 	struct dl_lib lib;
 	int v = 0, count = 0;
 	CUresult r;
 
-	*out = (struct cuda_info){ .driver_version = GPU_UNKNOWN };
-	if (cuda_api_load(&lib, &api, CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_COPY) < 0) {
+	int lr = cuda_api_load(&lib, &api, CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_COPY);
+	if (lr < 0) {
+		out->fail = lr == -ENOSYS ? GPU_LIB_FAIL_SYMBOL : GPU_LIB_FAIL_MISSING;
 		snprintf(out->error, sizeof(out->error),
 			 "CUDA driver library (libcuda.so.1) could not be loaded: %s (is the NVIDIA driver installed?)",
 			 lib.error ? lib.error : "unknown error");
@@ -180,6 +182,8 @@ void cuda_probe(struct cuda_info *out, bool roundtrip)
 	if (api.driver_get_version(&v) == CUDA_SUCCESS && v > 0)
 		out->driver_version = v;
 	if ((r = api.init(0)) != CUDA_SUCCESS) {
+		out->code = (int)r;
+		out->fail = cuda_fail_class(r);
 		cuda_api_format(&api, "cuInit", r, out->error, sizeof(out->error));
 		dl_close(&lib);
 		return;
@@ -196,6 +200,22 @@ void cuda_probe(struct cuda_info *out, bool roundtrip)
 			cuda_read_device(&api, i, roundtrip, &out->v[i], out->error, sizeof(out->error));
 	}
 	dl_close(&lib);
+}
+
+/* Contract (gpu_live.h): never fails. driver_version is read before cuInit
+ * (it needs no initialisation), so a node whose driver refuses to
+ * initialise still shows it. loaded is true once cuInit(0) succeeded;
+ * error then holds only the first device that could not be reached; fail
+ * and code say why it is false. Without a guard (stdout_guard_begin
+ * failed) the probe still runs. */
+void cuda_probe(struct cuda_info *out, bool roundtrip)
+{
+	struct stdout_guard g;
+
+	*out = (struct cuda_info){ .driver_version = GPU_UNKNOWN };
+	(void)stdout_guard_begin(&g);
+	cuda_probe_guarded(out, roundtrip);
+	(void)stdout_guard_end(&g, NULL);
 }
 
 void cuda_info_free(struct cuda_info *c)

@@ -3,10 +3,13 @@
  * NVML (libnvidia-ml.so.1) and the CUDA driver API (libcuda.so.1) are
  * dlopen'd through symbol tables (core/dl.h); nothing here needs their
  * headers: the few types and enum values used are declared in
- * nvml_probe.c and cuda_api.h from nvml.h / cuda.h (REFERENCE §11). Every probe fills its struct and
- * never fails the program: a missing library, a driver that refuses to
- * initialise, or a call that is not supported is recorded with its reason
- * (the library's error string and code) for the checks to report.
+ * core/nvml_api.h and core/cuda_api.h from nvml.h / cuda.h. Every probe
+ * fills its struct and never fails the program: a missing library, a driver
+ * that refuses to initialise, or a call that is not supported is recorded
+ * with its reason (the library's error string and code, and for the
+ * library as a whole the class of failure, enum gpu_lib_fail) for the
+ * checks to report. Whatever the libraries print to stdout while they load
+ * and initialise is kept off gpuready's own (core/stdout_guard.h).
  *
  * Only for the live root; the callers make sure of that. */
 #ifndef GPUREADY_GPU_LIVE_H
@@ -46,9 +49,28 @@ struct nvml_gpu {
 	char error[160];       /* first per-GPU failure, "" if none */
 };
 
+/* Why NVML or the CUDA driver API could not be used at all, one class per
+ * cause with its own fix (checks/gpu/common.h gpu_lib_advise). The codes
+ * are the libraries' own, from NVIDIA's NVML API reference (nvmlReturn_t)
+ * and CUDA driver API reference (CUresult). */
+enum gpu_lib_fail {
+	GPU_LIB_FAIL_NONE = 0,   /* loaded and initialised */
+	GPU_LIB_FAIL_MISSING,    /* dlopen failed: not installed, or not loadable */
+	GPU_LIB_FAIL_SYMBOL,     /* loaded, but a required entry point is missing */
+	GPU_LIB_FAIL_STUB,       /* the CUDA toolkit's stub library, not the driver's */
+	GPU_LIB_FAIL_NO_DRIVER,  /* NVML_ERROR_DRIVER_NOT_LOADED (9), CUDA_ERROR_NO_DEVICE (100) */
+	GPU_LIB_FAIL_MISMATCH,   /* NVML_ERROR_LIB_RM_VERSION_MISMATCH (18),
+				  * CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803) */
+	GPU_LIB_FAIL_COMPAT,     /* CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) */
+	GPU_LIB_FAIL_PERMISSION, /* NVML_ERROR_NO_PERMISSION (4), NVML_ERROR_OPERATING_SYSTEM (17) */
+	GPU_LIB_FAIL_OTHER,      /* any other code: the library's own text is all there is */
+};
+
 struct nvml_info {
 	bool loaded;           /* library and nvmlInit_v2 succeeded */
-	char error[256];       /* why not (dlerror text, or nvmlErrorString) */
+	enum gpu_lib_fail fail; /* why not loaded; NONE when loaded */
+	int code;              /* nvmlInit_v2's nvmlReturn_t when it failed, else 0 */
+	char error[512];       /* why not (dlerror text, or nvmlErrorString) */
 	char driver_version[80];
 	int cuda_driver_version; /* e.g. 12080; GPU_UNKNOWN */
 	struct nvml_gpu *v;
@@ -70,7 +92,9 @@ struct cuda_gpu {
 
 struct cuda_info {
 	bool loaded;           /* library loaded and cuInit(0) succeeded */
-	char error[256];       /* why not: dlerror, or "cuInit: CUDA_ERROR_NO_DEVICE (100): ..." */
+	enum gpu_lib_fail fail; /* why not loaded; NONE when loaded */
+	int code;              /* cuInit's CUresult when it failed, else 0 */
+	char error[512];       /* why not: dlerror, or "cuInit: CUDA_ERROR_NO_DEVICE (100): ..." */
 	int driver_version;    /* cuDriverGetVersion, e.g. 12080; GPU_UNKNOWN */
 	struct cuda_gpu *v;
 	size_t n;
@@ -99,7 +123,7 @@ void nvml_info_free(struct nvml_info *n);
 
 /* Loads the CUDA driver API, reads every device's attributes and, when
  * roundtrip is true, on each device allocates 64 MiB, copies a pattern in
- * and out and compares it (seed 000's "basic tensor operations"). */
+ * and out and compares it (a basic tensor operation without PyTorch). */
 void cuda_probe(struct cuda_info *out, bool roundtrip);
 void cuda_info_free(struct cuda_info *c);
 
@@ -114,6 +138,16 @@ void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_
 /* NVML's "00000000:17:00.0" or CUDA's "0000:17:00.0" (any case) -> sysfs
  * "0000:17:00.0". Returns false if s is not a PCI bus ID. */
 bool gpu_normalize_bdf(const char *s, char *out, size_t size);
+/* The class of an nvmlInit_v2 / cuInit return code (not the stub, which
+ * the probes recognise by other means; CUDA_ERROR_STUB_LIBRARY aside).
+ * NONE for success. */
+enum gpu_lib_fail nvml_fail_class(int code);
+enum gpu_lib_fail cuda_fail_class(int code);
+/* A dlopen'd library's file: whether it is a CUDA toolkit stub, by its
+ * path as loaded or as resolved (a ".../stubs/..." directory), or by what
+ * it printed while loading (the NVML stub's banner calls itself a "stub
+ * library"). path and said may be NULL. */
+bool gpu_lib_is_stub(const char *path, const char *resolved, const char *said);
 /* 12080 -> "12.8"; 13000 -> "13.0" (CUDA: 1000*major + 10*minor). */
 void cuda_version_string(int v, char *out, size_t size);
 /* "12.8" or "12" -> 12080 / 12000; -1 if malformed. */

@@ -8,12 +8,27 @@
  * driver of the last decade exports; the rest are optional and their
  * absence leaves a field GPU_UNKNOWN, so an older driver still gives what
  * it can. A failing call is recorded with NVML's own error text
- * and number, never printed, never fatal. */
+ * and number, never printed, never fatal.
+ *
+ * The CUDA toolkit ships a stub libnvidia-ml.so for linking on machines
+ * without a driver; installed as libnvidia-ml.so.1 (container images do
+ * that), it loads, prints a "WARNING: You should always run with
+ * libnvidia-ml.so that is installed with your NVIDIA Display Driver"
+ * banner on stdout at every nvmlInit_v2, fails it with
+ * NVML_ERROR_DRIVER_NOT_LOADED, and answers nvmlErrorString with the same
+ * banner. So the whole probe runs under a stdout guard
+ * (core/stdout_guard.h), and a failed nvmlInit_v2 is checked for the stub,
+ * by the file it came from (a .../stubs/ directory) or by its banner,
+ * before NVML's own text is believed. */
+#define _GNU_SOURCE
 #include "gpu_live.h"
 #include "core/dl.h"
 #include "core/nvml_api.h"
+#include "core/stdout_guard.h"
 #include "core/strbuf.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +196,7 @@ static void nvml_read_link_health(const struct nvml_api *api, nvmlDevice_t dev, 
 		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
 		nvmlReturn_t r = api->nvlink_state(dev, link, &active);
 		if (r == NVML_ERROR_INVALID_ARGUMENT || r == NVML_ERROR_NOT_SUPPORTED)
-			continue; /* no such link (REFERENCE §11) */
+			continue; /* no such link (NVML API reference, nvmlDeviceGetNvLinkState) */
 		if (!nvml_ok(api, g, "nvmlDeviceGetNvLinkState", r))
 			break;
 		g->nvlink_links++;
@@ -237,25 +252,56 @@ static void nvml_read_all(const struct nvml_api *api, struct nvml_info *out)
 		nvml_read_gpu(api, i, &out->v[i]);
 }
 
-/* Contract (gpu_live.h): never fails. loaded is true once nvmlInit_v2 has
- * succeeded; error then holds only a failure to enumerate the GPUs. The
- * caller owns out->v (nvml_info_free). */
-void nvml_probe(struct nvml_info *out)
+/* The names nvml.h gives the codes nvmlInit_v2 returns, for the stub,
+ * whose nvmlErrorString answers with its banner. */
+static const char *nvml_code_name(nvmlReturn_t r)
+{
+	switch (r) {
+	case NVML_ERROR_DRIVER_NOT_LOADED: return "NVML_ERROR_DRIVER_NOT_LOADED";
+	case NVML_ERROR_NO_PERMISSION: return "NVML_ERROR_NO_PERMISSION";
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+	case NVML_ERROR_UNKNOWN: return "NVML_ERROR_UNKNOWN";
+	default: return "NVML error";
+	}
+}
+
+/* The file lib was loaded from (dladdr on its nvmlInit_v2: the path the
+ * dynamic linker found) and the same with symbolic links resolved; ""
+ * where unknown. */
+static void nvml_lib_file(const struct dl_lib *lib, char *path, size_t size, char real[PATH_MAX])
+{
+	void *sym = lib->handle ? dlsym(lib->handle, "nvmlInit_v2") : NULL;
+	Dl_info info;
+
+	path[0] = real[0] = '\0';
+	if (sym && dladdr(sym, &info) && info.dli_fname)
+		snprintf(path, size, "%s", info.dli_fname);
+	if (path[0] && !realpath(path, real))
+		real[0] = '\0';
+}
+
+/* Loads, initialises and reads NVML (under the caller's stdout guard).
+ * When nvmlInit_v2 fails, path and real get the library's file. */
+static void nvml_probe_guarded(struct nvml_info *out, char *path, size_t size, char real[PATH_MAX])
 {
 	struct nvml_api api;
 	struct dl_lib lib;
 
-	*out = (struct nvml_info){ .cuda_driver_version = GPU_UNKNOWN };
-	if (nvml_api_load(&lib, &api) < 0) {
+	int r = nvml_api_load(&lib, &api);
+	if (r < 0) {
+		out->fail = r == -ENOSYS ? GPU_LIB_FAIL_SYMBOL : GPU_LIB_FAIL_MISSING;
 		snprintf(out->error, sizeof(out->error),
 			 "NVML (libnvidia-ml.so.1) could not be loaded: %s (is the NVIDIA driver installed?)",
 			 lib.error ? lib.error : "unknown error");
 		dl_close(&lib);
 		return;
 	}
-	nvmlReturn_t r = api.init_v2();
-	if (r != NVML_SUCCESS) {
-		nvml_format(&api, "nvmlInit_v2", r, out->error, sizeof(out->error));
+	nvmlReturn_t ir = api.init_v2();
+	if (ir != NVML_SUCCESS) {
+		out->code = (int)ir;
+		out->fail = nvml_fail_class(ir);
+		nvml_format(&api, "nvmlInit_v2", ir, out->error, sizeof(out->error));
+		nvml_lib_file(&lib, path, size, real);
 		dl_close(&lib);
 		return;
 	}
@@ -263,6 +309,32 @@ void nvml_probe(struct nvml_info *out)
 	nvml_read_all(&api, out);
 	api.shutdown();
 	dl_close(&lib);
+}
+
+/* Contract (gpu_live.h): never fails. loaded is true once nvmlInit_v2 has
+ * succeeded; error then holds only a failure to enumerate the GPUs. The
+ * caller owns out->v (nvml_info_free). Whatever NVML prints on stdout,
+ * from loading to unloading, is kept off gpuready's (and looked at for the
+ * stub's banner); without a guard (stdout_guard_begin failed) the probe
+ * still runs. */
+void nvml_probe(struct nvml_info *out)
+{
+	struct stdout_guard g;
+	_cleanup_strbuf_ struct strbuf said = STRBUF_INIT;
+	char path[PATH_MAX], real[PATH_MAX];
+
+	*out = (struct nvml_info){ .cuda_driver_version = GPU_UNKNOWN };
+	path[0] = real[0] = '\0';
+	(void)stdout_guard_begin(&g);
+	nvml_probe_guarded(out, path, sizeof(path), real);
+	(void)stdout_guard_end(&g, &said);
+	if (!out->loaded && out->code != 0 && gpu_lib_is_stub(path, real, said.buf)) {
+		out->fail = GPU_LIB_FAIL_STUB;
+		snprintf(out->error, sizeof(out->error),
+			 "nvmlInit_v2: %s (%d): the CUDA toolkit's stub libnvidia-ml.so was loaded, not the driver's "
+			 "libnvidia-ml.so.1 (%.300s)",
+			 nvml_code_name((nvmlReturn_t)out->code), out->code, real[0] ? real : path[0] ? path : "?");
+	}
 }
 
 void nvml_info_free(struct nvml_info *n)

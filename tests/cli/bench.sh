@@ -350,7 +350,22 @@ t_fakegpu() {
 			|| { fail "NCCL backend $c (exit $rc)"; head -5 "$TMP/err" >&2; }
 	done
 	contains "$TMP/out" "device  1 [0000:29:00] NVIDIA Fake GPU" "device lines name the GPU and its bus"
-	contains "$TMP/out" "backend nccl: NCCL 2.21.5" "the NCCL version is reported"
+	contains "$TMP/out" "backend nccl: NCCL 2.21.5 ($fakes/libnccl.so.2)" "the NCCL version and file are reported"
+
+	# The JSON names the NCCL it loaded, also when communicator setup then
+	# fails; the failure keeps NCCL's own reason (ncclGetLastError).
+	"$BIN" bench all_reduce -g 2 -b 8 -e 8 --json "$TMP/lib.json" >"$TMP/out" 2>"$TMP/err"
+	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["library"]; assert l=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2], l' \
+		"$TMP/lib.json" "$fakes" && pass "bench JSON: library names NCCL's version and file" || fail "bench JSON library"
+	schema_ok bench.schema.json "bench (fake GPUs)" "$TMP/lib.json"
+	FAKE_NCCL_INIT_FAIL="Bootstrap : no socket interface found" "$BIN" bench all_reduce -g 2 -b 8 -e 8 \
+		--json "$TMP/fail.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq 2 ] && contains "$TMP/err" "ncclCommInitRankConfig: unhandled system error (run with NCCL_DEBUG=INFO for details) (2); NCCL's last error: Bootstrap : no socket interface found" \
+		"failed communicator setup: exit 2 with NCCL's own reason" || { fail "failed communicator setup (exit $rc)"; cat "$TMP/err" >&2; }
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["library"]=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2] and d["verdict"]["result"]=="error", d' \
+		"$TMP/fail.json" "$fakes" && pass "bench JSON of a failed start still names the NCCL loaded" || fail "bench JSON library after a failed start"
+	schema_ok bench.schema.json "bench (communicator setup failed)" "$TMP/fail.json"
 
 	# -G: the loop captured once into a CUDA graph per GPU, replayed 3 times
 	for c in all_reduce alltoall; do

@@ -4,6 +4,7 @@
 #   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
 #                         JSON, against tests/fixtures/NAME/expected/
 #   run.sh basics|config|output|schema|snapshot|realdata|man|install|nosubprocess
+#   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #
 # Environment (set by tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
 # GPUREADY_FIXTURES, MESON_BUILD_ROOT. GPUREADY_UPDATE=1 rewrites the expected
@@ -221,10 +222,59 @@ t_nosubprocess() {
 	[ "$n" -eq 1 ] && [ "$c" -eq 0 ] && pass "check on a fixture runs no subprocess" || { fail "subprocesses: $n execve, $c fork/clone"; cat "$TMP/trace" >&2; }
 }
 
+# nvml_finding FILE: "status|message|hint" of gpu.nvml's first finding in a report.
+nvml_finding() {
+	python3 - "$1" <<-'PY'
+	import json, sys
+	for c in json.load(open(sys.argv[1]))["checks"]:
+	    if c["id"] == "gpu.nvml":
+	        print("%s|%s|%s" % (c["status"], c["message"], c.get("hint", "")))
+	        break
+	PY
+}
+
+# The live commands with a libnvidia-ml.so.1 that prints to stdout from its
+# constructor, nvmlInit_v2, nvmlShutdown and destructor (tests/fakes/fake_nvml.c,
+# GPUREADY_FAKE_NVML): --json stays JSON, nothing it printed reaches stdout,
+# and gpu.nvml names nvmlInit_v2's error; its copy of the toolkit stub's
+# banner alone is enough to name the stub.
+t_fakenvml() {
+	nv=${GPUREADY_FAKE_NVML:?}
+	for cmd in check gpu; do
+		LD_LIBRARY_PATH=$nv "$BIN" $cmd --json >"$TMP/$cmd.json" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -le 1 ] || { fail "$cmd --json exited $rc"; cat "$TMP/err" >&2; }
+		if python3 -m json.tool "$TMP/$cmd.json" >/dev/null 2>&1; then
+			pass "$cmd --json is JSON with a libnvidia-ml.so.1 that prints to stdout"
+		else
+			fail "$cmd --json is not JSON"; head -5 "$TMP/$cmd.json" >&2
+		fi
+		lacks "$TMP/$cmd.json" "FAKE-NVML-BANNER" "$cmd --json: nothing NVML printed is on stdout"
+		schema_ok report.schema.json "$cmd with a printing libnvidia-ml.so.1" "$TMP/$cmd.json"
+	done
+	nvml_finding "$TMP/gpu.json" >"$TMP/nvml"
+	contains "$TMP/nvml" "nvmlInit_v2: Driver Not Loaded (9)" "gpu.nvml names nvmlInit_v2's error"
+	lacks "$TMP/nvml" "stub" "a library that only prints is not called the stub"
+	LD_LIBRARY_PATH=$nv "$BIN" gpu --no-color >"$TMP/gpu.txt" 2>"$TMP/err"
+	lacks "$TMP/gpu.txt" "FAKE-NVML-BANNER" "gpu (text): nothing NVML printed is on stdout"
+	# nvmlInit_v2 succeeds: the reads, nvmlShutdown and the unload are guarded too
+	LD_LIBRARY_PATH=$nv FAKE_NVML_INIT=0 "$BIN" gpu --json >"$TMP/ok.json" 2>"$TMP/err"
+	python3 -m json.tool "$TMP/ok.json" >/dev/null 2>&1 && pass "gpu --json is JSON when the printing NVML initialises" \
+		|| { fail "gpu --json with FAKE_NVML_INIT=0 is not JSON"; head -5 "$TMP/ok.json" >&2; }
+	lacks "$TMP/ok.json" "FAKE-NVML-BANNER" "nothing from nvmlShutdown or the unload is on stdout"
+	# the stub's banner (the file is not in a stubs/ directory)
+	LD_LIBRARY_PATH=$nv FAKE_NVML_BANNER=stub "$BIN" gpu --json >"$TMP/stub.json" 2>"$TMP/err"
+	schema_ok report.schema.json "gpu with the stub's banner" "$TMP/stub.json"
+	nvml_finding "$TMP/stub.json" >"$TMP/nvml"
+	contains "$TMP/nvml" "NVML_ERROR_DRIVER_NOT_LOADED (9): the CUDA toolkit's stub libnvidia-ml.so was loaded" \
+		"the stub is recognised by its banner"
+	lacks "$TMP/nvml" "WARNING" "the stub's banner is not in the finding"
+}
+
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|snapshot|realdata|man|install|nosubprocess) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | snapshot | realdata | man | install | nosubprocess" >&2; exit 2 ;;
+basics|config|output|schema|snapshot|realdata|man|install|nosubprocess|fakenvml) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | snapshot | realdata | man | install | nosubprocess | fakenvml" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

@@ -31,6 +31,9 @@
  *                       ncclCommAbort/Destroy)
  *   FAKE_NCCL_SCENARIO  what the INFO log claims: ib-gdr (default), socket,
  *                       p2p-single-node
+ *   FAKE_NCCL_INIT_FAIL TEXT: ncclCommInitRank(Config) WARNs TEXT and fails
+ *                       with ncclSystemError; ncclGetLastError then answers
+ *                       TEXT (it answers the last WARN's text, as NCCL's)
  *   NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE as NCCL reads them
  *                       (fake_nccl_log.c); the lines use NCCL's formats
  *                       (REFERENCE §8)
@@ -166,10 +169,11 @@ FAKE_API const char *ncclGetErrorString(ncclResult_t r)
 	}
 }
 
+/* NCCL 2.13+: the last WARN's text, comm unused (NCCL's documentation). */
 FAKE_API const char *ncclGetLastError(ncclComm_t comm)
 {
 	(void)comm;
-	return "";
+	return fake_last_error();
 }
 
 FAKE_API ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
@@ -340,6 +344,12 @@ static ncclResult_t check_id(const ncclUniqueId *id, int nranks, int rank)
 
 static ncclResult_t init_rank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank, int blocking)
 {
+	const char *fail = getenv("FAKE_NCCL_INIT_FAIL");
+	if (fail && *fail) {
+		/* as NCCL fails in its bootstrap: a WARN, then ncclSystemError */
+		WARN(current_device(), "%s", fail);
+		return ncclSystemError;
+	}
 	ncclResult_t r = check_id(&id, nranks, rank);
 	if (r != ncclSuccess)
 		return r;

@@ -56,6 +56,9 @@ void fake_info(int dev, unsigned flags, const char *fmt, ...) __attribute__((for
 /* "\n<host>:<pid>:<tid> [<dev>] <file>:<line> NCCL WARN <msg>" from WARN up. */
 void fake_warn_at(int dev, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 #define WARN(dev, ...) fake_warn_at(dev, __FILE__, __LINE__, __VA_ARGS__)
+/* The text of the last WARN in the process, "" before any (what
+ * ncclGetLastError answers). */
+const char *fake_last_error(void);
 /* The version line, once per process: bare at NCCL_DEBUG=VERSION or WARN,
  * an INFO line (all subsystems) at INFO. */
 void fake_log_version(int dev, const char *version);

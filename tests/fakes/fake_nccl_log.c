@@ -114,6 +114,17 @@ void fake_info(int dev, unsigned flags, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* NCCL's src/debug.cc keeps the text of every WARN, whatever NCCL_DEBUG
+ * says, in one process-wide ncclLastError[1024] under its debug lock, for
+ * ncclGetLastError. */
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_error[1024];
+
+const char *fake_last_error(void)
+{
+	return last_error;
+}
+
 void fake_warn_at(int dev, const char *file, int line, const char *fmt, ...)
 {
 	char where[128];
@@ -121,6 +132,11 @@ void fake_warn_at(int dev, const char *file, int line, const char *fmt, ...)
 	va_list ap;
 
 	snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : file, line);
+	va_start(ap, fmt);
+	pthread_mutex_lock(&last_lock);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	pthread_mutex_unlock(&last_lock);
+	va_end(ap);
 	va_start(ap, fmt);
 	vlog(LVL_WARN, dev, 0, where, fmt, ap);
 	va_end(ap);

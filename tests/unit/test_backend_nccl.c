@@ -357,7 +357,10 @@ static void test_explicit_path_device_version(void **state)
 	struct backend *b = up(path);
 	struct backend_device d;
 
-	assert_string_equal(b->ops->version(b), "NCCL 2.21.5");
+	/* the version and the file it came from (the JSON's "library") */
+	char *want = xasprintf("NCCL 2.21.5 (%s)", path);
+	assert_string_equal(b->ops->version(b), want);
+	free(want);
 	b->ops->device(b, 0, &d);
 	assert_int_equal(d.ordinal, 0);
 	assert_string_equal(d.bus_id, "0000:18:00");
@@ -472,7 +475,10 @@ static void test_old_nccl(void **state)
 	setenv("FAKE_NCCL_VERSION", "2708", 1);
 	struct backend *b = up(NULL);
 	void *buf[2];
-	assert_string_equal(b->ops->version(b), "NCCL 2.7.8");
+	/* found through the soname: named by the file the dynamic linker chose */
+	char *want = xasprintf("NCCL 2.7.8 (%s/libnccl.so.2)", fakes());
+	assert_string_equal(b->ops->version(b), want);
+	free(want);
 	for (int l = 0; l < 2; l++)
 		assert_int_equal(b->ops->alloc(b, l, 64, &buf[l]), 0);
 	assert_int_equal(b->ops->run(b, COLL_ALL_REDUCE, buf, buf, 4, DT_BFLOAT16, OP_SUM, -1), -ENOTSUP);
@@ -490,6 +496,23 @@ static void test_old_nccl(void **state)
 	unsetenv("FAKE_NCCL_VERSION");
 }
 
+/* Communicator setup that fails keeps NCCL's own reason: ncclGetLastError
+ * (NCCL 2.13+) is asked with no communicator, since none exists yet. Both
+ * the non-blocking (2.14+) and the blocking init. */
+static void test_init_last_error(void **state)
+{
+	(void)state;
+	struct backend_env e = env_for(2, NULL);
+	setenv("FAKE_NCCL_INIT_FAIL", "Bootstrap : no socket interface found", 1);
+	init_fails(&e, -EIO, "ncclCommInitRankConfig: unhandled system error (run with NCCL_DEBUG=INFO for details) "
+			     "(2); NCCL's last error: Bootstrap : no socket interface found");
+	setenv("FAKE_NCCL_VERSION", "21300", 1);
+	init_fails(&e, -EIO, "ncclCommInitRank: unhandled system error (run with NCCL_DEBUG=INFO for details) (2); "
+			     "NCCL's last error: Bootstrap : no socket interface found");
+	unsetenv("FAKE_NCCL_VERSION");
+	unsetenv("FAKE_NCCL_INIT_FAIL");
+}
+
 static int fake_bcast(void *ctx, void *buf, size_t len, double deadline)
 {
 	(void)deadline;
@@ -503,8 +526,8 @@ static int fake_bcast(void *ctx, void *buf, size_t len, double deadline)
 }
 
 /* Process 1 of 2 takes the id from the out-of-band broadcast; the fake
- * NCCL refuses one from another process. Without a broadcast, init says
- * so. */
+ * NCCL refuses one from another process, and its WARN is in the message.
+ * Without a broadcast, init says so. */
 static void test_multi_process(void **state)
 {
 	(void)state;
@@ -512,7 +535,8 @@ static void test_multi_process(void **state)
 	struct backend_env e = { .nranks = 2, .proc_rank = 1, .nprocs = 2, .local = 1, .first_gpu = 1,
 				 .oob_bcast = fake_bcast, .oob_ctx = &calls };
 	init_fails(&e, -EIO, "ncclCommInitRankConfig: invalid usage");
-	assert_int_equal(calls, 1);
+	init_fails(&e, -EIO, "NCCL's last error: fake NCCL: single process only");
+	assert_int_equal(calls, 2);
 	e.oob_bcast = NULL;
 	init_fails(&e, -EINVAL, "no out-of-band exchange");
 	e.nranks = 3;
@@ -1180,6 +1204,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_explicit_path_missing),
 		cmocka_unit_test(test_old_nccl),
 		cmocka_unit_test(test_multi_process),
+		cmocka_unit_test(test_init_last_error),
 		cmocka_unit_test(test_cuda_graph_api),
 		cmocka_unit_test(test_graph_replay),
 		cmocka_unit_test(test_graph_misuse),

@@ -288,6 +288,97 @@ static void test_gpudirect(void **state)
 	done(&r);
 }
 
+static bool hint_has(const struct run *r, const char *id, const char *text)
+{
+	for (size_t i = 0; i < r->rep.n; i++) {
+		const struct finding *f = r->rep.v[i];
+		if (!strcmp(f->id, id) && f->hint && strstr(f->hint, text))
+			return true;
+	}
+	return false;
+}
+
+/* gpu.nvml and gpu.cuda as on a live node, with the NVML and CUDA results
+ * given: the fixture's inventory marked live, nothing probed. */
+static void run_live_libs(struct run *r, const char *fixture, const struct nvml_info *nvml,
+			  const struct cuda_info *cuda)
+{
+	char *dir = tu_fixture(fixture);
+	struct root *root = NULL;
+	char *err = NULL;
+	assert_int_equal(root_open(dir, &root), 0);
+	settings_init(&r->set);
+	strv_add(&r->set.only, "gpu.nvml");
+	strv_add(&r->set.only, "gpu.cuda");
+	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
+	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL }, &r->inv), 0);
+	r->inv->live = true;
+	r->inv->nvml = xcalloc(1, sizeof(*r->inv->nvml));
+	*r->inv->nvml = *nvml;
+	r->inv->cuda = xcalloc(1, sizeof(*r->inv->cuda));
+	*r->inv->cuda = *cuda;
+	report_init(&r->rep, "test", "host", dir);
+	assert_int_equal(checks_run(NULL, r->inv, &r->set, &r->rep), 0);
+	root_free(root);
+	free(dir);
+}
+
+/* With GPUs on PCI, a library that cannot be used fails with its own
+ * error, the cause of its class and that class's fix; the driver-not-loaded
+ * advice follows gpu.driver (the module is loaded on this fixture). Without
+ * GPUs it is a skip that keeps the library's error, with no fix. */
+static void test_gpu_libs_fail(void **state)
+{
+	(void)state;
+	struct run r;
+	struct nvml_info nvml = { .fail = GPU_LIB_FAIL_NO_DRIVER, .code = 9, .cuda_driver_version = GPU_UNKNOWN,
+				  .error = "nvmlInit_v2: Driver Not Loaded (9)" };
+	struct cuda_info cuda = { .fail = GPU_LIB_FAIL_MISMATCH, .code = 803, .driver_version = GPU_UNKNOWN,
+				  .error = "cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): system has unsupported "
+					   "display driver / cuda driver combination" };
+
+	run_live_libs(&r, "h100-8x-cx7-roce", &nvml, &cuda);
+	assert_int_equal(status(&r, "gpu.nvml", "nvml"), STATUS_FAIL);
+	assert_true(message_has(&r, "gpu.nvml", "nvml", "nvmlInit_v2: Driver Not Loaded (9)"));
+	assert_true(message_has(&r, "gpu.nvml", "nvml", "NVML cannot reach the GPUs"));
+	assert_false(message_has(&r, "gpu.nvml", "nvml", "kernel module is not loaded"));
+	assert_true(hint_has(&r, "gpu.nvml", "ls -l /dev/nvidia*"));
+	assert_int_equal(status(&r, "gpu.cuda", "cuda"), STATUS_FAIL);
+	assert_true(message_has(&r, "gpu.cuda", "cuda", "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)"));
+	assert_true(message_has(&r, "gpu.cuda", "cuda", "different driver versions"));
+	assert_true(hint_has(&r, "gpu.cuda", "cat /proc/driver/nvidia/version"));
+	done(&r);
+
+	/* the stub: its error already says so, once */
+	nvml = (struct nvml_info){ .fail = GPU_LIB_FAIL_STUB, .code = 9, .cuda_driver_version = GPU_UNKNOWN,
+				   .error = "nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9): the CUDA toolkit's stub "
+					    "libnvidia-ml.so was loaded, not the driver's libnvidia-ml.so.1 (/x/stubs/"
+					    "libnvidia-ml.so)" };
+	cuda = (struct cuda_info){ .fail = GPU_LIB_FAIL_MISSING, .driver_version = GPU_UNKNOWN,
+				   .error = "CUDA driver library (libcuda.so.1) could not be loaded: libcuda.so.1: "
+					    "cannot open shared object file" };
+	run_live_libs(&r, "h100-8x-cx7-roce", &nvml, &cuda);
+	assert_int_equal(status(&r, "gpu.nvml", "nvml"), STATUS_FAIL);
+	assert_true(hint_has(&r, "gpu.nvml", "ldconfig -p | grep libnvidia-ml"));
+	for (size_t i = 0; i < r.rep.n; i++)
+		if (!strcmp(r.rep.v[i]->id, "gpu.nvml")) {
+			const char *m = r.rep.v[i]->message, *first = strstr(m, "stub libnvidia-ml.so was loaded");
+			assert_non_null(first);
+			assert_null(strstr(first + 1, "stub libnvidia-ml.so was loaded"));
+		}
+	assert_true(hint_has(&r, "gpu.cuda", "apt install libcuda1"));
+	done(&r);
+
+	run_live_libs(&r, "plain-no-rdma", &nvml, &cuda);
+	assert_int_equal(status(&r, "gpu.nvml", "nvml"), STATUS_SKIP);
+	assert_true(message_has(&r, "gpu.nvml", "nvml", "no NVIDIA GPU on PCI (nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED"));
+	assert_int_equal(status(&r, "gpu.cuda", "cuda"), STATUS_SKIP);
+	assert_true(message_has(&r, "gpu.cuda", "cuda", "no NVIDIA GPU on PCI (CUDA driver library (libcuda.so.1)"));
+	for (size_t i = 0; i < r.rep.n; i++)
+		assert_null(r.rep.v[i]->hint);
+	done(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_no_provider), cmocka_unit_test(test_ib),
 		cmocka_unit_test(test_plain),       cmocka_unit_test(test_selection_and_expectations),
 		cmocka_unit_test(test_gpu_degraded), cmocka_unit_test(test_gpudirect),
+		cmocka_unit_test(test_gpu_libs_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Unit tests of the GPU/GPUDirect parsers and policy: Xid lines, kernel
  * config, the driver version line, PCI extended capabilities, PCIe path
- * classes, NCCL's GDR level, Xid classes, the subprocess runner and the
- * PyTorch probe (with a stand-in interpreter). */
+ * classes, NCCL's GDR level, Xid classes, the subprocess runner, the
+ * PyTorch probe (with a stand-in interpreter) and the cause and fix for
+ * each way NVML or CUDA fails. */
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "checks/gpu/common.h"
@@ -192,6 +193,76 @@ static void test_xid_policy(void **state)
 	assert_false(kernel_version(NULL, &a, &b));
 }
 
+/* Every class has its own cause and fix for each library; the driver-not-
+ * loaded advice follows gpu.driver's verdict; the fixes are the commands
+ * the class needs. */
+static void test_lib_advice(void **state)
+{
+	(void)state;
+	const enum gpu_lib_fail classes[] = { GPU_LIB_FAIL_MISSING, GPU_LIB_FAIL_SYMBOL,   GPU_LIB_FAIL_STUB,
+					      GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_FAIL_MISMATCH, GPU_LIB_FAIL_COMPAT,
+					      GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER };
+	const size_t n = sizeof(classes) / sizeof(classes[0]);
+
+	for (int lib = GPU_LIB_NVML; lib <= GPU_LIB_CUDA; lib++)
+		for (int loaded = 0; loaded <= 1; loaded++)
+			for (size_t i = 0; i < n; i++) {
+				struct gpu_lib_advice a = gpu_lib_advise((enum gpu_lib)lib, classes[i], loaded);
+				assert_true(a.cause && *a.cause && a.fix && *a.fix);
+				for (size_t j = 0; j < i; j++) {
+					struct gpu_lib_advice b = gpu_lib_advise((enum gpu_lib)lib, classes[j], loaded);
+					if (!strcmp(a.fix, b.fix))
+						fail_msg("lib %d loaded %d: classes %d and %d share a fix", lib, loaded,
+							 (int)classes[i], (int)classes[j]);
+				}
+			}
+	/* NONE is never reported, and gets the generic advice */
+	assert_string_equal(gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_NONE, true).fix,
+			    gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_OTHER, true).fix);
+
+	struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_NO_DRIVER, false);
+	assert_non_null(strstr(a.cause, "kernel module is not loaded"));
+	assert_non_null(strstr(a.fix, "modprobe nvidia"));
+	assert_non_null(strstr(a.fix, "dmesg | grep -i nvrm"));
+	a = gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_NO_DRIVER, true);
+	assert_null(strstr(a.cause, "not loaded")); /* gpu.driver says it is loaded */
+	assert_non_null(strstr(a.fix, "ls -l /dev/nvidia*"));
+	a = gpu_lib_advise(GPU_LIB_CUDA, GPU_LIB_FAIL_NO_DRIVER, true);
+	assert_non_null(strstr(a.fix, "modprobe nvidia_uvm"));
+	assert_non_null(strstr(a.cause, "CUDA_VISIBLE_DEVICES"));
+
+	a = gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_STUB, true);
+	assert_string_equal(a.cause, "the CUDA toolkit's stub libnvidia-ml.so was loaded, not the driver's "
+				     "libnvidia-ml.so.1");
+	assert_non_null(strstr(a.fix, "ldconfig -p | grep libnvidia-ml"));
+	assert_non_null(strstr(a.fix, "LD_LIBRARY_PATH"));
+	a = gpu_lib_advise(GPU_LIB_CUDA, GPU_LIB_FAIL_STUB, true);
+	assert_non_null(strstr(a.fix, "ldconfig -p | grep libcuda"));
+
+	for (int lib = GPU_LIB_NVML; lib <= GPU_LIB_CUDA; lib++) {
+		a = gpu_lib_advise((enum gpu_lib)lib, GPU_LIB_FAIL_MISMATCH, true);
+		assert_non_null(strstr(a.fix, "cat /proc/driver/nvidia/version"));
+		assert_non_null(strstr(a.fix, "reboot"));
+		a = gpu_lib_advise((enum gpu_lib)lib, GPU_LIB_FAIL_PERMISSION, true);
+		assert_non_null(strstr(a.fix, "ls -l /dev/nvidia*"));
+		/* a library that is there is never to be installed */
+		const enum gpu_lib_fail there[] = { GPU_LIB_FAIL_STUB, GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_FAIL_MISMATCH,
+						    GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER };
+		for (size_t i = 0; i < sizeof(there) / sizeof(there[0]); i++)
+			assert_null(strstr(gpu_lib_advise((enum gpu_lib)lib, there[i], true).fix, "apt install"));
+		/* no driver at all: the install gpu.driver asks for */
+		a = gpu_lib_advise((enum gpu_lib)lib, GPU_LIB_FAIL_MISSING, false);
+		assert_non_null(strstr(a.fix, "apt install nvidia-driver-570-open"));
+	}
+	a = gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_MISSING, true);
+	assert_non_null(strstr(a.fix, "apt install libnvidia-ml1"));
+	assert_non_null(strstr(a.fix, "libnvidia-compute-"));
+	a = gpu_lib_advise(GPU_LIB_CUDA, GPU_LIB_FAIL_MISSING, true);
+	assert_non_null(strstr(a.fix, "apt install libcuda1"));
+	a = gpu_lib_advise(GPU_LIB_CUDA, GPU_LIB_FAIL_COMPAT, true);
+	assert_non_null(strstr(a.fix, "compat"));
+}
+
 static enum path_class level_of(const char *value)
 {
 	struct inventory inv;
@@ -320,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_xid_line),   cmocka_unit_test(test_kconfig),    cmocka_unit_test(test_version_line),
 		cmocka_unit_test(test_ext_cap),    cmocka_unit_test(test_path_class), cmocka_unit_test(test_xid_policy),
 		cmocka_unit_test(test_gdr_level),  cmocka_unit_test(test_spawn),      cmocka_unit_test(test_torch_probe),
+		cmocka_unit_test(test_lib_advice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Unit tests for inventory/gpu_live: the pure helpers (PCI bus ID
- * normalisation, CUDA version numbers) and the live probes.
+ * normalisation, CUDA version numbers, the class of a library's failure)
+ * and the live probes.
  *
  * The probes run for real. Where the NVIDIA driver is absent (the build
  * machines) they must fail cleanly: loaded false, an error that names the
@@ -165,6 +166,36 @@ static bool lib_present(const char *soname)
 	return true;
 }
 
+/* ---- the class of a library failure ---- */
+
+static void test_fail_class(void **state)
+{
+	(void)state;
+	assert_int_equal(nvml_fail_class(0), GPU_LIB_FAIL_NONE);
+	assert_int_equal(nvml_fail_class(9), GPU_LIB_FAIL_NO_DRIVER);    /* NVML_ERROR_DRIVER_NOT_LOADED */
+	assert_int_equal(nvml_fail_class(18), GPU_LIB_FAIL_MISMATCH);    /* NVML_ERROR_LIB_RM_VERSION_MISMATCH */
+	assert_int_equal(nvml_fail_class(4), GPU_LIB_FAIL_PERMISSION);   /* NVML_ERROR_NO_PERMISSION */
+	assert_int_equal(nvml_fail_class(17), GPU_LIB_FAIL_PERMISSION);  /* NVML_ERROR_OPERATING_SYSTEM */
+	assert_int_equal(nvml_fail_class(15), GPU_LIB_FAIL_OTHER);       /* NVML_ERROR_GPU_IS_LOST */
+	assert_int_equal(nvml_fail_class(999), GPU_LIB_FAIL_OTHER);
+	assert_int_equal(cuda_fail_class(0), GPU_LIB_FAIL_NONE);
+	assert_int_equal(cuda_fail_class(100), GPU_LIB_FAIL_NO_DRIVER);  /* CUDA_ERROR_NO_DEVICE */
+	assert_int_equal(cuda_fail_class(34), GPU_LIB_FAIL_STUB);        /* CUDA_ERROR_STUB_LIBRARY */
+	assert_int_equal(cuda_fail_class(803), GPU_LIB_FAIL_MISMATCH);   /* CUDA_ERROR_SYSTEM_DRIVER_MISMATCH */
+	assert_int_equal(cuda_fail_class(804), GPU_LIB_FAIL_COMPAT);     /* ..._COMPAT_NOT_SUPPORTED_ON_DEVICE */
+	assert_int_equal(cuda_fail_class(304), GPU_LIB_FAIL_OTHER);      /* CUDA_ERROR_OPERATING_SYSTEM */
+	assert_int_equal(cuda_fail_class(3), GPU_LIB_FAIL_OTHER);        /* CUDA_ERROR_NOT_INITIALIZED */
+	assert_int_equal(cuda_fail_class(999), GPU_LIB_FAIL_OTHER);
+
+	assert_true(gpu_lib_is_stub("/usr/local/cuda/lib64/stubs/libnvidia-ml.so", NULL, NULL));
+	assert_true(gpu_lib_is_stub("/tmp/x/libnvidia-ml.so.1", "/usr/lib/x86_64-linux-gnu/stubs/libnvidia-ml.so", ""));
+	assert_true(gpu_lib_is_stub("/tmp/x/libnvidia-ml.so.1", NULL,
+				    "libnvidia-ml.so in GDK package is a stub library that is attached only for"));
+	assert_false(gpu_lib_is_stub("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+				     "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.261.03", "some other banner"));
+	assert_false(gpu_lib_is_stub(NULL, NULL, NULL));
+}
+
 static void test_nvml_probe(void **state)
 {
 	(void)state;
@@ -174,10 +205,15 @@ static void test_nvml_probe(void **state)
 	if (!info.loaded) {
 		print_message("nvml_probe: %s\n", info.error);
 		assert_true(info.error[0] != '\0');
-		if (!lib_present("libnvidia-ml.so.1"))
+		if (!lib_present("libnvidia-ml.so.1")) {
 			assert_non_null(strstr(info.error, "libnvidia-ml.so.1"));
-		else
+			assert_int_equal(info.fail, GPU_LIB_FAIL_MISSING);
+			assert_int_equal(info.code, 0);
+		} else {
 			assert_non_null(strstr(info.error, "nvmlInit_v2"));
+			assert_int_not_equal(info.code, 0);
+			assert_int_not_equal(info.fail, GPU_LIB_FAIL_NONE);
+		}
 		assert_null(info.v);
 		assert_int_equal(info.n, 0);
 		assert_int_equal(info.cuda_driver_version, GPU_UNKNOWN);
@@ -211,10 +247,13 @@ static void test_cuda_probe(void **state)
 	if (!info.loaded) {
 		print_message("cuda_probe: %s\n", info.error);
 		assert_true(info.error[0] != '\0');
-		if (!lib_present("libcuda.so.1"))
+		if (!lib_present("libcuda.so.1")) {
 			assert_non_null(strstr(info.error, "libcuda.so.1"));
-		else
+			assert_int_equal(info.fail, GPU_LIB_FAIL_MISSING);
+		} else {
 			assert_non_null(strstr(info.error, "cuInit"));
+			assert_int_equal(info.fail, cuda_fail_class(info.code));
+		}
 		assert_null(info.v);
 		assert_int_equal(info.n, 0);
 	} else {
@@ -314,6 +353,7 @@ static void test_stub_libcuda_refused(void **state)
 	assert_null(info.v);
 	assert_non_null(strstr(info.error, "CUDA_ERROR_STUB_LIBRARY (34)"));
 	assert_non_null(strstr(info.error, "stub"));
+	assert_int_equal(info.fail, GPU_LIB_FAIL_STUB);
 	cuda_info_free(&info);
 
 	const char *bdfs[] = { "0000:17:00.0" };
@@ -334,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_bdf_buffers),
 		cmocka_unit_test(test_version_string),
 		cmocka_unit_test(test_version_parse),
+		cmocka_unit_test(test_fail_class),
 		cmocka_unit_test(test_nvml_probe),
 		cmocka_unit_test(test_cuda_probe),
 		cmocka_unit_test(test_gdr_probe),

@@ -170,3 +170,115 @@ size_t gpu_pairs(const struct inventory *inv, struct gpu_pair **ret)
 	*ret = v;
 	return n;
 }
+
+bool gpu_nvidia_loaded(const struct inventory *inv)
+{
+	return modules_state(&inv->modules, "nvidia") == MODULE_LOADED || inv->nvidia.proc_present;
+}
+
+/* The advice per class. NVIDIA's driver packages on Debian (non-free) are
+ * libnvidia-ml1 and libcuda1; on Ubuntu and in NVIDIA's CUDA repository
+ * both libraries are in libnvidia-compute-<branch>. Device nodes: NVIDIA's
+ * driver README ("Device File Creation"): nvidia-modprobe, or NVML run as
+ * root, creates them; NVreg_DeviceFileMode/UID/GID set their access. */
+/* One row per (failure, library, module loaded) case; ANY matches every
+ * value. gpu_lib_advise() returns the first row that matches. */
+#define ANY (-1)
+static const struct gpu_lib_advice_row {
+	enum gpu_lib_fail fail;
+	int lib;    /* enum gpu_lib or ANY */
+	int module; /* 1 loaded, 0 not, ANY */
+	struct gpu_lib_advice advice;
+} gpu_lib_advice_rows[] = {
+	{ GPU_LIB_FAIL_MISSING, ANY, 0,
+	  { "the NVIDIA driver is not installed (no kernel module loaded, no user-space library found)",
+	    "apt install nvidia-driver-570-open and reboot (the driver packages bring libnvidia-ml.so.1 and "
+	    "libcuda.so.1)" } },
+	{ GPU_LIB_FAIL_MISSING, GPU_LIB_NVML, ANY,
+	  { "the driver's NVML library is not installed or cannot be loaded",
+	    "install the user-space libraries of the running driver's branch (cat /proc/driver/nvidia/version): "
+	    "apt install libnvidia-compute-<branch> on Ubuntu, apt install libnvidia-ml1 on Debian; ldconfig -p | "
+	    "grep libnvidia-ml shows what the loader finds" } },
+	{ GPU_LIB_FAIL_MISSING, GPU_LIB_CUDA, ANY,
+	  { "the driver's CUDA library is not installed or cannot be loaded",
+	    "install the user-space libraries of the running driver's branch (cat /proc/driver/nvidia/version): "
+	    "apt install libnvidia-compute-<branch> on Ubuntu, apt install libcuda1 on Debian; ldconfig -p | grep "
+	    "libcuda shows what the loader finds" } },
+	{ GPU_LIB_FAIL_SYMBOL, GPU_LIB_NVML, ANY,
+	  { "the library found lacks an entry point every driver of the last decade has: a very old driver, or "
+	    "not NVIDIA's library",
+	    "ldconfig -p | grep libnvidia-ml and echo $LD_LIBRARY_PATH show which file loads: remove a foreign "
+	    "copy, or upgrade the driver (apt install nvidia-driver-570-open, then reboot)" } },
+	{ GPU_LIB_FAIL_SYMBOL, GPU_LIB_CUDA, ANY,
+	  { "the library found lacks an entry point every driver of the last decade has: a very old driver, or "
+	    "not NVIDIA's library",
+	    "ldconfig -p | grep libcuda and echo $LD_LIBRARY_PATH show which file loads: remove a foreign copy, "
+	    "or upgrade the driver (apt install nvidia-driver-570-open, then reboot)" } },
+	{ GPU_LIB_FAIL_STUB, GPU_LIB_NVML, ANY,
+	  { "the CUDA toolkit's stub libnvidia-ml.so was loaded, not the driver's libnvidia-ml.so.1",
+	    "ldconfig -p | grep libnvidia-ml and echo $LD_LIBRARY_PATH: remove the toolkit's stubs directory (e.g. "
+	    "/usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then run ldconfig), and any "
+	    "libnvidia-ml.so.1 link to the stub; the driver's libnvidia-ml1 / libnvidia-compute package installs "
+	    "the real one" } },
+	{ GPU_LIB_FAIL_STUB, GPU_LIB_CUDA, ANY,
+	  { "the CUDA toolkit's stub libcuda.so was loaded, not the driver's libcuda.so.1",
+	    "ldconfig -p | grep libcuda and echo $LD_LIBRARY_PATH: remove the toolkit's stubs directory (e.g. "
+	    "/usr/local/cuda/lib64/stubs) from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then run ldconfig), and any "
+	    "libcuda.so.1 link to the stub; the driver's libcuda1 / libnvidia-compute package installs the real "
+	    "one" } },
+	{ GPU_LIB_FAIL_NO_DRIVER, ANY, 0,
+	  { "the NVIDIA kernel module is not loaded (gpu.driver)",
+	    "modprobe nvidia (dmesg | grep -i nvrm shows why it fails to load); after installing or upgrading "
+	    "the driver, reboot" } },
+	{ GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_NVML, ANY,
+	  { "the nvidia module is loaded, but NVML cannot reach the GPUs: /dev/nvidiactl or /dev/nvidia<N> is "
+	    "missing (in a container: not passed in)",
+	    "ls -l /dev/nvidia*; nvidia-smi run as root creates missing device nodes; in a container, start it "
+	    "with the GPUs (docker run --gpus all)" } },
+	{ GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_CUDA, ANY,
+	  { "the nvidia module is loaded, but CUDA sees no device: nvidia_uvm not loaded, /dev/nvidia* or "
+	    "/dev/nvidia-uvm missing, or CUDA_VISIBLE_DEVICES hides every GPU",
+	    "modprobe nvidia_uvm; ls -l /dev/nvidia*; echo $CUDA_VISIBLE_DEVICES; nvidia-smi run as root creates "
+	    "missing device nodes" } },
+	{ GPU_LIB_FAIL_MISMATCH, GPU_LIB_NVML, ANY,
+	  { "libnvidia-ml.so.1 and the loaded kernel module come from different driver versions: the driver was "
+	    "upgraded without a reboot",
+	    "compare cat /proc/driver/nvidia/version with ls /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*; reboot "
+	    "(or, with nothing using the GPUs, unload and reload the nvidia modules)" } },
+	{ GPU_LIB_FAIL_MISMATCH, GPU_LIB_CUDA, ANY,
+	  { "libcuda.so.1 and the loaded kernel module come from different driver versions: the driver was "
+	    "upgraded without a reboot, or a forward-compatibility libcuda (cuda-compat) this module does not "
+	    "support is on LD_LIBRARY_PATH",
+	    "compare cat /proc/driver/nvidia/version with ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.* and echo "
+	    "$LD_LIBRARY_PATH; reboot (or, with nothing using the GPUs, unload and reload the nvidia modules)" } },
+	{ GPU_LIB_FAIL_COMPAT, ANY, ANY,
+	  { "a forward-compatibility libcuda (the cuda-compat package) was loaded, but these GPUs do not support "
+	    "CUDA forward compatibility",
+	    "remove the cuda-compat directory (e.g. /usr/local/cuda/compat) from LD_LIBRARY_PATH and "
+	    "/etc/ld.so.conf.d (then run ldconfig); upgrade the driver itself instead (apt install "
+	    "nvidia-driver-570-open, then reboot)" } },
+	{ GPU_LIB_FAIL_PERMISSION, ANY, ANY,
+	  { "this user may not open the GPU device nodes (/dev/nvidiactl, /dev/nvidia<N>), or a container's "
+	    "device cgroup blocks them",
+	    "ls -l /dev/nvidia*: they must be readable and writable by this user (the nvidia module's "
+	    "NVreg_DeviceFileMode and NVreg_DeviceFileGID options in /etc/modprobe.d set that); run gpuready as "
+	    "root to compare; in a container, pass the GPUs in (docker run --gpus all)" } },
+};
+
+struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, bool module_loaded)
+{
+	static const struct gpu_lib_advice other = {
+		"the library's own error is all it says",
+		"nvidia-smi shows whether the driver works at all; dmesg | grep -i nvrm shows the kernel module's "
+		"errors; ls -l /dev/nvidia*",
+	};
+
+	for (size_t i = 0; i < sizeof(gpu_lib_advice_rows) / sizeof(gpu_lib_advice_rows[0]); i++) {
+		const struct gpu_lib_advice_row *r = &gpu_lib_advice_rows[i];
+		if (r->fail == fail && (r->lib == ANY || r->lib == (int)lib) &&
+		    (r->module == ANY || r->module == (int)module_loaded))
+			return r->advice;
+	}
+	return other;
+}
+#undef ANY

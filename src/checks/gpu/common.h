@@ -39,6 +39,27 @@ bool xid_names(const char *xid_pci, const struct pci_dev *p);
  * *shown gets the text for messages ("PXB (default)"). */
 enum path_class gdr_level(const struct inventory *inv, char *shown, size_t size);
 
+/* Which of NVIDIA's libraries could not be used, for gpu_lib_advise. */
+enum gpu_lib { GPU_LIB_NVML, GPU_LIB_CUDA };
+
+/* Why, in words, and the commands that fix it (static text). */
+struct gpu_lib_advice {
+	const char *cause;
+	const char *fix;
+};
+
+/* Cause and fix for NVML or CUDA failing on a node that has NVIDIA GPUs
+ * on PCI, by the class of the failure (inventory/gpu_live.h).
+ * module_loaded is gpu.driver's verdict (gpu_nvidia_loaded): with the
+ * module loaded, "driver not loaded" from the library means its device
+ * nodes are missing, and the advice says so rather than contradict
+ * gpu.driver. The fixes are commands for a Debian or Ubuntu node. Pure. */
+struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, bool module_loaded);
+
+/* Whether the nvidia kernel module is loaded, as gpu.driver decides it
+ * (the module list, or /proc/driver/nvidia). */
+bool gpu_nvidia_loaded(const struct inventory *inv);
+
 /* GPU<->NIC pairs: for every NVIDIA GPU on PCI, its nearest RDMA device. */
 struct gpu_pair {
 	const struct pci_dev *gpu;

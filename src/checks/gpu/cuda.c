@@ -1,7 +1,10 @@
 /* gpu.cuda: the CUDA driver API initialises, sees every GPU, and moves
  * data (live only). cuInit, then on each device: allocate, copy a pattern
- * in and out, compare — seed 000's "basic tensor operations" without
- * needing PyTorch (inventory/cuda_probe.c does the work). */
+ * in and out, compare — a basic tensor operation without needing PyTorch
+ * (inventory/cuda_probe.c does the work). A CUDA that cannot be used at
+ * all, with GPUs on PCI, fails with the cause and fix of its class of
+ * failure (gpu_lib_advise); without GPUs on PCI it is a skip that keeps
+ * cuInit's error. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -24,9 +27,11 @@ static int run(struct check_ctx *c)
 		if (ng == 0) {
 			check_add(c, STATUS_SKIP, "cuda", "no NVIDIA GPU on PCI (%s)", cu->error);
 		} else {
-			f = check_add(c, STATUS_FAIL, "cuda", "CUDA unusable with %zu GPUs on PCI: %s", ng, cu->error);
-			finding_hint(f, "libcuda.so.1 comes with the driver (libnvidia-compute); CUDA_ERROR_NO_DEVICE "
-					"with GPUs present usually means nvidia_uvm or /dev/nvidia* are missing");
+			struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_CUDA, cu->fail, gpu_nvidia_loaded(inv));
+			bool said = strstr(cu->error, a.cause) != NULL;
+			f = check_add(c, STATUS_FAIL, "cuda", "CUDA unusable with %zu GPUs on PCI: %s%s%s", ng, cu->error,
+				      said ? "" : "; ", said ? "" : a.cause);
+			finding_hint(f, "%s", a.fix);
 		}
 		goto out;
 	}

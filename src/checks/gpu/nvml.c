@@ -1,5 +1,5 @@
 /* gpu.nvml: what the driver's management library says about each GPU
- * (live only; REFERENCE §11).
+ * (live only; NVIDIA's NVML API reference).
  *
  * Per GPU: bus ID matched to PCI, persistence mode (off: the driver state
  * is torn down between jobs, slow starts and lost settings — warn), ECC
@@ -7,8 +7,10 @@
  * row remapping pending (fail: needs a GPU reset) or failed (fail: RMA),
  * retired pages pending (fail), clock-throttle reasons for hardware/thermal
  * slowdown (warn), NVLinks that are down on a GPU that has NVLinks (fail).
- * Node: the CUDA version the driver supports against --min-cuda (seed 000:
- * 12.8). */
+ * Node: the CUDA version the driver supports against --min-cuda (default
+ * 12.8). NVML that cannot be used at all, with GPUs on PCI, fails with the
+ * cause and fix of its class of failure (gpu_lib_advise); without GPUs on
+ * PCI it is a skip that keeps NVML's error. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -104,9 +106,11 @@ static int run(struct check_ctx *c)
 		if (ng == 0) {
 			check_add(c, STATUS_SKIP, "nvml", "no NVIDIA GPU on PCI (%s)", n->error);
 		} else {
-			f = check_add(c, STATUS_FAIL, "nvml", "NVML unusable with %zu GPUs on PCI: %s", ng, n->error);
-			finding_hint(f, "libnvidia-ml.so.1 comes with the driver: install the matching nvidia-utils / "
-					"libnvidia-compute package; a version mismatch needs a reboot after an upgrade");
+			struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_NVML, n->fail, gpu_nvidia_loaded(inv));
+			bool said = strstr(n->error, a.cause) != NULL;
+			f = check_add(c, STATUS_FAIL, "nvml", "NVML unusable with %zu GPUs on PCI: %s%s%s", ng, n->error,
+				      said ? "" : "; ", said ? "" : a.cause);
+			finding_hint(f, "%s", a.fix);
 		}
 		goto out;
 	}
