@@ -168,3 +168,11 @@ CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev)
 		return api->primary_ctx_release_v2(dev);
 	return api->primary_ctx_release ? api->primary_ctx_release(dev) : CUDA_ERROR_UNKNOWN;
 }
+
+const char *cuda_api_symbol(size_t i, unsigned *need)
+{
+	if (i >= N_CUDA_SYMS)
+		return NULL;
+	*need = cuda_syms[i].need;
+	return cuda_syms[i].name;
+}

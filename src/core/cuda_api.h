@@ -211,4 +211,10 @@ CUresult cuda_api_instantiate(const struct cuda_api *api, CUgraphExec *e, CUgrap
  * exports; CUDA_ERROR_UNKNOWN if neither. */
 CUresult cuda_api_release(const struct cuda_api *api, CUdevice dev);
 
+/* The i-th name of the symbol table cuda_api_load() resolves, and in *need
+ * the groups that require it (0: optional for every caller, one of a pair
+ * or a capability); NULL past the end. For the tests that hold the table
+ * against the real library. */
+const char *cuda_api_symbol(size_t i, unsigned *need);
+
 #endif

@@ -41,6 +41,12 @@ int verbs_api_load(struct dl_lib *lib, struct verbs_api *api, const char *file)
 	return dl_open(lib, libs, verbs_syms, sizeof(verbs_syms) / sizeof(verbs_syms[0]), api);
 }
 
+const struct dl_sym *verbs_api_symbols(size_t *n)
+{
+	*n = sizeof(verbs_syms) / sizeof(verbs_syms[0]);
+	return verbs_syms;
+}
+
 /* Room for whatever a newer library's provider might write past the
  * compat layout (it is given no size, REFERENCE §8). */
 struct port_attr_buf {

@@ -590,6 +590,10 @@ struct verbs_api {
  * dl_close(lib) either way. */
 int verbs_api_load(struct dl_lib *lib, struct verbs_api *api, const char *file);
 
+/* The symbol table verbs_api_load() resolves (names and symbol versions),
+ * for the tests that hold it against the real library: *n entries. */
+const struct dl_sym *verbs_api_symbols(size_t *n);
+
 /* ibv_query_port through the exported symbol: a zeroed buffer larger than
  * any layout is passed, and only the compat fields (state ... flags) are
  * copied into *out; port_cap_flags2 stays 0. Returns 0 or the verb's

@@ -1,0 +1,153 @@
+/* src/core/cuda_api.h against NVIDIA's cuda.h (see abi.h): the CUresult
+ * codes and other enum values gpuready names, the handle types' sizes,
+ * every entry point's prototype, and which versioned symbol each API name
+ * means (cuMemAlloc is cuMemAlloc_v2). Built against CUDA 11.8's cuda.h
+ * from Debian (scripts/nvidia-libs.sh) and, where installed, the CUDA
+ * toolkit's; without the header it skips and says why. */
+#ifdef ABI_REAL
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#define HAVE_HEADER 1
+#endif
+#else
+#include "core/cuda_api.h"
+
+#include <stdio.h>
+#endif
+
+#include "abi.h"
+
+/* Version groups: entry points a header of that age does not declare. */
+#define G_CUDA128 1u /* cuEventElapsedTime_v2: CUDA 12.8 and newer */
+#define G_PRE12 2u   /* cuGraphInstantiate_v2: declared by headers before 12.0 (13.0 only for the driver's build) */
+
+#define ABI_TYPES \
+	ABI_S(CUresult, 0) ABI_S(CUdevice, 0) ABI_S(CUdeviceptr, 0) ABI_S(CUcontext, 0) ABI_S(CUstream, 0) \
+	ABI_S(CUevent, 0) ABI_S(CUgraph, 0) ABI_S(CUgraphExec, 0) ABI_S(CUgraphNode, 0) \
+	ABI_S(CUdevice_attribute, 0) ABI_S(CUstreamCaptureMode, 0) ABI_S(CUmemRangeHandleType, 0)
+
+#define ABI_ENUMS \
+	ABI_E(CUDA_SUCCESS, 0) ABI_E(CUDA_ERROR_INVALID_VALUE, 0) ABI_E(CUDA_ERROR_OUT_OF_MEMORY, 0) \
+	ABI_E(CUDA_ERROR_NOT_INITIALIZED, 0) ABI_E(CUDA_ERROR_DEINITIALIZED, 0) ABI_E(CUDA_ERROR_STUB_LIBRARY, 0) \
+	ABI_E(CUDA_ERROR_NO_DEVICE, 0) ABI_E(CUDA_ERROR_INVALID_CONTEXT, 0) ABI_E(CUDA_ERROR_OPERATING_SYSTEM, 0) \
+	ABI_E(CUDA_ERROR_NOT_READY, 0) ABI_E(CUDA_ERROR_NOT_SUPPORTED, 0) \
+	ABI_E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 0) ABI_E(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 0) \
+	ABI_E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 0) ABI_E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 0) \
+	ABI_E(CUDA_ERROR_UNKNOWN, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0) ABI_E(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0) ABI_E(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 0) ABI_E(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0) \
+	ABI_E(CU_STREAM_DEFAULT, 0) ABI_E(CU_STREAM_NON_BLOCKING, 0) ABI_E(CU_EVENT_DEFAULT, 0) \
+	ABI_E(CU_EVENT_BLOCKING_SYNC, 0) ABI_E(CU_EVENT_DISABLE_TIMING, 0) \
+	ABI_E(CU_STREAM_CAPTURE_MODE_GLOBAL, 0) ABI_E(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 0) \
+	ABI_E(CU_STREAM_CAPTURE_MODE_RELAXED, 0) ABI_E(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0) \
+	ABI_E(CU_MEM_RANGE_HANDLE_TYPE_MAX, 0)
+
+/* (symbol gpuready resolves, struct cuda_api member, prototype, group) */
+#define ABI_PROTOS \
+	P(cuInit, init, CUresult (*)(unsigned), 0) \
+	P(cuGetErrorName, get_error_name, CUresult (*)(CUresult, const char **), 0) \
+	P(cuGetErrorString, get_error_string, CUresult (*)(CUresult, const char **), 0) \
+	P(cuDeviceGetCount, device_get_count, CUresult (*)(int *), 0) \
+	P(cuDeviceGet, device_get, CUresult (*)(CUdevice *, int), 0) \
+	P(cuDeviceGetPCIBusId, device_get_pci_bus_id, CUresult (*)(char *, int, CUdevice), 0) \
+	P(cuDevicePrimaryCtxRetain, primary_ctx_retain, CUresult (*)(CUcontext *, CUdevice), 0) \
+	P(cuCtxSetCurrent, ctx_set_current, CUresult (*)(CUcontext), 0) \
+	P(cuMemAlloc_v2, mem_alloc_v2, CUresult (*)(CUdeviceptr *, size_t), 0) \
+	P(cuMemFree_v2, mem_free_v2, CUresult (*)(CUdeviceptr), 0) \
+	P(cuDriverGetVersion, driver_get_version, CUresult (*)(int *), 0) \
+	P(cuDeviceGetName, device_get_name, CUresult (*)(char *, int, CUdevice), 0) \
+	P(cuDeviceTotalMem_v2, device_total_mem_v2, CUresult (*)(size_t *, CUdevice), 0) \
+	P(cuDeviceGetAttribute, device_get_attribute, CUresult (*)(int *, CUdevice_attribute, CUdevice), 0) \
+	P(cuMemcpyHtoD_v2, memcpy_htod_v2, CUresult (*)(CUdeviceptr, const void *, size_t), 0) \
+	P(cuMemcpyDtoH_v2, memcpy_dtoh_v2, CUresult (*)(void *, CUdeviceptr, size_t), 0) \
+	P(cuStreamCreate, stream_create, CUresult (*)(CUstream *, unsigned), 0) \
+	P(cuStreamDestroy_v2, stream_destroy_v2, CUresult (*)(CUstream), 0) \
+	P(cuStreamQuery, stream_query, CUresult (*)(CUstream), 0) \
+	P(cuStreamSynchronize, stream_synchronize, CUresult (*)(CUstream), 0) \
+	P(cuCtxSynchronize, ctx_synchronize, CUresult (*)(void), 0) \
+	P(cuEventCreate, event_create, CUresult (*)(CUevent *, unsigned), 0) \
+	P(cuEventRecord, event_record, CUresult (*)(CUevent, CUstream), 0) \
+	P(cuEventQuery, event_query, CUresult (*)(CUevent), 0) \
+	P(cuEventSynchronize, event_synchronize, CUresult (*)(CUevent), 0) \
+	P(cuEventDestroy_v2, event_destroy_v2, CUresult (*)(CUevent), 0) \
+	P(cuEventElapsedTime, event_elapsed_time, CUresult (*)(float *, CUevent, CUevent), 0) \
+	P(cuEventElapsedTime_v2, event_elapsed_time_v2, CUresult (*)(float *, CUevent, CUevent), G_CUDA128) \
+	P(cuStreamBeginCapture_v2, stream_begin_capture_v2, CUresult (*)(CUstream, CUstreamCaptureMode), 0) \
+	P(cuStreamEndCapture, stream_end_capture, CUresult (*)(CUstream, CUgraph *), 0) \
+	P(cuGraphInstantiateWithFlags, graph_instantiate_with_flags, \
+	  CUresult (*)(CUgraphExec *, CUgraph, unsigned long long), 0) \
+	P(cuGraphInstantiate_v2, graph_instantiate_v2, \
+	  CUresult (*)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t), G_PRE12) \
+	P(cuGraphLaunch, graph_launch, CUresult (*)(CUgraphExec, CUstream), 0) \
+	P(cuGraphExecDestroy, graph_exec_destroy, CUresult (*)(CUgraphExec), 0) \
+	P(cuGraphDestroy, graph_destroy, CUresult (*)(CUgraph), 0) \
+	P(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, CUresult (*)(CUdevice), 0) \
+	P(cuDevicePrimaryCtxRelease, primary_ctx_release, CUresult (*)(CUdevice), 0) \
+	P(cuMemGetHandleForAddressRange, mem_get_handle, \
+	  CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long), 0)
+
+/* The API names gpuready calls, as a program built with cuda.h writes them. */
+#define ABI_NAMES \
+	ABI_NAME(cuInit) ABI_NAME(cuDriverGetVersion) ABI_NAME(cuGetErrorName) ABI_NAME(cuGetErrorString) \
+	ABI_NAME(cuDeviceGetCount) ABI_NAME(cuDeviceGet) ABI_NAME(cuDeviceGetName) ABI_NAME(cuDeviceTotalMem) \
+	ABI_NAME(cuDeviceGetAttribute) ABI_NAME(cuDeviceGetPCIBusId) ABI_NAME(cuDevicePrimaryCtxRetain) \
+	ABI_NAME(cuDevicePrimaryCtxRelease) ABI_NAME(cuCtxSetCurrent) ABI_NAME(cuCtxSynchronize) \
+	ABI_NAME(cuMemAlloc) ABI_NAME(cuMemFree) ABI_NAME(cuMemcpyHtoD) ABI_NAME(cuMemcpyDtoH) \
+	ABI_NAME(cuMemGetHandleForAddressRange) ABI_NAME(cuStreamCreate) ABI_NAME(cuStreamDestroy) \
+	ABI_NAME(cuStreamQuery) ABI_NAME(cuStreamSynchronize) ABI_NAME(cuEventCreate) ABI_NAME(cuEventRecord) \
+	ABI_NAME(cuEventQuery) ABI_NAME(cuEventSynchronize) ABI_NAME(cuEventDestroy) ABI_NAME(cuEventElapsedTime) \
+	ABI_NAME(cuStreamBeginCapture) ABI_NAME(cuStreamEndCapture) ABI_NAME(cuGraphInstantiate) \
+	ABI_NAME(cuGraphLaunch) ABI_NAME(cuGraphExecDestroy) ABI_NAME(cuGraphDestroy)
+
+#ifdef ABI_REAL
+extern const struct abi_real abi_cuda_real;
+#ifdef HAVE_HEADER
+#define P_NOW(name, sym, type, g) ABI_P_REAL(name, sym, type, g)
+#define P_LATER(name, sym, type, g)
+#define P(sym, member, type, g) P_##g(#sym, sym, type, g)
+#define P_0 P_NOW
+#if CUDA_VERSION >= 12080
+#define P_G_CUDA128 P_NOW
+#else
+#define P_G_CUDA128 P_LATER
+#endif
+#if CUDA_VERSION < 12000
+#define P_G_PRE12 P_NOW
+#else
+#define P_G_PRE12 P_LATER
+#endif
+static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
+static const struct abi_name names[] = { ABI_NAMES };
+const struct abi_real abi_cuda_real = {
+	.have_header = 1,
+	.header_version = "cuda.h of CUDA_VERSION " ABI_XSTR(CUDA_VERSION),
+	.groups = (CUDA_VERSION >= 12080 ? G_CUDA128 : 0) | (CUDA_VERSION < 12000 ? G_PRE12 : 0),
+	.v = real, .n = ABI_N(real), .names = names, .n_names = ABI_N(names),
+};
+#else
+const struct abi_real abi_cuda_real = { .header_version = "cuda.h not found on the include path (" ABI_HEADER_WHERE ")" };
+#endif
+#else
+#define P(sym, member, type, g) ABI_P_OURS(struct cuda_api, sym, member, type, g)
+extern const struct abi_real abi_cuda_real;
+static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
+
+int main(void)
+{
+	static const char *const groups[] = { "CUDA 12.8 and newer", "headers before CUDA 12.0" };
+	const char *syms[64] = { 0 };
+	unsigned need;
+	size_t n = 0;
+	int skip = abi_skip_without_header("CUDA", &abi_cuda_real);
+
+	if (skip)
+		return skip;
+	while (n < ABI_N(syms) && (syms[n] = cuda_api_symbol(n, &need)))
+		n++;
+	int bad = abi_compare("CUDA", ours, ABI_N(ours), &abi_cuda_real, groups);
+	bad += abi_names_resolved("CUDA", &abi_cuda_real, syms, n);
+	return bad ? 1 : 0;
+}
+#endif
