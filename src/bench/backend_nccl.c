@@ -382,7 +382,14 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 		snprintf(n->library, sizeof(n->library), "%s (%s)",
 			 n->nccl.version[0] ? n->nccl.version : "NCCL, version unknown", n->nccl.file);
 	if (r < 0) {
-		backend_set_error(b, "%s", err);
+		/* say what else is missing: on a node without the driver or
+		 * GPUs, installing NCCL alone would not be enough */
+		if (check_devices(n, env) < 0) {
+			_cleanup_free_ char *cuda = xstrdup(b->error);
+			backend_set_error(b, "%s; and %s", cuda, err);
+		} else {
+			backend_set_error(b, "%s", err);
+		}
 		return r;
 	}
 	r = check_devices(n, env);

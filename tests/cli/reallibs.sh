@@ -70,6 +70,12 @@ t_bench() {
 		expect_exit 2 env LD_LIBRARY_PATH="$LIBS" "$BIN" $cmd && pass "$cmd exits 2 with libcuda and no GPU"
 		contains "$TMP/err" "CUDA_ERROR_NO_DEVICE (100)" "$cmd names cuInit's error"
 		lacks "$TMP/out" "#wrong" "$cmd prints no result table"
+		# no libnccl either (as on a machine without NCCL): both are named
+		# shellcheck disable=SC2086
+		expect_exit 2 env LD_LIBRARY_PATH="$LIBS" "$BIN" $cmd --nccl-lib "$TMP/none/libnccl.so.2" &&
+			pass "$cmd exits 2 with libcuda, no GPU and no NCCL"
+		contains "$TMP/err" "CUDA_ERROR_NO_DEVICE (100)" "$cmd without NCCL still names cuInit's error"
+		contains "$TMP/err" "NCCL could not be loaded" "$cmd without NCCL names NCCL"
 	done
 	# With no libcuda.so.1 at all, each names the library.
 	for cmd in "bench -g 1 -b 8 -e 8" nccl; do
