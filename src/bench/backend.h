@@ -25,7 +25,7 @@
 #include "types.h"
 
 struct backend;
-struct cluster;
+struct bench_sync;
 
 /* What the harness tells a backend when it starts. */
 struct backend_env {
@@ -43,9 +43,9 @@ struct backend_env {
 	 * brings its own (MPI). Returns 0 or -errno. */
 	int (*oob_bcast)(void *ctx, void *buf, size_t len, double deadline);
 	void *oob_ctx;
-	/* gpuready's control plane (src/cluster), for the socket backend,
-	 * which moves its data over it; others ignore it. */
-	struct cluster *cluster;
+	/* the job's exchanges (sync.h), for the socket backend, which moves
+	 * its data over them; others ignore it */
+	const struct bench_sync *sync;
 };
 
 /* One GPU/device a rank uses, for the "# Using devices" lines. */

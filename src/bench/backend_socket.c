@@ -1,5 +1,5 @@
 /* The socket backend: host memory, every collective through process 0
- * over gpuready's own control connections (src/cluster).
+ * over the job's own control connections (sync.h; src/job/).
  *
  * It exists to run the whole harness — sweep, validation, output, the
  * launchers, deadlines and lost-rank reports — on any machine, without MPI
@@ -7,11 +7,11 @@
  * computes the result with host_reduce() and sends every process its part,
  * so its bandwidth measures loopback TCP through one hub and says nothing
  * about a fabric: use --backend mpi or nccl for that. One rank per
- * process. Waits are bounded by the harness's phase deadlines (the cluster
+ * process. Waits are bounded by the harness's phase deadlines (the job
  * watchdog), not here. */
 #include "backend.h"
-#include "cluster/cluster.h"
-#include "cluster/net.h"
+#include "sync.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 
@@ -21,7 +21,7 @@
 
 struct socket_backend {
 	struct backend b;
-	struct cluster *cl;
+	const struct bench_sync *sync;
 	int rank, n;
 	double t0;
 };
@@ -35,11 +35,11 @@ static int sock_init(struct backend *b, struct backend_env *env, double deadline
 {
 	struct socket_backend *s = sb_of(b);
 	(void)deadline;
-	if (!env->cluster || env->local != 1) {
+	if (!env->sync || env->local != 1) {
 		backend_set_error(b, "the socket backend runs one rank per process (-g 1)");
 		return -EINVAL;
 	}
-	s->cl = env->cluster;
+	s->sync = env->sync;
 	s->rank = env->proc_rank;
 	s->n = env->nranks;
 	b->env = *env;
@@ -73,7 +73,7 @@ static int sock_copy(struct backend *b, int l, void *dst, const void *src, size_
 	return 0;
 }
 
-/* A cluster error becomes the backend's. */
+/* A job error becomes the backend's. */
 static int fail(struct backend *b, int r, char *err)
 {
 	backend_set_error(b, "%s", err ? err : strerror(-r));
@@ -99,7 +99,7 @@ static int run_whole(struct socket_backend *s, enum coll c, const void *send, vo
 	size_t bytes = count * dtype_size(t);
 	_cleanup_free_ char *all = xcalloc((size_t)(s->rank == 0 ? s->n : 1), bytes ? bytes : 1);
 	char *err = NULL;
-	int r = cluster_gather(s->cl, send, bytes, all, 0, &err);
+	int r = s->sync->ops->gather(s->sync->ctx, send, bytes, all, 0, &err);
 	if (r == 0 && s->rank == 0) {
 		if (c == COLL_BROADCAST)
 			memmove(all, all + (size_t)root * bytes, bytes);
@@ -107,7 +107,7 @@ static int run_whole(struct socket_backend *s, enum coll c, const void *send, vo
 			reduce_blocks(all, s->n, count, t, op);
 	}
 	if (r == 0)
-		r = cluster_bcast(s->cl, all, bytes, 0, &err);
+		r = s->sync->ops->bcast(s->sync->ctx, all, bytes, 0, &err);
 	if (r < 0)
 		return fail(&s->b, r, err);
 	if (c != COLL_REDUCE || s->rank == root)
@@ -127,7 +127,7 @@ static int run_parts(struct socket_backend *s, enum coll c, const void *send, vo
 	_cleanup_free_ char *all = xcalloc(root ? n : 1, sbytes ? sbytes : 1);
 	_cleanup_free_ char *out = xcalloc(root ? n : 1, rbytes ? rbytes : 1);
 	char *err = NULL;
-	int r = cluster_gather(s->cl, send, sbytes, all, 0, &err);
+	int r = s->sync->ops->gather(s->sync->ctx, send, sbytes, all, 0, &err);
 
 	if (r == 0 && root) {
 		for (size_t p = 0; p < n; p++) {
@@ -150,7 +150,7 @@ static int run_parts(struct socket_backend *s, enum coll c, const void *send, vo
 		}
 	}
 	if (r == 0)
-		r = cluster_scatter(s->cl, out, recv, rbytes, 0, &err);
+		r = s->sync->ops->scatter(s->sync->ctx, out, recv, rbytes, 0, &err);
 	return r < 0 ? fail(&s->b, r, err) : 0;
 }
 
@@ -172,14 +172,14 @@ static int sock_wait(struct backend *b, double deadline)
 
 static int sock_timer_begin(struct backend *b)
 {
-	sb_of(b)->t0 = net_now();
+	sb_of(b)->t0 = clock_now();
 	return 0;
 }
 
 static int sock_timer_end(struct backend *b, double deadline, double *seconds)
 {
 	(void)deadline;
-	*seconds = net_now() - sb_of(b)->t0;
+	*seconds = clock_now() - sb_of(b)->t0;
 	return 0;
 }
 

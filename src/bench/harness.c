@@ -1,8 +1,7 @@
 /* The benchmark harness (see harness.h for the procedure). */
 #include "harness.h"
 #include "coll.h"
-#include "cluster/cluster.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 
@@ -162,7 +161,7 @@ static int barrier(struct run *r, double deadline)
 		int ret = c->b->ops->barrier(c->b, deadline);
 		return ret < 0 ? backend_fail(r, "barrier", ret) : 0;
 	}
-	return cluster_barrier(c->cl, deadline, r->err);
+	return c->sync.ops->barrier(c->sync.ctx, deadline, r->err);
 }
 
 static struct coll_run coll_run_for(const struct run *r, const struct step *s, int l, uint64_t seed)
@@ -263,7 +262,7 @@ static int validate(struct run *r, const struct step *s, double deadline, int64_
 		if (ret < 0)
 			return ret;
 		double v[2] = { (double)local, local ? 1.0 : 0.0 };
-		ret = cluster_allreduce_f64(c->cl, v, 2, CLUSTER_SUM, deadline, r->err);
+		ret = c->sync.ops->allreduce_f64(c->sync.ctx, v, 2, BENCH_SYNC_SUM, deadline, r->err);
 		if (ret < 0)
 			return ret;
 		*wrong = (int64_t)v[0];
@@ -291,7 +290,7 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 			uint64_t k = (uint64_t)i * (uint64_t)p->agg + (uint64_t)a;
 			ret = launch(r, s, k);
 			if (!capturing)
-				cluster_progress(c->cl, k + 1);
+				c->sync.ops->progress(c->sync.ctx, k + 1);
 			if (ret == 0 && p->blocking)
 				ret = wait_all(r, deadline);
 			if (ret == 0 && p->blocking == 1)
@@ -324,7 +323,7 @@ static int graph_loop(struct run *r, const struct step *s, double deadline, doub
 	for (int g = 0; g < c->p->graph && ret == 0; g++) {
 		if ((ret = o->graph_launch(c->b)) < 0)
 			ret = backend_fail(r, "launching the CUDA graph", ret);
-		cluster_progress(c->cl, (uint64_t)(g + 1) * (uint64_t)c->p->iters * (uint64_t)c->p->agg);
+		c->sync.ops->progress(c->sync.ctx, (uint64_t)(g + 1) * (uint64_t)c->p->iters * (uint64_t)c->p->agg);
 	}
 	if (ret == 0 && (ret = o->timer_end(c->b, deadline, sec)) < 0)
 		ret = backend_fail(r, "waiting for the graph launches", ret);
@@ -356,10 +355,10 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 	*sec /= launches;
 	if (p->average == 0)
 		return 0; /* process 0 prints its own time */
-	enum cluster_op op = p->average == 2 ? CLUSTER_MIN : p->average == 3 ? CLUSTER_MAX : CLUSTER_SUM;
-	ret = cluster_allreduce_f64(c->cl, sec, 1, op, deadline, r->err);
-	if (ret == 0 && op == CLUSTER_SUM)
-		*sec /= cluster_nprocs(c->cl);
+	enum bench_sync_op op = p->average == 2 ? BENCH_SYNC_MIN : p->average == 3 ? BENCH_SYNC_MAX : BENCH_SYNC_SUM;
+	ret = c->sync.ops->allreduce_f64(c->sync.ctx, sec, 1, op, deadline, r->err);
+	if (ret == 0 && op == BENCH_SYNC_SUM)
+		*sec /= c->sync.nprocs;
 	return ret;
 }
 
@@ -377,13 +376,13 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 	const struct bench_ctx *c = r->ctx;
 	double bytes = (double)region_elems(s, c->nranks - 1) * (double)s->elt;
 	int launches = c->p->iters * c->p->agg * (c->p->graph > 0 ? c->p->graph + 1 : 1) + 1 + c->p->check;
-	double deadline = net_now() + step_timeout(r, bytes, launches);
+	double deadline = clock_now() + step_timeout(r, bytes, launches);
 	char name[192];
 	double sec = 0;
 	int ret;
 
 	phase_name(name, sizeof(name), r, s, "timed loop");
-	cluster_phase(c->cl, name, deadline);
+	c->sync.ops->phase(c->sync.ctx, name, deadline);
 	if (c->p->check && (ret = init_data(r, s, ++r->rep)) < 0)
 		return ret;
 	if ((ret = timed(r, s, deadline, &sec)) < 0)
@@ -398,7 +397,7 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 		if (ret < 0)
 			return ret;
 	}
-	cluster_phase_done(c->cl);
+	c->sync.ops->phase_done(c->sync.ctx);
 	return ret;
 }
 
@@ -410,10 +409,10 @@ static int warm_up(struct run *r, enum dtype t, enum redop op, int root)
 
 	if (p->warmup <= 0)
 		return 0;
-	double deadline = net_now() + step_timeout(r, (double)p->max_bytes * 2, p->warmup * 2 + 2);
+	double deadline = clock_now() + step_timeout(r, (double)p->max_bytes * 2, p->warmup * 2 + 2);
 	snprintf(name, sizeof(name), "%s warm-up %s%s%s", coll_name(p->coll), dtype_name(t),
 		 r->def->has_op ? " " : "", r->def->has_op ? redop_name(op) : "");
-	cluster_phase(c->cl, name, deadline);
+	c->sync.ops->phase(c->sync.ctx, name, deadline);
 	/* every power-of-two size from -b, as current nccl-tests does */
 	for (uint64_t size = p->min_bytes; size && size <= p->max_bytes; size *= 2) {
 		struct step s = { .t = t, .op = op, .root = root, .elt = dtype_size(t) };
@@ -427,7 +426,7 @@ static int warm_up(struct run *r, enum dtype t, enum redop op, int root)
 		if (ret < 0)
 			return ret;
 	}
-	cluster_phase_done(c->cl);
+	c->sync.ops->phase_done(c->sync.ctx);
 	return 0;
 }
 

@@ -12,8 +12,8 @@
  *
  * The harness owns no process setup: it gets a ready backend and control
  * plane, and reports each row through a callback as it completes. Every
- * wait has a deadline and every step is a named cluster phase, so a stall
- * is reported with the culprit (cluster.h). */
+ * wait has a deadline and every step is a named phase of the job
+ * (sync.h), so a stall is reported with the culprit. */
 #ifndef GPUREADY_BENCH_HARNESS_H
 #define GPUREADY_BENCH_HARNESS_H
 
@@ -22,9 +22,8 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "sync.h"
 #include "types.h"
-
-struct cluster;
 
 /* Everything a run is told (nccl-tests flags, same meaning and defaults). */
 struct bench_params {
@@ -80,7 +79,7 @@ typedef void (*bench_row_fn)(void *ctx, const struct bench_row *row);
 struct bench_ctx {
 	const struct bench_params *p;
 	struct backend *b;
-	struct cluster *cl;
+	struct bench_sync sync;        /* the job that runs the processes (sync.h) */
 	int nranks, local, proc;
 	bench_row_fn on_row;           /* called on process 0 only */
 	void *row_ctx;
@@ -88,7 +87,7 @@ struct bench_ctx {
 
 /* Runs the whole sweep. Returns 0 (the result says whether it passed) or
  * -errno with *err when the run could not go on (a backend error; stalls
- * and lost ranks end the process through the cluster instead). */
+ * and lost ranks end the process through the job instead). */
 int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err);
 void bench_result_free(struct bench_result *res);
 

@@ -16,7 +16,7 @@
  * The measurement kernels (net_tcp.c, net_rdma.c) fill a struct
  * net_samples; net_stats.c turns samples into the perftest-like rows; the
  * command (src/cmd/bench_net.c) prints them. Every blocking step takes an
- * absolute deadline (net_now() seconds). */
+ * absolute deadline (clock_now() seconds). */
 #ifndef GPUREADY_BENCH_NET_H
 #define GPUREADY_BENCH_NET_H
 
@@ -128,9 +128,9 @@ struct net_ctrl {
 	int (*send)(struct net_ctrl *c, const void *buf, size_t len, double deadline);
 	/* Receives one message of exactly len bytes. */
 	int (*recv)(struct net_ctrl *c, void *buf, size_t len, double deadline);
-	/* Optional: without blocking, NET_PEER_DATA (a message waits),
-	 * NET_PEER_GONE (the peer closed the connection) or NET_PEER_IDLE
-	 * (src/cluster/net.h). The RDMA loops ask every NET_RDMA_WATCH_S while
+	/* Optional: without blocking, TCP_PEER_DATA (a message waits),
+	 * TCP_PEER_GONE (the peer closed the connection) or TCP_PEER_IDLE
+	 * (core/tcp.h). The RDMA loops ask every NET_RDMA_WATCH_S while
 	 * they poll, so a peer that fails or exits mid-run is reported at
 	 * once, not at the deadline. */
 	int (*state)(struct net_ctrl *c);

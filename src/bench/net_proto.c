@@ -2,7 +2,7 @@
  * net_proto.h). Decoders check the exact length first and every field's
  * range after, and say which field is wrong. */
 #include "net_proto.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -272,14 +272,14 @@ int net_msg_send(int fd, uint32_t type, const void *payload, size_t len, double 
 	uint32_t h[3] = { htole32(NET_PROTO_MAGIC), htole32(type), htole32((uint32_t)len) };
 	if (len > NET_MSG_MAX)
 		return -EMSGSIZE;
-	int r = net_write_all(fd, h, sizeof(h), deadline);
-	return r == 0 && len ? net_write_all(fd, payload, len, deadline) : r;
+	int r = tcp_write_all(fd, h, sizeof(h), deadline);
+	return r == 0 && len ? tcp_write_all(fd, payload, len, deadline) : r;
 }
 
 int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t max, double deadline)
 {
 	uint32_t h[3];
-	int r = net_read_all(fd, h, sizeof(h), deadline);
+	int r = tcp_read_all(fd, h, sizeof(h), deadline);
 	if (r < 0)
 		return r;
 	if (le32toh(h[0]) != NET_PROTO_MAGIC)
@@ -290,7 +290,7 @@ int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t 
 	uint8_t *p = malloc(n + 1);
 	if (!p)
 		return -ENOMEM;
-	r = net_read_all(fd, p, n, deadline);
+	r = tcp_read_all(fd, p, n, deadline);
 	if (r < 0) {
 		free(p);
 		return r;

@@ -28,7 +28,7 @@
 #define _GNU_SOURCE
 #include "net_rdma_int.h"
 
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/root.h"
 #include "core/strbuf.h"
@@ -126,7 +126,7 @@ static uint32_t random24(void)
 {
 	uint32_t v = 0;
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
-		v = (uint32_t)(net_now() * 1e9) ^ (uint32_t)getpid() * 2654435761u;
+		v = (uint32_t)(clock_now() * 1e9) ^ (uint32_t)getpid() * 2654435761u;
 	return v & 0xffffff;
 }
 

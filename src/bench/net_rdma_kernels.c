@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include "net_rdma_int.h"
 
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 
@@ -248,10 +248,10 @@ static int bw_loop(struct bw *b)
 {
 	struct run *r = b->r;
 	struct ibv_wc wc[POLL_BATCH];
-	b->t0 = b->t_end = net_now();
+	b->t0 = b->t_end = clock_now();
 	tl_start(&b->tl, b->t0);
 	for (;;) {
-		double now = net_now();
+		double now = clock_now();
 		int rc = nr_watch_peer(r, now);
 		if (rc < 0)
 			return rc;
@@ -268,7 +268,7 @@ static int bw_loop(struct bw *b)
 		if (n < 0)
 			return nr_fail(r->err, -EIO, "ibv_poll_cq(%s) failed (%d)", r->e->desc.dev, n);
 		if (n > 0)
-			now = net_now();
+			now = clock_now();
 		for (int i = 0; i < n; i++)
 			if ((rc = bw_completion(b, &wc[i], now)) < 0)
 				return rc;
@@ -413,7 +413,7 @@ struct pp {
 __attribute__((format(printf, 2, 3))) static int pp_check(struct pp *pp, const char *what, ...)
 {
 	struct run *r = pp->r;
-	double now = net_now();
+	double now = clock_now();
 	int rc = nr_watch_peer(r, now);
 
 	if (rc < 0 || now <= r->deadline)
@@ -556,10 +556,10 @@ static int wlat_loop(struct pp *pp, bool *capped)
 	struct run *r = pp->r;
 	uint8_t got = 0;
 	int rc = 0;
-	pp->t0 = net_now();
+	pp->t0 = clock_now();
 	for (uint64_t i = 0; rc == 0; i++) {
 		if (r->initiator) {
-			double now = net_now();
+			double now = clock_now();
 			if (pp_enough(pp, i, now, capped)) {
 				stamp(&pp->st, now);
 				return wlat_write(pp, LAT_STOP);
@@ -570,7 +570,7 @@ static int wlat_loop(struct pp *pp, bool *capped)
 		} else {
 			if ((rc = wlat_wait(pp, lat_counter(i), &got)) < 0 || got == LAT_STOP)
 				return rc;
-			stamp(&pp->st, net_now());
+			stamp(&pp->st, clock_now());
 			rc = wlat_write(pp, got);
 		}
 	}
@@ -599,10 +599,10 @@ static int slat_loop(struct pp *pp, bool *capped)
 {
 	struct run *r = pp->r;
 	int rc = 0;
-	pp->t0 = net_now();
+	pp->t0 = clock_now();
 	for (uint64_t i = 0; rc == 0; i++) {
 		if (r->initiator) {
-			double now = net_now();
+			double now = clock_now();
 			if (pp_enough(pp, i, now, capped)) {
 				stamp(&pp->st, now);
 				return pp_post(pp, IBV_WR_SEND, true);
@@ -613,7 +613,7 @@ static int slat_loop(struct pp *pp, bool *capped)
 		} else {
 			if ((rc = slat_wait(pp, i + 1)) < 0 || pp->stop)
 				return rc;
-			stamp(&pp->st, net_now());
+			stamp(&pp->st, clock_now());
 			rc = pp_post(pp, IBV_WR_SEND, false);
 		}
 	}
@@ -625,15 +625,15 @@ static int rlat_loop(struct pp *pp, struct net_samples *out)
 {
 	struct stamps lat = { .t = NULL };
 	int rc = 0;
-	pp->t0 = net_now();
-	for (uint64_t i = 0; rc == 0 && !pp_enough(pp, i, net_now(), &out->capped); i++) {
+	pp->t0 = clock_now();
+	for (uint64_t i = 0; rc == 0 && !pp_enough(pp, i, clock_now(), &out->capped); i++) {
 		if (lat.n >= net_rdma_lat_max_samples) { /* read_lat's own samples, not pp->st */
 			out->capped = pp->r->duration > 0;
 			break;
 		}
-		double t = net_now();
+		double t = clock_now();
 		if ((rc = pp_post(pp, IBV_WR_RDMA_READ, false)) == 0 && (rc = pp_drain(pp)) == 0)
-			stamp(&lat, (net_now() - t) * 1e6);
+			stamp(&lat, (clock_now() - t) * 1e6);
 	}
 	out->lat_us = lat.t;
 	out->n_lat = lat.n;

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "net_rdma_int.h"
 
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/strbuf.h"
 
 #include <arpa/inet.h>
@@ -252,10 +252,10 @@ int nr_watch_peer(struct run *r, double now)
 		return 0;
 	r->next_watch = now + NET_RDMA_WATCH_S;
 	int st = r->ctrl->state(r->ctrl);
-	if (st == NET_PEER_GONE)
+	if (st == TCP_PEER_GONE)
 		return nr_fail(r->err, -EPIPE, "%s: the peer closed the control connection during the %s run "
 					       "(its process exited or was killed)", r->e->desc.dev, net_test_name(r->test));
-	if (st != NET_PEER_DATA || r->have_early) /* its last message read, only a close can follow */
+	if (st != TCP_PEER_DATA || r->have_early) /* its last message read, only a close can follow */
 		return 0;
 	/* the only message that can come now is the peer's last: take it */
 	int rc = sync_recv(r, r->initiator ? NET_RDMA_SYNC_RESULT : NET_RDMA_SYNC_DONE, &r->early);
@@ -343,7 +343,7 @@ static uint64_t random64(void)
 {
 	uint64_t v = 0;
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
-		v = (uint64_t)(net_now() * 1e9) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		v = (uint64_t)(clock_now() * 1e9) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	return v;
 }
 

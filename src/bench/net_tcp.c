@@ -1,6 +1,6 @@
 /* TCP bandwidth and latency kernels (see net_tcp.h). */
 #include "net_tcp.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 
@@ -26,11 +26,11 @@
 
 /* Blocking calls give up after IDLE_S, or at the deadline if sooner. The
  * data streams use blocking calls with socket timeouts, not the poll()
- * before every call of src/cluster/net.c's net_write_all/net_read_all: a
+ * before every call of core/tcp.c's tcp_write_all/tcp_read_all: a
  * syscall fewer per message is what lets tcp_bw keep up with iperf3. */
 static void set_timeouts(int fd, double deadline)
 {
-	double left = deadline > 0 ? deadline - net_now() : IDLE_S;
+	double left = deadline > 0 ? deadline - clock_now() : IDLE_S;
 	if (left > IDLE_S)
 		left = IDLE_S;
 	if (left < 0.001)
@@ -118,7 +118,7 @@ static void *sender(void *arg)
 		return NULL;
 	}
 	fill_pattern(buf, r->size, s->index);
-	double end = r->duration > 0 ? net_now() + r->duration : 0;
+	double end = r->duration > 0 ? clock_now() + r->duration : 0;
 	for (uint64_t seq = 0; r->duration > 0 || seq < s->count; seq++) {
 		put_seq(buf, r->size, seq);
 		int e = send_full(s->fd, buf, r->size);
@@ -126,7 +126,7 @@ static void *sender(void *arg)
 			s->err = e;
 			break;
 		}
-		double now = net_now();
+		double now = clock_now();
 		if (r->deadline > 0 && now > r->deadline) {
 			s->err = -ETIMEDOUT;
 			break;
@@ -190,7 +190,7 @@ static void *receiver(void *arg)
 			do
 				n = recv(s->fd, buf, r->size, 0);
 			while (n < 0 && errno == EINTR);
-			s->first = net_now();
+			s->first = clock_now();
 			e = n == 0 ? 1 : n < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno)
 					   : recv_full(s->fd, buf + n, r->size - (size_t)n);
 			if (e == 1 && n > 0)
@@ -204,7 +204,7 @@ static void *receiver(void *arg)
 			s->err = e;
 			break;
 		}
-		double now = net_now();
+		double now = clock_now();
 		s->last = now;
 		s->msgs++;
 		s->bytes += r->size;
@@ -354,17 +354,17 @@ int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, d
 	for (uint64_t i = 0; r == 0; i++) {
 		bool measured = i >= warm;
 		if (measured && !end && duration > 0)
-			end = net_now() + duration;
-		if (measured && (duration > 0 ? net_now() >= end || out->n_lat == cap : out->n_lat == iters)) {
-			out->capped = duration > 0 && out->n_lat == cap && net_now() < end;
+			end = clock_now() + duration;
+		if (measured && (duration > 0 ? clock_now() >= end || out->n_lat == cap : out->n_lat == iters)) {
+			out->capped = duration > 0 && out->n_lat == cap && clock_now() < end;
 			break;
 		}
 		put_seq(buf, size, i);
-		double t0 = net_now();
+		double t0 = clock_now();
 		r = send_full(fd, buf, size);
 		if (r == 0)
 			r = recv_full(fd, echo, size);
-		double t1 = net_now();
+		double t1 = clock_now();
 		if (r == 1)
 			r = -ECONNRESET;
 		if (r == 0 && measured) {
@@ -398,7 +398,7 @@ int net_tcp_lat_server(int fd, uint64_t size, double deadline, char **err)
 		r = send_full(fd, buf, size);
 		if (r < 0)
 			break;
-		if (deadline > 0 && net_now() > deadline) {
+		if (deadline > 0 && clock_now() > deadline) {
 			r = -ETIMEDOUT;
 			break;
 		}

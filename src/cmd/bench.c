@@ -9,12 +9,12 @@
  * or was lost (named on stderr). */
 #include "cmd.h"
 #include "config.h"
-#include "session.h"
+#include "job/session.h"
 #include "bench/coll.h"
 #include "bench/harness.h"
 #include "bench/output.h"
 #include "bench/plot.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/root.h"
 #include "core/strbuf.h"
@@ -23,6 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+struct session_plan cmd_session_plan(const struct settings *s)
+{
+	return (struct session_plan){
+		.rank = s->rank, .nranks = s->nranks, .master = s->master, .connect_timeout = s->connect_timeout,
+		.blocking = s->bench.blocking != 0, .graph = s->bench.graph, .nccl_lib = s->nccl_lib,
+	};
+}
 
 /* "float", "all", "float,half" -> list; returns NULL or an error. */
 static char *parse_types(const char *s, struct bench_params *p)
@@ -104,14 +112,14 @@ static void check_same_params(struct session *ss, const struct bench_params *p, 
 		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", redop_name(p->ops[i]));
 	_cleanup_free_ char *all = ss->proc == 0 ? xcalloc((size_t)ss->nprocs, sizeof(mine)) : NULL;
 	_cleanup_free_ char *err = NULL;
-	if ((fr = cluster_gather(ss->cl, mine, sizeof(mine), all, net_now() + 30.0, &err)) < 0)
+	if ((fr = job_gather(ss->cl, mine, sizeof(mine), all, clock_now() + 30.0, &err)) < 0)
 		session_fail(ss, err, fr);
 	if (ss->proc != 0)
 		return;
 	for (int i = 1; i < ss->nprocs; i++)
 		if (strcmp(all, all + (size_t)i * sizeof(mine))) {
 			char d[128];
-			cluster_describe(ss->cl, i, d, sizeof(d));
+			job_describe(ss->cl, i, d, sizeof(d));
 			_cleanup_free_ char *msg = xasprintf("%s runs a different benchmark: '%s' where rank 0 runs '%s'", d,
 							     all + (size_t)i * sizeof(mine), all);
 			session_fail(ss, msg, -EINVAL);
@@ -127,7 +135,7 @@ static struct bench_dev *gather_devices(struct session *ss)
 	char host[64];
 	_cleanup_free_ char *err = NULL;
 
-	net_hostname(host, sizeof(host));
+	tcp_hostname(host, sizeof(host));
 	for (int l = 0; l < ss->local; l++) {
 		struct backend_device d = { .ordinal = -1 };
 		ss->b->ops->device(ss->b, l, &d);
@@ -137,7 +145,7 @@ static struct bench_dev *gather_devices(struct session *ss)
 		snprintf(mine[l].bus_id, sizeof(mine[l].bus_id), "%s", d.bus_id);
 		snprintf(mine[l].name, sizeof(mine[l].name), "%s", d.name);
 	}
-	if ((fr = cluster_gather(ss->cl, mine, (size_t)ss->local * sizeof(*mine), all, net_now() + 30.0, &err)) < 0)
+	if ((fr = job_gather(ss->cl, mine, (size_t)ss->local * sizeof(*mine), all, clock_now() + 30.0, &err)) < 0)
 		session_fail(ss, err, fr);
 	free(mine);
 	return all;
@@ -284,7 +292,8 @@ int cmd_bench(struct cmd_env *env)
 	rc.info.library = "";
 	rc.info.nranks = rc.info.nprocs = 1;
 	rc.ss = &ss;
-	int r = session_open(&ss, s, "bench", backend, p.ngpus, on_fatal, &rc);
+	struct session_plan plan = cmd_session_plan(s);
+	int r = session_open(&ss, &plan, "bench", backend, p.ngpus, on_fatal, &rc);
 	if (r)
 		return r;
 	rc.info.library = ss.b->ops->version(ss.b);
@@ -295,7 +304,7 @@ int cmd_bench(struct cmd_env *env)
 	rc.info.devs = devs;
 	if (ss.proc == 0)
 		bench_print_header(stdout, &rc.info);
-	struct bench_ctx ctx = { .p = &p, .b = ss.b, .cl = ss.cl, .nranks = ss.nranks, .local = ss.local,
+	struct bench_ctx ctx = { .p = &p, .b = ss.b, .sync = ss.sync, .nranks = ss.nranks, .local = ss.local,
 				 .proc = ss.proc, .on_row = on_row };
 	free(err);
 	err = NULL;

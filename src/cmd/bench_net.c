@@ -20,8 +20,8 @@
 #include "bench/net_proto.h"
 #include "bench/net_rdma.h"
 #include "bench/net_tcp.h"
-#include "cluster/launch.h"
-#include "cluster/net.h"
+#include "job/launch.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/fileio.h"
 #include "core/readers.h"
@@ -79,7 +79,7 @@ static double step_deadline(const struct net_cmd *nc, const struct net_params *p
 	double t = nc->s->bench.timeout;
 	if (t <= 0)
 		t = STEP_BASE_S + duration + (double)size * (double)(iters ? iters : 1) * (p->bidir ? 2 : 1) / STEP_RATE;
-	return net_now() + t;
+	return clock_now() + t;
 }
 
 /* The sizes of the run: -a, or -s. */
@@ -158,12 +158,12 @@ static int ctrl_recv(struct net_ctrl *c, void *buf, size_t len, double deadline)
 
 static int ctrl_state(struct net_ctrl *c)
 {
-	return (int)net_peer_state(*(int *)c->ctx);
+	return (int)tcp_peer_state(*(int *)c->ctx);
 }
 
 static void refuse(int fd, const char *why)
 {
-	net_msg_send(fd, NETMSG_REFUSE, why, strlen(why), net_now() + 2.0);
+	net_msg_send(fd, NETMSG_REFUSE, why, strlen(why), clock_now() + 2.0);
 }
 
 /* Accepts the client's n data connections, each presenting the token;
@@ -172,7 +172,7 @@ static int accept_data(int lfd, const struct client *c, int n, double hs, double
 {
 	int got = 0;
 	while (got < n) {
-		int fd = net_accept(lfd, deadline);
+		int fd = tcp_accept(lfd, deadline);
 		if (fd == -EAGAIN)
 			continue;
 		if (fd < 0) {
@@ -185,7 +185,7 @@ static int accept_data(int lfd, const struct client *c, int n, double hs, double
 		size_t len = 0;
 		struct net_data_hello dh;
 		char why[256];
-		int r = net_msg_recv(fd, &type, &pl, &len, NET_MSG_MAX, net_now() + hs);
+		int r = net_msg_recv(fd, &type, &pl, &len, NET_MSG_MAX, clock_now() + hs);
 		if (r == 0 && type == NETMSG_DATA_HELLO && net_data_hello_decode(pl, len, &dh, why, sizeof(why)) == 0 &&
 		    dh.token == c->token && (int)dh.nstreams == n && dh.stream == (uint32_t)got) {
 			fds[got++] = fd;
@@ -207,8 +207,8 @@ static int serve_size(const struct net_cmd *nc, int lfd, struct client *c, const
 	const struct net_params *p = &c->hello.p;
 	double deadline = step_deadline(nc, p, st->size, st->iters, st->duration);
 	int fds[64], n = p->test == NET_TCP_BW ? p->qps : 1, r;
-	if (deadline > net_now() + SERVER_STEP_MAX_S)
-		deadline = net_now() + SERVER_STEP_MAX_S;
+	if (deadline > clock_now() + SERVER_STEP_MAX_S)
+		deadline = clock_now() + SERVER_STEP_MAX_S;
 
 	if ((r = net_msg_send(c->fd, NETMSG_READY, NULL, 0, deadline)) < 0) {
 		*err = xasprintf("sending READY: %s", strerror(-r));
@@ -251,7 +251,7 @@ static int server_rdma(const struct net_cmd *nc, struct client *c, char **err)
 	int r = net_rdma_open(&nc->ro, &c->hello.p, c->hello.p.all ? max : c->hello.p.size, &c->rdma, err);
 	if (r < 0)
 		return r;
-	double dl = net_now() + handshake_s(nc);
+	double dl = clock_now() + handshake_s(nc);
 	if ((r = net_msg_expect(c->fd, NETMSG_INFO, &theirs, &got, dl, why, sizeof(why))) < 0 ||
 	    (r = net_rdma_info(c->rdma, mine, len)) < 0 || (r = net_msg_send(c->fd, NETMSG_INFO, mine, len, dl)) < 0) {
 		if (!*err)
@@ -286,7 +286,7 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 	uint8_t *pl = NULL, buf[NET_ACCEPT_LEN];
 	size_t len = 0;
 	char why[256];
-	int r = net_msg_expect(c->fd, NETMSG_HELLO, &pl, &len, net_now() + handshake_s(nc), why, sizeof(why));
+	int r = net_msg_expect(c->fd, NETMSG_HELLO, &pl, &len, clock_now() + handshake_s(nc), why, sizeof(why));
 	if (r == 0)
 		r = net_hello_decode(pl, len, &c->hello, why, sizeof(why));
 	free(pl);
@@ -314,7 +314,7 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 	snprintf(c->who + strlen(c->who), sizeof(c->who) - strlen(c->who), " (%.60s)", c->hello.host);
 	struct net_accept a = { .version = NET_PROTO_VERSION };
 	if (getrandom(&c->token, sizeof(c->token), 0) != sizeof(c->token))
-		c->token = (uint64_t)getpid() << 32 ^ (uint64_t)(net_now() * 1e6);
+		c->token = (uint64_t)getpid() << 32 ^ (uint64_t)(clock_now() * 1e6);
 	a.token = c->token;
 	snprintf(a.host, sizeof(a.host), "%s", nc->host);
 	tcp_link(c->fd, a.link, sizeof(a.link), &a.link_gbps);
@@ -342,10 +342,10 @@ static int handshake(const struct net_cmd *nc, struct client *c, char **err)
 		net_rdma_close(tmp);
 	}
 	net_accept_encode(&a, buf);
-	if ((r = net_msg_send(c->fd, NETMSG_ACCEPT, buf, sizeof(buf), net_now() + handshake_s(nc))) < 0)
+	if ((r = net_msg_send(c->fd, NETMSG_ACCEPT, buf, sizeof(buf), clock_now() + handshake_s(nc))) < 0)
 		*err = xasprintf("sending ACCEPT: %s", strerror(-r));
 	if (r == 0 && net_test_is_rdma(c->hello.p.test) && (r = server_rdma(nc, c, err)) < 0 && *err)
-		net_msg_send(c->fd, NETMSG_ERROR, *err, strlen(*err), net_now() + 2.0);
+		net_msg_send(c->fd, NETMSG_ERROR, *err, strlen(*err), clock_now() + 2.0);
 	return r;
 }
 
@@ -362,7 +362,7 @@ static int serve_client(const struct net_cmd *nc, int lfd, struct client *c, uns
 		char why[256];
 		struct net_start st;
 		/* between sizes the client may think (print, read counters) */
-		r = net_msg_recv(c->fd, &type, &pl, &len, NET_MSG_MAX, net_now() + STEP_BASE_S);
+		r = net_msg_recv(c->fd, &type, &pl, &len, NET_MSG_MAX, clock_now() + STEP_BASE_S);
 		if (r < 0) {
 			*err = xasprintf("waiting for the next step: %s",
 					 r == -ECONNRESET ? "the client disconnected" : strerror(-r));
@@ -385,7 +385,7 @@ static int serve_client(const struct net_cmd *nc, int lfd, struct client *c, uns
 		free(pl);
 	}
 	if (r < 0 && c->fd >= 0 && r != -ECONNRESET)
-		net_msg_send(c->fd, NETMSG_ERROR, *err, strlen(*err), net_now() + 2.0);
+		net_msg_send(c->fd, NETMSG_ERROR, *err, strlen(*err), clock_now() + 2.0);
 	return r;
 }
 
@@ -406,7 +406,7 @@ static void describe_peer(int fd, char *out, size_t len)
 static int serve(const struct net_cmd *nc, int lfd, int clients)
 {
 	for (int served = 1;; served++) {
-		int fd = net_accept(lfd, 0);
+		int fd = tcp_accept(lfd, 0);
 		if (fd == -EAGAIN || fd == -EINTR)
 			continue;
 		if (fd < 0) {
@@ -460,15 +460,15 @@ static int client_connect(struct client_side *cs, char **err)
 	struct net_hello h = { .version = NET_PROTO_VERSION, .p = nc->p };
 	snprintf(h.host, sizeof(h.host), "%s", nc->host);
 
-	cs->fd = net_connect(cs->server, cs->port, net_now() + nc->s->connect_timeout, msg, sizeof(msg));
+	cs->fd = tcp_connect(cs->server, cs->port, clock_now() + nc->s->connect_timeout, msg, sizeof(msg));
 	if (cs->fd < 0) {
 		*err = xasprintf("%s (is `gpuready bench net --server` running there?)", msg);
 		return -EHOSTUNREACH; /* never reached: exit 2, not a peer lost */
 	}
 	net_hello_encode(&h, hb);
-	int r = net_msg_send(cs->fd, NETMSG_HELLO, hb, sizeof(hb), net_now() + handshake_s(nc));
+	int r = net_msg_send(cs->fd, NETMSG_HELLO, hb, sizeof(hb), clock_now() + handshake_s(nc));
 	if (r == 0)
-		r = net_msg_expect(cs->fd, NETMSG_ACCEPT, &pl, &len, net_now() + handshake_s(nc) + 30, why, sizeof(why));
+		r = net_msg_expect(cs->fd, NETMSG_ACCEPT, &pl, &len, clock_now() + handshake_s(nc) + 30, why, sizeof(why));
 	if (r == 0)
 		r = net_accept_decode(pl, len, &cs->acc, why, sizeof(why));
 	free(pl);
@@ -515,7 +515,7 @@ static int client_rdma(struct client_side *cs, char **err)
 	if (r < 0)
 		return r;
 	net_rdma_describe(cs->rdma, &cs->desc);
-	double dl = net_now() + handshake_s(cs->nc);
+	double dl = clock_now() + handshake_s(cs->nc);
 	if ((r = net_rdma_info(cs->rdma, mine, len)) < 0 || (r = net_msg_send(cs->fd, NETMSG_INFO, mine, len, dl)) < 0 ||
 	    (r = net_msg_expect(cs->fd, NETMSG_INFO, &theirs, &got, dl + 30, why, sizeof(why))) < 0) {
 		if (!*err)
@@ -535,7 +535,7 @@ static int open_streams(struct client_side *cs, int n, int *fds, double deadline
 	for (int i = 0; i < n; i++) {
 		uint8_t b[NET_DATA_HELLO_LEN];
 		struct net_data_hello dh = { .token = cs->acc.token, .stream = (uint32_t)i, .nstreams = (uint32_t)n };
-		fds[i] = net_connect(cs->server, cs->port, deadline, msg, sizeof(msg));
+		fds[i] = tcp_connect(cs->server, cs->port, deadline, msg, sizeof(msg));
 		int r = fds[i] < 0 ? fds[i] : 0;
 		if (r == 0) {
 			net_data_hello_encode(&dh, b);
@@ -920,9 +920,9 @@ static int client_run(const struct net_cmd *nc, const char *server, int port)
 		before = load_rdma();
 	r = measure(&cs, &ro, &err);
 	if (r == 0)
-		net_msg_send(cs.fd, NETMSG_BYE, NULL, 0, net_now() + 2.0);
+		net_msg_send(cs.fd, NETMSG_BYE, NULL, 0, clock_now() + 2.0);
 	else if (r != -ECONNRESET)
-		net_msg_send(cs.fd, NETMSG_ERROR, err, strlen(err), net_now() + 2.0);
+		net_msg_send(cs.fd, NETMSG_ERROR, err, strlen(err), clock_now() + 2.0);
 	if (net_test_is_lat(nc->p.test))
 		print_latency_note(&nc->p);
 	printf(RULE);
@@ -1002,7 +1002,7 @@ static char *options_from(const struct settings *s, struct net_cmd *nc)
 			nc->ro.gpu = (int)g;
 		}
 	}
-	net_hostname(nc->host, sizeof(nc->host));
+	tcp_hostname(nc->host, sizeof(nc->host));
 	return net_params_check(&nc->p);
 }
 
@@ -1022,7 +1022,7 @@ int cmd_bench_net(struct cmd_env *env)
 		return EXIT_TOOL_ERROR;
 	}
 	if (s->net.server) {
-		int lfd = net_listen(s->net.bind, s->net.port, msg, sizeof(msg));
+		int lfd = tcp_listen(s->net.bind, s->net.port, msg, sizeof(msg));
 		if (lfd < 0) {
 			fprintf(stderr, "gpuready bench net: %s\n", msg);
 			return EXIT_TOOL_ERROR;
@@ -1043,7 +1043,7 @@ int cmd_bench_net(struct cmd_env *env)
 			nc.ro.dev = devs;
 			snc.ro.dev = comma + 1;
 		}
-		struct loop_server ls = { .nc = &snc, .lfd = net_listen("127.0.0.1", 0, msg, sizeof(msg)) };
+		struct loop_server ls = { .nc = &snc, .lfd = tcp_listen("127.0.0.1", 0, msg, sizeof(msg)) };
 		pthread_t th;
 		if (ls.lfd < 0 || pthread_create(&th, NULL, loop_server_main, &ls)) {
 			fprintf(stderr, "gpuready bench net: --loopback: %s\n", ls.lfd < 0 ? msg : "cannot start the server");
@@ -1051,7 +1051,7 @@ int cmd_bench_net(struct cmd_env *env)
 				close(ls.lfd);
 			return EXIT_TOOL_ERROR;
 		}
-		int code = client_run(&nc, "127.0.0.1", net_local_port(ls.lfd));
+		int code = client_run(&nc, "127.0.0.1", tcp_local_port(ls.lfd));
 		/* a client that never connected leaves the server in accept() */
 		shutdown(ls.lfd, SHUT_RDWR);
 		pthread_join(th, NULL);

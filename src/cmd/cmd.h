@@ -13,15 +13,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "core/exitcodes.h"
+#include "job/session.h"
 #include "core/strv.h"
 #include "settings.h"
-
-enum {
-	EXIT_OK = 0,
-	EXIT_CHECK_FAILED = 1,
-	EXIT_TOOL_ERROR = 2,
-	EXIT_STALLED = 3,        /* bench, nccl: a rank stalled past a deadline or was lost */
-};
 
 struct command;
 
@@ -77,5 +72,9 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 
 /* Prints `gpuready <cmd> --help`. */
 void print_command_help(FILE *out, const struct command *c);
+
+/* The session plan of the multi-process commands (bench, nccl) from
+ * their options (cmd/bench.c). */
+struct session_plan cmd_session_plan(const struct settings *s);
 
 #endif

@@ -15,10 +15,10 @@
  * was lost. */
 #include "cmd.h"
 #include "config.h"
-#include "session.h"
+#include "job/session.h"
 #include "bench/data.h"
 #include "bench/nccl_log.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/fileio.h"
 #include "core/strbuf.h"
@@ -64,7 +64,7 @@ static int set_nccl_env(const char *dir, char **err)
 static char *read_own_log(const char *dir, size_t *len)
 {
 	char host[64];
-	net_hostname(host, sizeof(host));
+	tcp_hostname(host, sizeof(host));
 	_cleanup_free_ char *path = xasprintf("%s/nccl.%s.%ld.log", dir, host, (long)getpid());
 	FILE *f = fopen(path, "r");
 	*len = 0;
@@ -195,7 +195,7 @@ static char *findings_json(const struct session *ss, const struct rank_check *rc
 	json_object *o = json_object_new_object(), *ranks = json_object_new_array(), *sum = json_object_new_array(),
 		    *w = json_object_new_array();
 	char host[64];
-	net_hostname(host, sizeof(host));
+	tcp_hostname(host, sizeof(host));
 	json_object_object_add(o, "process", json_object_new_int(ss->proc));
 	json_object_object_add(o, "host", json_object_new_string(host));
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
@@ -238,7 +238,7 @@ static char *read_verdict(const struct session *ss, const struct settings *s, co
 	int first = ss->proc * ss->local, last = first + ss->local - 1;
 	char ranks[32], host[64];
 
-	net_hostname(host, sizeof(host));
+	tcp_hostname(host, sizeof(host));
 	snprintf(ranks, sizeof(ranks), first == last ? "Rank %d" : "Ranks %d-%d", first, last);
 	if (text) {
 		nccl_log_parse(text, len, &log);
@@ -270,7 +270,7 @@ static int overall(struct session *ss, const struct settings *s, char *mine)
 	int failed = 0, code = EXIT_OK;
 
 	snprintf(buf, sizeof(buf), "%s", strlen(mine) < sizeof(buf) ? mine : "{\"ok\":false,\"truncated\":true}");
-	if ((fr = cluster_gather(ss->cl, buf, sizeof(buf), all, net_now() + 30.0, &err)) < 0)
+	if ((fr = job_gather(ss->cl, buf, sizeof(buf), all, clock_now() + 30.0, &err)) < 0)
 		session_fail(ss, err, fr);
 	if (ss->proc != 0)
 		return EXIT_OK;
@@ -354,14 +354,14 @@ static void run_checks(struct session *ss, const struct settings *s, struct rank
 			err = xasprintf("allocating %zu bytes on rank %d: %s", bytes, ss->proc * ss->local + l, ss->b->error);
 			session_fail(ss, err, -ENOMEM);
 		}
-	cluster_phase(ss->cl, "test-nccl: all-reduce of the rank numbers", net_now() + tmo);
-	if ((fr = check_rank_sum(ss, buf, rc, net_now() + tmo, &err)) < 0)
+	job_phase(ss->cl, "test-nccl: all-reduce of the rank numbers", clock_now() + tmo);
+	if ((fr = check_rank_sum(ss, buf, rc, clock_now() + tmo, &err)) < 0)
 		session_fail(ss, err, fr);
-	cluster_phase_done(ss->cl);
-	cluster_phase(ss->cl, "test-nccl: all-reduce of the large buffer", net_now() + tmo);
-	if ((fr = check_large(ss, buf, bytes, rc, net_now() + tmo, &err)) < 0)
+	job_phase_done(ss->cl);
+	job_phase(ss->cl, "test-nccl: all-reduce of the large buffer", clock_now() + tmo);
+	if ((fr = check_large(ss, buf, bytes, rc, clock_now() + tmo, &err)) < 0)
 		session_fail(ss, err, fr);
-	cluster_phase_done(ss->cl);
+	job_phase_done(ss->cl);
 	for (int l = 0; l < ss->local; l++)
 		ss->b->ops->free(ss->b, l, buf[l]);
 	print_ranks(ss, rc, bytes);
@@ -398,7 +398,8 @@ int cmd_nccl(struct cmd_env *env)
 		fprintf(stderr, "gpuready nccl: %s\n", err);
 		return EXIT_TOOL_ERROR;
 	}
-	int r = session_open(&ss, s, "nccl", "nccl", s->bench.ngpus, s->json_file ? on_fatal : NULL, s->json_file);
+	struct session_plan plan = cmd_session_plan(s);
+	int r = session_open(&ss, &plan, "nccl", "nccl", s->bench.ngpus, s->json_file ? on_fatal : NULL, s->json_file);
 	if (r) {
 		if (!s->keep_logs)
 			remove_dir(dir);

@@ -1,8 +1,8 @@
-/* TCP with deadlines (see net.h). Sockets are non-blocking while
+/* TCP with deadlines (see tcp.h). Sockets are non-blocking while
  * connecting and blocking afterwards; every wait is a poll() bounded by
  * the caller's deadline. */
 #define _GNU_SOURCE
-#include "net.h"
+#include "tcp.h"
 #include "core/strbuf.h"
 
 #include <arpa/inet.h>
@@ -21,19 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-double net_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Milliseconds left until deadline for poll(): -1 without one, 0 past it. */
 static int ms_left(double deadline)
 {
 	if (deadline <= 0)
 		return -1;
-	double left = deadline - net_now();
+	double left = deadline - clock_now();
 	if (left <= 0)
 		return 0;
 	return left > 3600.0 ? 3600000 : (int)(left * 1000.0) + 1;
@@ -67,7 +60,7 @@ static int resolve(const char *host, int port, bool passive, struct addrinfo **r
 	return 0;
 }
 
-int net_listen(const char *host, int port, char *msg, size_t msglen)
+int tcp_listen(const char *host, int port, char *msg, size_t msglen)
 {
 	struct addrinfo *ai = NULL;
 	int r = resolve(host, port, true, &ai, msg, msglen), err = -EADDRNOTAVAIL;
@@ -94,7 +87,7 @@ int net_listen(const char *host, int port, char *msg, size_t msglen)
 	return err;
 }
 
-int net_local_port(int fd)
+int tcp_local_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
@@ -138,7 +131,7 @@ static int try_connect(const struct addrinfo *a, double deadline, int *ret_fd)
 	return 0;
 }
 
-int net_connect(const char *host, int port, double deadline, char *msg, size_t msglen)
+int tcp_connect(const char *host, int port, double deadline, char *msg, size_t msglen)
 {
 	int err = -ETIMEDOUT;
 	*msg = '\0';
@@ -148,7 +141,7 @@ int net_connect(const char *host, int port, double deadline, char *msg, size_t m
 		if (r == 0) {
 			for (struct addrinfo *a = ai; a; a = a->ai_next) {
 				/* an address that drops SYNs must not eat the whole deadline */
-				double step = net_now() + 5.0;
+				double step = clock_now() + 5.0;
 				int fd = -1;
 				r = try_connect(a, deadline > 0 && deadline < step ? deadline : step, &fd);
 				if (r == 0) {
@@ -159,7 +152,7 @@ int net_connect(const char *host, int port, double deadline, char *msg, size_t m
 			}
 			freeaddrinfo(ai);
 		}
-		if (deadline > 0 && net_now() + 0.1 >= deadline)
+		if (deadline > 0 && clock_now() + 0.1 >= deadline)
 			break;
 		usleep(100000);
 	}
@@ -168,7 +161,7 @@ int net_connect(const char *host, int port, double deadline, char *msg, size_t m
 	return err == -ECONNREFUSED ? -ETIMEDOUT : err;
 }
 
-int net_accept(int lfd, double deadline)
+int tcp_accept(int lfd, double deadline)
 {
 	int r = wait_fd(lfd, POLLIN, deadline);
 	if (r < 0)
@@ -180,7 +173,7 @@ int net_accept(int lfd, double deadline)
 	return fd;
 }
 
-int net_write_all(int fd, const void *buf, size_t len, double deadline)
+int tcp_write_all(int fd, const void *buf, size_t len, double deadline)
 {
 	const char *p = buf;
 	while (len) {
@@ -199,25 +192,25 @@ int net_write_all(int fd, const void *buf, size_t len, double deadline)
 	return 0;
 }
 
-enum net_peer_state net_peer_state(int fd)
+enum tcp_peer_state tcp_peer_state(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLRDHUP };
 	char c;
 
 	if (poll(&pfd, 1, 0) <= 0)
-		return NET_PEER_IDLE;
+		return TCP_PEER_IDLE;
 	if (pfd.revents & POLLIN) { /* data first: a message sent before closing explains more */
 		ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 		if (n > 0)
-			return NET_PEER_DATA;
+			return TCP_PEER_DATA;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-			return NET_PEER_IDLE;
-		return NET_PEER_GONE;
+			return TCP_PEER_IDLE;
+		return TCP_PEER_GONE;
 	}
-	return pfd.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP) ? NET_PEER_GONE : NET_PEER_IDLE;
+	return pfd.revents & (POLLHUP | POLLERR | POLLNVAL | POLLRDHUP) ? TCP_PEER_GONE : TCP_PEER_IDLE;
 }
 
-int net_read_all(int fd, void *buf, size_t len, double deadline)
+int tcp_read_all(int fd, void *buf, size_t len, double deadline)
 {
 	char *p = buf;
 	while (len) {
@@ -238,7 +231,7 @@ int net_read_all(int fd, void *buf, size_t len, double deadline)
 	return 0;
 }
 
-char *net_local_addresses(void)
+char *tcp_local_addresses(void)
 {
 	struct ifaddrs *ifa = NULL;
 	struct strbuf sb = STRBUF_INIT;
@@ -258,7 +251,7 @@ char *net_local_addresses(void)
 	return strbuf_detach(&sb);
 }
 
-void net_hostname(char *buf, size_t len)
+void tcp_hostname(char *buf, size_t len)
 {
 	if (gethostname(buf, len) < 0 || !*buf)
 		snprintf(buf, len, "localhost");

@@ -11,20 +11,20 @@
  *     reports (process 0 keeps them per process), ABORT, BYE.
  *
  * Phases: the main thread marks each step that involves other processes
- * (rendezvous, communicator init, each timed loop) with cluster_phase()
- * and cluster_phase_done(), with a deadline. When a deadline passes, a
+ * (rendezvous, communicator init, each timed loop) with job_phase()
+ * and job_phase_done(), with a deadline. When a deadline passes, a
  * peer's connection drops, or SIGTERM/SIGINT arrives, the receiver thread
  * of process 0 decides who is to blame — processes that never began the
  * phase ("did not arrive"), that began it and did not finish it, or that
  * disconnected — and sends ABORT with that text to everyone. The fatal
- * handler (cluster_opts.on_fatal) then prints it, and the process exits:
+ * handler (job_opts.on_fatal) then prints it, and the process exits:
  * the main thread may be stuck inside NCCL or MPI and is never waited
  * for. Other processes exit on ABORT, on losing process 0, or on their own
  * deadline plus a grace period if process 0 says nothing.
  *
- * Thread safety: the cluster_* data calls are for the main thread only. */
-#ifndef GPUREADY_CLUSTER_H
-#define GPUREADY_CLUSTER_H
+ * Thread safety: the job_* data calls are for the main thread only. */
+#ifndef GPUREADY_JOB_H
+#define GPUREADY_JOB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,11 +32,11 @@
 
 /* How long a process other than 0 waits past its own deadline for process
  * 0's verdict before giving its own (process 0 sees more). */
-#define CLUSTER_GRACE_S 10.0
+#define JOB_GRACE_S 10.0
 
-struct cluster;
+struct job;
 
-struct cluster_member {
+struct job_member {
 	int proc;
 	int pid;
 	int local_rank;
@@ -46,59 +46,59 @@ struct cluster_member {
 /* Called once, from whichever thread detects the failure first, with the
  * whole explanation (several lines, no trailing newline) and the exit code
  * to use. It must not return to the caller's work: it prints, writes what
- * it must, and calls _exit (cluster_fatal does that after it returns). */
-typedef void (*cluster_fatal_fn)(void *ctx, const char *why, int code);
+ * it must, and calls _exit (job_fatal does that after it returns). */
+typedef void (*job_fatal_fn)(void *ctx, const char *why, int code);
 
-struct cluster_opts {
+struct job_opts {
 	int proc, nprocs;
 	int ranks_per_proc;     /* for messages: process p holds ranks p*k .. p*k+k-1 */
 	int local_rank;
 	const char *host;       /* process 0: address to bind ("" = all) */
 	int port;               /* process 0: port to bind; 0 = any free port (announced through MPI) */
 	const char *job;        /* must match on every process */
-	double deadline;        /* for the rendezvous (absolute, net_now()) */
-	cluster_fatal_fn on_fatal;
+	double deadline;        /* for the rendezvous (absolute, clock_now()) */
+	job_fatal_fn on_fatal;
 	void *fatal_ctx;
 };
 
 /* Process 0 binds its listening socket; others do nothing yet. Returns 0
  * or -errno with *err. */
-int cluster_create(const struct cluster_opts *o, struct cluster **ret, char **err);
-/* Process 0's listening port (after cluster_create). */
-int cluster_port(const struct cluster *c);
+int job_create(const struct job_opts *o, struct job **ret, char **err);
+/* Process 0's listening port (after job_create). */
+int job_port(const struct job *c);
 /* Rendezvous: process 0 waits for every other process; the others connect
  * to `hosts` (a comma-separated list tried in order) at `port`.
  * Starts the receiver thread. On failure *err says which processes did
  * not arrive, or why this one could not connect. */
-int cluster_join(struct cluster *c, const char *hosts, int port, char **err);
+int job_join(struct job *c, const char *hosts, int port, char **err);
 
-const struct cluster_member *cluster_members(const struct cluster *c); /* nprocs entries */
-int cluster_nprocs(const struct cluster *c);
-int cluster_proc(const struct cluster *c);
+const struct job_member *job_members(const struct job *c); /* nprocs entries */
+int job_nprocs(const struct job *c);
+int job_proc(const struct job *c);
 
 /* Phases (main thread). desc is copied. deadline absolute. */
-void cluster_phase(struct cluster *c, const char *desc, double deadline);
-void cluster_phase_done(struct cluster *c);
+void job_phase(struct job *c, const char *desc, double deadline);
+void job_phase_done(struct job *c);
 /* How many launches the main thread finished in this phase (reported in
  * heartbeats, so a stall verdict can tell a lagging rank). Cheap: one
  * atomic store. */
-void cluster_progress(struct cluster *c, uint64_t launches);
+void job_progress(struct job *c, uint64_t launches);
 
 /* Data exchanges among all processes, by the deadline. Each returns 0 or
  * -errno with *err (a peer lost, a timeout). */
-int cluster_bcast(struct cluster *c, void *buf, size_t len, double deadline, char **err);
+int job_bcast(struct job *c, void *buf, size_t len, double deadline, char **err);
 /* all (process 0 only, nprocs * len bytes) receives every process's mine. */
-int cluster_gather(struct cluster *c, const void *mine, size_t len, void *all, double deadline, char **err);
+int job_gather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err);
 /* Process 0 sends part p of all (nprocs * len) to process p. */
-int cluster_scatter(struct cluster *c, const void *all, void *mine, size_t len, double deadline, char **err);
-int cluster_allgather(struct cluster *c, const void *mine, size_t len, void *all, double deadline, char **err);
-int cluster_barrier(struct cluster *c, double deadline, char **err);
-enum cluster_op { CLUSTER_SUM, CLUSTER_MIN, CLUSTER_MAX };
-int cluster_allreduce_f64(struct cluster *c, double *v, size_t n, enum cluster_op op, double deadline, char **err);
+int job_scatter(struct job *c, const void *all, void *mine, size_t len, double deadline, char **err);
+int job_allgather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err);
+int job_barrier(struct job *c, double deadline, char **err);
+enum job_op { JOB_SUM, JOB_MIN, JOB_MAX };
+int job_allreduce_f64(struct job *c, double *v, size_t n, enum job_op op, double deadline, char **err);
 
 /* Ends the run everywhere with this explanation (from the main thread,
  * after an error it cannot recover from). Does not return. */
-__attribute__((noreturn)) void cluster_fatal(struct cluster *c, const char *why, int code);
+__attribute__((noreturn)) void job_fatal(struct job *c, const char *why, int code);
 
 /* The run's outcome is decided and every process knows it: from now on a
  * lost peer is no failure, and SIGINT/SIGTERM (a launcher tearing the job
@@ -106,18 +106,23 @@ __attribute__((noreturn)) void cluster_fatal(struct cluster *c, const char *why,
  * quietly with `code`. The library's teardown (`teardown`, e.g.
  * "ncclCommDestroy") must finish by the deadline (0: none), or the
  * watchdog says so and exits 3. */
-void cluster_finishing(struct cluster *c, int code, const char *teardown, double deadline);
+void job_finishing(struct job *c, int code, const char *teardown, double deadline);
 
 /* A step of the main thread timed out (why): lets the watchdog name the
  * culprit — process 0's verdict reaches every process — and falls back to
  * reporting this process's own view if none comes. Does not return. */
-__attribute__((noreturn)) void cluster_stalled(struct cluster *c, const char *why);
+__attribute__((noreturn)) void job_stalled(struct job *c, const char *why);
 
 /* Orderly end: says BYE, waits (briefly) for the others, stops the
  * receiver thread, frees. NULL is fine. */
-void cluster_close(struct cluster *c);
+void job_close(struct job *c);
 
 /* "rank 3 (node2, pid 1234)" or "ranks 4-7 (node2, pid 1234)". */
-void cluster_describe(const struct cluster *c, int proc, char *buf, size_t len);
+void job_describe(const struct job *c, int proc, char *buf, size_t len);
+
+/* The job as the benchmarks' bench_sync (bench/sync.h, bench_sync.c),
+ * valid while j is open. */
+struct bench_sync;
+struct bench_sync job_bench_sync(struct job *j);
 
 #endif

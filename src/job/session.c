@@ -4,10 +4,11 @@
  * (libraries start threads of their own, MPI at MPI_Init) and reported:
  * during startup by a small watchdog thread, which also bounds the steps
  * no other deadline covers (MPI_Init and the bootstrap broadcast), then by
- * the control plane's watchdog (cluster.c). */
+ * the control plane's watchdog (src/job/watchdog.c). */
 #include "session.h"
-#include "cmd.h"
-#include "cluster/net.h"
+#include "bench/sync.h"
+#include "core/exitcodes.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 
@@ -37,7 +38,7 @@ static void prefix(const struct session *s, char *buf, size_t len)
 		snprintf(buf, len, "gpuready %s: ", s->cmdname);
 		return;
 	}
-	net_hostname(host, sizeof(host));
+	tcp_hostname(host, sizeof(host));
 	if (k == 1)
 		snprintf(buf, len, "gpuready %s [rank %d %s]: ", s->cmdname, s->proc, host);
 	else
@@ -120,7 +121,7 @@ static void abort_backend(struct backend *b)
 	}
 }
 
-/* The cluster's fatal handler: every process says why it stops and aborts
+/* The job's fatal handler: every process says why it stops and aborts
  * its communicators; process 0 also lets the command write its JSON. */
 static void on_fatal(void *ctx, const char *why, int code)
 {
@@ -136,9 +137,9 @@ void session_fail(struct session *s, const char *msg, int err)
 {
 	int code = err == -ETIMEDOUT ? EXIT_STALLED : EXIT_TOOL_ERROR;
 	if (s->cl && err == -ETIMEDOUT)
-		cluster_stalled(s->cl, msg); /* the watchdog names who stalled */
+		job_stalled(s->cl, msg); /* the watchdog names who stalled */
 	if (s->cl)
-		cluster_fatal(s->cl, msg, code);
+		job_fatal(s->cl, msg, code);
 	session_error(s, "%s", msg);
 	abort_backend(s->b);
 	if (s->proc == 0 && s->on_fatal)
@@ -162,7 +163,7 @@ static void *startup_main(void *arg)
 	struct startup *w = arg;
 	struct pollfd pf[2] = { { .fd = w->sfd, .events = POLLIN }, { .fd = w->stop[0], .events = POLLIN } };
 	for (;;) {
-		double left = w->deadline - net_now();
+		double left = w->deadline - clock_now();
 		int r = poll(pf, 2, left > 0 ? (int)(left * 1000) + 1 : 0);
 		if (r > 0 && pf[1].revents)
 			return NULL;
@@ -173,8 +174,8 @@ static void *startup_main(void *arg)
 				_exit(128 + (int)si.ssi_signo);
 			}
 		}
-		if (r == 0 || net_now() >= w->deadline) {
-			session_error(w->s, "%s did not finish within %.0f s", w->what, w->s->set->connect_timeout);
+		if (r == 0 || clock_now() >= w->deadline) {
+			session_error(w->s, "%s did not finish within %.0f s", w->what, w->s->plan.connect_timeout);
 			_exit(EXIT_STALLED);
 		}
 	}
@@ -225,7 +226,7 @@ static int oob_bcast(void *ctx, void *buf, size_t len, double deadline)
 {
 	struct session *s = ctx;
 	char *err = NULL;
-	int r = cluster_bcast(s->cl, buf, len, deadline, &err);
+	int r = job_bcast(s->cl, buf, len, deadline, &err);
 	if (r < 0)
 		session_error(s, "%s", err);
 	free(err);
@@ -259,13 +260,13 @@ static int open_mpi(struct session *s, double deadline, char **err)
 	}
 	s->local = 1;
 	s->nranks = s->nprocs;
-	struct cluster_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = 1, .local_rank = local_rank,
+	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = 1, .local_rank = local_rank,
 				  .host = "", .port = 0, .job = "mpi", .deadline = deadline, .on_fatal = on_fatal,
 				  .fatal_ctx = s };
-	r = cluster_create(&o, &s->cl, err);
+	r = job_create(&o, &s->cl, err);
 	if (r == 0 && s->proc == 0) {
-		_cleanup_free_ char *hosts = net_local_addresses();
-		snprintf(addr, sizeof(addr), "%d %s", cluster_port(s->cl), hosts);
+		_cleanup_free_ char *hosts = tcp_local_addresses();
+		snprintf(addr, sizeof(addr), "%d %s", job_port(s->cl), hosts);
 	}
 	/* process 0 sends "" when its listener failed: everyone stops */
 	int b = s->b->ops->bcast(s->b, addr, sizeof(addr));
@@ -282,7 +283,10 @@ static int open_mpi(struct session *s, double deadline, char **err)
 		return -EIO;
 	}
 	*sp = '\0';
-	return cluster_join(s->cl, sp + 1, atoi(addr), err);
+	r = job_join(s->cl, sp + 1, atoi(addr), err);
+	if (r == 0)
+		s->sync = job_bench_sync(s->cl);
+	return r;
 }
 
 /* The first CUDA device of this process's ranks: local rank × GPUs per
@@ -302,9 +306,9 @@ static int first_gpu(int local_rank, int local)
 }
 
 /* Every other backend: the launcher's environment, then the backend. */
-static int open_launcher(struct session *s, const struct settings *set, int local, double deadline, char **err)
+static int open_launcher(struct session *s, const struct session_plan *plan, int local, double deadline, char **err)
 {
-	struct launch_cli cli = { .rank = set->rank, .nranks = set->nranks, .master = set->master };
+	struct launch_cli cli = { .rank = plan->rank, .nranks = plan->nranks, .master = plan->master };
 	int r = launch_detect(&cli, env_get, NULL, &s->launch, err);
 	if (r < 0)
 		return r;
@@ -313,12 +317,12 @@ static int open_launcher(struct session *s, const struct settings *set, int loca
 	s->nprocs = s->launch.nranks;
 	s->local = local;
 	s->nranks = s->nprocs * local;
-	struct cluster_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = local,
+	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = local,
 				  .local_rank = s->launch.local_rank, .host = "", .port = s->launch.master_port,
 				  .job = s->launch.job, .deadline = deadline, .on_fatal = on_fatal, .fatal_ctx = s };
-	r = cluster_create(&o, &s->cl, err);
+	r = job_create(&o, &s->cl, err);
 	if (r == 0)
-		r = cluster_join(s->cl, s->launch.master_host, s->launch.master_port, err);
+		r = job_join(s->cl, s->launch.master_host, s->launch.master_port, err);
 	if (r < 0) {
 		char *why = *err;
 		*err = xasprintf("%s (%s: rank %d of %d, rank 0 at %s:%d, port %s)", why, s->launch.source, s->proc,
@@ -326,21 +330,22 @@ static int open_launcher(struct session *s, const struct settings *set, int loca
 		free(why);
 		return r;
 	}
+	s->sync = job_bench_sync(s->cl);
 	s->env = (struct backend_env){
 		.nranks = s->nranks, .proc_rank = s->proc, .nprocs = s->nprocs, .local = local,
-		.first_gpu = first_gpu(s->launch.local_rank, local), .blocking = set->bench.blocking != 0,
-		.graph = set->bench.graph, .nccl_lib = set->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .cluster = s->cl,
+		.first_gpu = first_gpu(s->launch.local_rank, local), .blocking = plan->blocking,
+		.graph = plan->graph, .nccl_lib = plan->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .sync = &s->sync,
 	};
 	/* communicator setup gets a deadline of its own: ranks that arrived
 	 * late at the rendezvous must not have used it up */
-	double setup = net_now() + set->connect_timeout;
-	cluster_phase(s->cl, "communicator setup", setup);
+	double setup = clock_now() + plan->connect_timeout;
+	job_phase(s->cl, "communicator setup", setup);
 	r = s->b->ops->init(s->b, &s->env, setup);
 	if (r < 0) {
 		*err = xstrdup(s->b->error[0] ? s->b->error : strerror(-r));
 		return r;
 	}
-	cluster_phase_done(s->cl);
+	job_phase_done(s->cl);
 	return 0;
 }
 
@@ -349,7 +354,7 @@ static void abandon(struct session *s)
 {
 	if (s->b)
 		s->b->ops->fini(s->b);
-	cluster_close(s->cl);
+	job_close(s->cl);
 	if (s->have_launch)
 		launch_free(&s->launch);
 	s->b = NULL;
@@ -360,17 +365,17 @@ static void abandon(struct session *s)
 	s->sigs_blocked = false;
 }
 
-int session_open(struct session *s, const struct settings *set, const char *cmdname, const char *backend, int local,
+int session_open(struct session *s, const struct session_plan *plan, const char *cmdname, const char *backend, int local,
 		 void (*fatal)(void *ctx, const char *why), void *fatal_ctx)
 {
 	_cleanup_free_ char *err = NULL;
-	double deadline = net_now() + set->connect_timeout;
+	double deadline = clock_now() + plan->connect_timeout;
 	sigset_t sigs;
 	int r;
 
 	memset(s, 0, sizeof(*s));
 	s->cmdname = cmdname;
-	s->set = set;
+	s->plan = *plan;
 	s->nprocs = 1;
 	s->on_fatal = fatal;
 	s->fatal_ctx = fatal_ctx;
@@ -391,11 +396,11 @@ int session_open(struct session *s, const struct settings *set, const char *cmdn
 			r = open_mpi(s, deadline, &err);
 		}
 	} else {
-		r = open_launcher(s, set, local, deadline, &err);
+		r = open_launcher(s, plan, local, deadline, &err);
 	}
 	if (r < 0) {
 		/* ranks that did meet learn of it through the control plane */
-		if (s->cl && s->nprocs > 1 && cluster_members(s->cl)[0].pid)
+		if (s->cl && s->nprocs > 1 && job_members(s->cl)[0].pid)
 			session_fail(s, err, r);
 		session_error(s, "%s", err);
 		if (s->proc == 0 && s->on_fatal)
@@ -411,11 +416,11 @@ int session_close(struct session *s, int code)
 	int32_t c = code;
 	_cleanup_free_ char *err = NULL;
 	int r;
-	if (s->cl && s->nprocs > 1 && (r = cluster_bcast(s->cl, &c, sizeof(c), net_now() + 30.0, &err)) < 0)
+	if (s->cl && s->nprocs > 1 && (r = job_bcast(s->cl, &c, sizeof(c), clock_now() + 30.0, &err)) < 0)
 		session_fail(s, err, r);
 	if (s->cl)
-		cluster_finishing(s->cl, c, s->b ? "the backend's teardown (ncclCommDestroy, MPI_Finalize)" : NULL,
-				  s->b ? net_now() + TEARDOWN_S : 0);
+		job_finishing(s->cl, c, s->b ? "the backend's teardown (ncclCommDestroy, MPI_Finalize)" : NULL,
+				  s->b ? clock_now() + TEARDOWN_S : 0);
 	if (s->b)
 		s->b->ops->fini(s->b);
 	s->b = NULL;

@@ -16,18 +16,30 @@
 #include <stdbool.h>
 
 #include "bench/backend.h"
-#include "cluster/cluster.h"
-#include "cluster/launch.h"
-#include "settings.h"
+#include "bench/sync.h"
+#include "job/job.h"
+#include "job/launch.h"
+
+/* What a command tells the session (from its options): who this process
+ * is, if the launcher does not say, and the backend's settings. */
+struct session_plan {
+	int rank, nranks;            /* -1 / 0: from the launcher */
+	const char *master;          /* rank 0's host, if the launcher does not say */
+	double connect_timeout;      /* seconds for the rendezvous and setup */
+	bool blocking;               /* -z */
+	int graph;                   /* -G */
+	const char *nccl_lib;        /* --nccl-lib */
+};
 
 struct session {
 	const char *cmdname;         /* "bench", "nccl" for messages */
-	const struct settings *set;
+	struct session_plan plan;
 	bool sigs_blocked;
 	sigset_t oldmask;
 	struct backend *b;
 	struct backend_env env;
-	struct cluster *cl;
+	struct job *cl;
+	struct bench_sync sync;      /* cl for the benchmarks (job_bench_sync) */
 	struct launch launch;
 	bool have_launch;
 	int proc, nprocs, local, nranks;
@@ -41,7 +53,7 @@ struct session {
  * every process. fatal (may be NULL) is called on process 0 whenever the
  * run ends early, from here on, with the reason. Returns 0, or
  * EXIT_TOOL_ERROR / EXIT_STALLED after printing why. */
-int session_open(struct session *s, const struct settings *set, const char *cmdname, const char *backend,
+int session_open(struct session *s, const struct session_plan *plan, const char *cmdname, const char *backend,
 		 int local, void (*fatal)(void *ctx, const char *why), void *fatal_ctx);
 /* Ends the run: every process returns `code` as process 0 decided (it is
  * broadcast), backend and control plane are closed. */

@@ -8,7 +8,7 @@
 #include "bench/net_proto.h"
 #include "bench/net_rdma.h"
 #include "checks/rdma/common.h"
-#include "cluster/launch.h"
+#include "job/launch.h"
 #include "core/options.h"
 #include "core/parse.h"
 #include "core/strbuf.h"

@@ -10,8 +10,8 @@
 #include "bench/harness.h"
 #include "bench/output.h"
 #include "bench/types.h"
-#include "cluster/cluster.h"
-#include "cluster/net.h"
+#include "job/job.h"
+#include "core/tcp.h"
 
 #include <errno.h>
 #include <math.h>
@@ -505,27 +505,68 @@ static const struct backend_ops mock_ops = {
 	.run = m_run, .wait = m_wait, .timer_begin = m_begin, .timer_end = m_end, .device = m_device,
 };
 
-static struct cluster *solo_cluster(void)
+/* The harness's job in one process (bench/sync.h): no peers, so every
+ * exchange is a copy and every phase a no-op. */
+static void solo_phase(void *ctx, const char *desc, double deadline)
 {
-	struct cluster_opts o = { .proc = 0, .nprocs = 1, .ranks_per_proc = 1, .job = "test",
-				  .deadline = net_now() + 10 };
-	struct cluster *c = NULL;
-	char *err = NULL;
-	assert_int_equal(cluster_create(&o, &c, &err), 0);
-	assert_int_equal(cluster_join(c, NULL, 0, &err), 0);
-	return c;
+	(void)ctx, (void)desc, (void)deadline;
 }
+
+static void solo_phase_done(void *ctx)
+{
+	(void)ctx;
+}
+
+static void solo_progress(void *ctx, uint64_t launches)
+{
+	(void)ctx, (void)launches;
+}
+
+static int solo_barrier(void *ctx, double deadline, char **err)
+{
+	(void)ctx, (void)deadline, (void)err;
+	return 0;
+}
+
+static int solo_allreduce(void *ctx, double *v, size_t n, enum bench_sync_op op, double deadline, char **err)
+{
+	(void)ctx, (void)v, (void)n, (void)op, (void)deadline, (void)err;
+	return 0;
+}
+
+static int solo_bcast(void *ctx, void *buf, size_t len, double deadline, char **err)
+{
+	(void)ctx, (void)buf, (void)len, (void)deadline, (void)err;
+	return 0;
+}
+
+static int solo_copy(void *ctx, const void *from, size_t len, void *to, double deadline, char **err)
+{
+	(void)ctx, (void)deadline, (void)err;
+	memmove(to, from, len);
+	return 0;
+}
+
+static int solo_scatter(void *ctx, const void *all, void *mine, size_t len, double deadline, char **err)
+{
+	return solo_copy(ctx, all, len, mine, deadline, err);
+}
+
+static const struct bench_sync_ops solo_ops = {
+	.phase = solo_phase, .phase_done = solo_phase_done, .progress = solo_progress, .barrier = solo_barrier,
+	.allreduce_f64 = solo_allreduce, .bcast = solo_bcast, .gather = solo_copy, .scatter = solo_scatter,
+};
+
+static const struct bench_sync solo = { .ops = &solo_ops, .proc = 0, .nprocs = 1 };
 
 static int run_mock(struct mock *m, struct bench_params *p, struct bench_result *res)
 {
-	struct cluster *cl = solo_cluster();
-	struct bench_ctx ctx = { .p = p, .b = &m->b, .cl = cl, .nranks = m->n, .local = m->n, .proc = 0 };
+	struct bench_ctx ctx = { .p = p, .b = &m->b, .sync = solo, .nranks = m->n, .local = m->n, .proc = 0 };
 	char *err = NULL;
 	m->b.ops = &mock_ops;
 	int r = bench_run(&ctx, res, &err);
 	if (r < 0)
 		fail_msg("bench_run: %s", err);
-	cluster_close(cl);
 	return r;
 }
 
@@ -617,7 +658,6 @@ static void test_harness_graph(void **state)
 	struct mock m = { .n = 2, .corrupt_at = SIZE_MAX, .fixed_time = 100e-6 };
 	struct bench_params p;
 	struct bench_result res;
-	struct cluster *cl = solo_cluster();
 	char *err = NULL;
 	bench_params_default(&p, COLL_ALL_REDUCE);
 	p.min_bytes = p.max_bytes = 4096;
@@ -625,7 +665,7 @@ static void test_harness_graph(void **state)
 	p.agg = 2;
 	p.graph = 3;
 	m.b.ops = &mock_graph_ops;
-	struct bench_ctx ctx = { .p = &p, .b = &m.b, .cl = cl, .nranks = 2, .local = 2 };
+	struct bench_ctx ctx = { .p = &p, .b = &m.b, .sync = solo, .nranks = 2, .local = 2 };
 	assert_int_equal(bench_run(&ctx, &res, &err), 0);
 	assert_int_equal(m.graphs, 2 * (3 + 1)); /* out of place and in place: 3 timed, 1 checked */
 	assert_true(fabs(res.rows[0].half[0].time_us - 100.0) < 1e-9);
@@ -648,7 +688,6 @@ static void test_harness_graph(void **state)
 	assert_int_equal(bench_run(&ctx, &res, &err), -EINVAL);
 	assert_non_null(strstr(err, "no CUDA graphs"));
 	free(err);
-	cluster_close(cl);
 }
 
 /* -m 3: each iteration's three launches go to the backend as one group
@@ -660,14 +699,13 @@ static void test_harness_group(void **state)
 	struct mock m = { .n = 2, .corrupt_at = SIZE_MAX, .fixed_time = 100e-6, .want_group = 3 };
 	struct bench_params p;
 	struct bench_result res;
-	struct cluster *cl = solo_cluster();
 	char *err = NULL;
 	bench_params_default(&p, COLL_ALL_REDUCE);
 	p.min_bytes = p.max_bytes = 4096;
 	p.iters = 4;
 	p.agg = 3;
 	m.b.ops = &mock_group_ops;
-	struct bench_ctx ctx = { .p = &p, .b = &m.b, .cl = cl, .nranks = 2, .local = 2 };
+	struct bench_ctx ctx = { .p = &p, .b = &m.b, .sync = solo, .nranks = 2, .local = 2 };
 	assert_int_equal(bench_run(&ctx, &res, &err), 0);
 	assert_int_equal(m.groups, 2 * 4); /* out of place and in place, one per iteration */
 	assert_int_equal(m.bad_groups, 0);
@@ -687,7 +725,6 @@ static void test_harness_group(void **state)
 	assert_int_equal(bench_run(&ctx, &res, &err), 0);
 	assert_int_equal(m.groups, 0);
 	bench_result_free(&res);
-	cluster_close(cl);
 }
 
 static void test_verdict(void **state)

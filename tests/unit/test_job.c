@@ -1,11 +1,11 @@
-/* Unit tests for src/cluster: every launcher's variables (launch.c), and
+/* Unit tests for src/job: every launcher's variables (launch.c), and
  * the control plane across real processes (fork) on loopback: the
  * exchanges, a rendezvous that times out naming the missing rank, a
  * process of another job refused, and a lost process named by rank 0. */
 #include "testutil.h"
-#include "cluster/cluster.h"
-#include "cluster/launch.h"
-#include "cluster/net.h"
+#include "job/job.h"
+#include "job/launch.h"
+#include "core/tcp.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -217,9 +217,9 @@ static void test_hostport(void **state)
 static int free_port(void)
 {
 	char msg[128];
-	int fd = net_listen("127.0.0.1", 0, msg, sizeof(msg));
+	int fd = tcp_listen("127.0.0.1", 0, msg, sizeof(msg));
 	assert_true(fd >= 0);
-	int p = net_local_port(fd);
+	int p = tcp_local_port(fd);
 	close(fd);
 	return p;
 }
@@ -237,15 +237,15 @@ static void fatal_to_shm(void *ctx, const char *why, int code)
 	o->status = code;
 }
 
-static struct cluster *child_join(int proc, int nprocs, int port, const char *job, double timeout,
+static struct job *child_join(int proc, int nprocs, int port, const char *job, double timeout,
 				  struct child_out *out)
 {
-	struct cluster_opts o = { .proc = proc, .nprocs = nprocs, .ranks_per_proc = 1, .host = "127.0.0.1",
-				  .port = port, .job = job, .deadline = net_now() + timeout, .on_fatal = fatal_to_shm,
+	struct job_opts o = { .proc = proc, .nprocs = nprocs, .ranks_per_proc = 1, .host = "127.0.0.1",
+				  .port = port, .job = job, .deadline = clock_now() + timeout, .on_fatal = fatal_to_shm,
 				  .fatal_ctx = out };
-	struct cluster *c = NULL;
+	struct job *c = NULL;
 	char *err = NULL;
-	if (cluster_create(&o, &c, &err) < 0 || cluster_join(c, "127.0.0.1", port, &err) < 0) {
+	if (job_create(&o, &c, &err) < 0 || job_join(c, "127.0.0.1", port, &err) < 0) {
 		snprintf(out->err, sizeof(out->err), "%s", err ? err : "?");
 		out->status = 2;
 		_exit(2);
@@ -256,27 +256,27 @@ static struct cluster *child_join(int proc, int nprocs, int port, const char *jo
 /* Every exchange, checked on every process. */
 static void child_exchanges(int proc, int n, int port, struct child_out *out)
 {
-	struct cluster *c = child_join(proc, n, port, "job1", 10, out);
+	struct job *c = child_join(proc, n, port, "job1", 10, out);
 	char *err = NULL;
 	int v = proc == 0 ? 4242 : 0, bad = 0;
 	double d[2] = { proc + 1.0, -proc };
 	int all[8] = { 0 }, mine = proc * 10, back = -1;
 
-	bad |= cluster_bcast(c, &v, sizeof(v), net_now() + 5, &err) != 0 || v != 4242;
-	bad |= cluster_allreduce_f64(c, d, 2, CLUSTER_SUM, net_now() + 5, &err) != 0 || d[0] != n * (n + 1) / 2.0;
+	bad |= job_bcast(c, &v, sizeof(v), clock_now() + 5, &err) != 0 || v != 4242;
+	bad |= job_allreduce_f64(c, d, 2, JOB_SUM, clock_now() + 5, &err) != 0 || d[0] != n * (n + 1) / 2.0;
 	d[0] = proc;
-	bad |= cluster_allreduce_f64(c, d, 1, CLUSTER_MAX, net_now() + 5, &err) != 0 || d[0] != n - 1;
-	bad |= cluster_allgather(c, &mine, sizeof(mine), all, net_now() + 5, &err) != 0 || all[n - 1] != (n - 1) * 10;
+	bad |= job_allreduce_f64(c, d, 1, JOB_MAX, clock_now() + 5, &err) != 0 || d[0] != n - 1;
+	bad |= job_allgather(c, &mine, sizeof(mine), all, clock_now() + 5, &err) != 0 || all[n - 1] != (n - 1) * 10;
 	int parts[8];
 	for (int i = 0; i < n; i++)
 		parts[i] = 100 + i;
-	bad |= cluster_scatter(c, parts, &back, sizeof(back), net_now() + 5, &err) != 0 || back != 100 + proc;
-	bad |= cluster_barrier(c, net_now() + 5, &err) != 0;
-	const struct cluster_member *m = cluster_members(c);
+	bad |= job_scatter(c, parts, &back, sizeof(back), clock_now() + 5, &err) != 0 || back != 100 + proc;
+	bad |= job_barrier(c, clock_now() + 5, &err) != 0;
+	const struct job_member *m = job_members(c);
 	bad |= m[n - 1].pid == 0 || m[n - 1].proc != n - 1;
 	if (bad)
 		snprintf(out->err, sizeof(out->err), "exchange failed: %s", err ? err : "wrong value");
-	cluster_close(c);
+	job_close(c);
 	_exit(bad ? 1 : 0);
 }
 
@@ -325,14 +325,14 @@ static void test_rendezvous_timeout(void **state)
 	}
 	pid_t p1 = fork();
 	if (p1 == 0) {
-		struct cluster *c = child_join(1, 3, port, "job1", 5, &out[1]);
-		cluster_close(c);
+		struct job *c = child_join(1, 3, port, "job1", 5, &out[1]);
+		job_close(c);
 		_exit(0);
 	}
 	/* process 2 never comes */
-	double t0 = net_now();
+	double t0 = clock_now();
 	assert_int_equal(wait_child(p0), 2);
-	assert_true(net_now() - t0 < 5);
+	assert_true(clock_now() - t0 < 5);
 	assert_non_null(strstr(out[0].err, "rank 2 did not arrive"));
 	assert_int_equal(wait_child(p1), 2);
 	assert_non_null(strstr(out[1].err, "did not arrive"));
@@ -366,12 +366,12 @@ static void test_other_job_refused(void **state)
  * with that explanation. */
 static void child_lost(int proc, int n, int port, struct child_out *out)
 {
-	struct cluster *c = child_join(proc, n, port, "job1", 10, out);
+	struct job *c = child_join(proc, n, port, "job1", 10, out);
 	char *err = NULL;
-	cluster_phase(c, "the test phase", net_now() + 30);
+	job_phase(c, "the test phase", clock_now() + 30);
 	if (proc == 2)
 		raise(SIGKILL);
-	cluster_barrier(c, net_now() + 30, &err); /* never completes */
+	job_barrier(c, clock_now() + 30, &err); /* never completes */
 	_exit(9);
 }
 
@@ -387,11 +387,11 @@ static void test_lost_process(void **state)
 		if (pids[i] == 0)
 			child_lost(i, N, port, &out[i]);
 	}
-	double t0 = net_now();
+	double t0 = clock_now();
 	assert_int_equal(wait_child(pids[2]), 128 + SIGKILL);
 	assert_int_equal(wait_child(pids[0]), 3);
 	assert_int_equal(wait_child(pids[1]), 3);
-	assert_true(net_now() - t0 < 10);
+	assert_true(clock_now() - t0 < 10);
 	for (int i = 0; i < 2; i++) {
 		if (!strstr(out[i].err, "rank 2 (") || !strstr(out[i].err, "the test phase"))
 			fail_msg("process %d said: %s", i, out[i].err);

@@ -6,7 +6,7 @@
 #include "bench/net.h"
 #include "bench/net_proto.h"
 #include "bench/net_tcp.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 
 #include <errno.h>
 #include <math.h>
@@ -221,26 +221,26 @@ static void test_framing(void **state)
 	uint8_t *p = NULL;
 	size_t len;
 	char why[256];
-	assert_int_equal(net_msg_send(sv[0], NETMSG_START, "abc", 3, net_now() + 1), 0);
-	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, net_now() + 1), 0);
+	assert_int_equal(net_msg_send(sv[0], NETMSG_START, "abc", 3, clock_now() + 1), 0);
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, clock_now() + 1), 0);
 	assert_int_equal(type, NETMSG_START);
 	assert_int_equal(len, 3);
 	free(p);
 	/* a REFUSE where an ACCEPT is wanted: the peer's words come through */
-	assert_int_equal(net_msg_send(sv[0], NETMSG_REFUSE, "busy", 4, net_now() + 1), 0);
-	assert_int_equal(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, net_now() + 1, why, sizeof(why)), -ECONNABORTED);
+	assert_int_equal(net_msg_send(sv[0], NETMSG_REFUSE, "busy", 4, clock_now() + 1), 0);
+	assert_int_equal(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 1, why, sizeof(why)), -ECONNABORTED);
 	assert_string_equal(why, "busy");
 	/* a frame above the limit is refused unread */
-	assert_int_equal(net_msg_send(sv[0], NETMSG_INFO, "0123456789", 10, net_now() + 1), 0);
-	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 5, net_now() + 1), -EMSGSIZE);
+	assert_int_equal(net_msg_send(sv[0], NETMSG_INFO, "0123456789", 10, clock_now() + 1), 0);
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 5, clock_now() + 1), -EMSGSIZE);
 	/* silence: the deadline */
-	double t0 = net_now();
-	assert_int_equal(net_msg_recv(sv[0], &type, &p, &len, 100, net_now() + 0.2), -ETIMEDOUT);
-	assert_true(net_now() - t0 < 1.0);
+	double t0 = clock_now();
+	assert_int_equal(net_msg_recv(sv[0], &type, &p, &len, 100, clock_now() + 0.2), -ETIMEDOUT);
+	assert_true(clock_now() - t0 < 1.0);
 	/* wrong magic */
 	uint32_t bad[3] = { 1, 2, 3 };
 	assert_int_equal(write(sv[0], bad, sizeof(bad)), (ssize_t)sizeof(bad));
-	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, net_now() + 1), -EPROTO);
+	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, clock_now() + 1), -EPROTO);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -258,7 +258,7 @@ static void *bw_thread(void *arg)
 {
 	struct bw_side *b = arg;
 	char *err = NULL;
-	b->r = net_tcp_bw(&b->fd, 1, b->send, b->recv, b->size ? b->size : 1000, 320, 0, net_now() + 10, &b->s, &err);
+	b->r = net_tcp_bw(&b->fd, 1, b->send, b->recv, b->size ? b->size : 1000, 320, 0, clock_now() + 10, &b->s, &err);
 	free(err);
 	return NULL;
 }
@@ -318,7 +318,7 @@ static void test_tcp_kernels(void **state)
 	shutdown(sv[0], SHUT_WR);
 	struct net_samples rx;
 	char *err = NULL;
-	assert_int_equal(net_tcp_bw(&sv[1], 1, false, true, 1000, 3, 0, net_now() + 5, &rx, &err), 0);
+	assert_int_equal(net_tcp_bw(&sv[1], 1, false, true, 1000, 3, 0, clock_now() + 5, &rx, &err), 0);
 	assert_int_equal(rx.msgs, 3);
 	assert_int_equal(rx.errors, 1);
 	close(sv[0]);

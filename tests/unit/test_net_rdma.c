@@ -20,7 +20,7 @@
 #include "testutil.h"
 
 #include "bench/net_rdma.h"
-#include "cluster/net.h"
+#include "core/tcp.h"
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
@@ -560,17 +560,17 @@ struct side {
 
 static int side_send(struct net_ctrl *c, const void *buf, size_t len, double deadline)
 {
-	return net_write_all(((struct side *)c->ctx)->fd, buf, len, deadline);
+	return tcp_write_all(((struct side *)c->ctx)->fd, buf, len, deadline);
 }
 
 static int side_recv(struct net_ctrl *c, void *buf, size_t len, double deadline)
 {
-	return net_read_all(((struct side *)c->ctx)->fd, buf, len, deadline);
+	return tcp_read_all(((struct side *)c->ctx)->fd, buf, len, deadline);
 }
 
 static int side_state(struct net_ctrl *c)
 {
-	return (int)net_peer_state(((struct side *)c->ctx)->fd);
+	return (int)tcp_peer_state(((struct side *)c->ctx)->fd);
 }
 
 static void *side_run(void *arg)
@@ -652,7 +652,7 @@ static void pair_close(struct pair *pr)
 static void pair_run(struct pair *pr, uint64_t size, uint64_t iters, double duration)
 {
 	pthread_t t;
-	double dl = net_now() + 30;
+	double dl = clock_now() + 30;
 	pr->c.size = pr->s.size = size;
 	pr->c.iters = pr->s.iters = iters;
 	pr->c.duration = pr->s.duration = duration;
@@ -754,12 +754,12 @@ static void test_fake_lat(void **state)
 		/* a -D run stops at the samples it keeps, and says so */
 		net_rdma_lat_max_samples = 500;
 		snprintf(what, sizeof(what), "test %d, -D 20, capped", (int)tests[t]);
-		double t0 = net_now();
+		double t0 = clock_now();
 		pair_run(&pr, 2, 0, 20);
 		net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
 		check_lat(&pr, 500, 0, what);
 		assert_true(pr.c.s.capped);
-		assert_true(net_now() - t0 < 10);
+		assert_true(clock_now() - t0 < 10);
 		/* -n beyond what is kept: refused by both ends, not truncated */
 		net_rdma_lat_max_samples = 100;
 		pair_run(&pr, 2, 101, 0);
@@ -948,7 +948,7 @@ static void test_fake_refusals(void **state)
 	pr.c.size = 8192;
 	pr.s.size = 4096;
 	pr.c.iters = pr.s.iters = 10;
-	pr.c.deadline = pr.s.deadline = net_now() + 10;
+	pr.c.deadline = pr.s.deadline = clock_now() + 10;
 	assert_int_equal(pthread_create(&t, NULL, side_run, &pr.s), 0);
 	side_run(&pr.c);
 	pthread_join(t, NULL);
@@ -987,7 +987,7 @@ static void test_fake_deadlines(void **state)
 	pair_open(&pr, &o, &o, &p);
 	pr.c.size = 4096;
 	pr.c.iters = 10;
-	pr.c.deadline = net_now() + 0.3;
+	pr.c.deadline = clock_now() + 0.3;
 	side_run(&pr.c);
 	assert_int_equal(pr.c.rc, -ETIMEDOUT);
 	assert_non_null(strstr(pr.c.err, "waiting for READY from the peer: the deadline passed"));
@@ -998,7 +998,7 @@ static void test_fake_deadlines(void **state)
 	pr.s.fd = -1;
 	pr.c.size = 4096;
 	pr.c.iters = 10;
-	pr.c.deadline = net_now() + 5;
+	pr.c.deadline = clock_now() + 5;
 	side_run(&pr.c);
 	if (pr.c.rc != -ECONNRESET && pr.c.rc != -EPIPE)
 		fail_msg("peer gone: %d %s", pr.c.rc, pr.c.err);
@@ -1008,7 +1008,7 @@ static void test_fake_deadlines(void **state)
 	pair_open(&pr, &o, &o, &p);
 	pr.s.size = 4096;
 	pr.s.iters = 10;
-	pr.s.deadline = net_now() + 0.2;
+	pr.s.deadline = clock_now() + 0.2;
 	side_run(&pr.s);
 	assert_int_equal(pr.s.rc, -ETIMEDOUT);
 	assert_non_null(strstr(pr.s.err, "waiting for START"));
@@ -1025,7 +1025,7 @@ static void *side_run_timed(void *arg)
 {
 	struct runner *rn = arg;
 	side_run(rn->sd);
-	rn->ended = net_now();
+	rn->ended = clock_now();
 	return NULL;
 }
 
@@ -1045,12 +1045,12 @@ static void test_fake_peer_gone(void **state)
 		pair_open(&pr, &o, &o, &p);
 		pr.c.size = pr.s.size = 4096;
 		pr.c.duration = pr.s.duration = 20;
-		pr.c.deadline = pr.s.deadline = net_now() + 30;
+		pr.c.deadline = pr.s.deadline = clock_now() + 30;
 		struct runner rc = { .sd = &pr.c }, rs = { .sd = &pr.s };
 		assert_int_equal(pthread_create(&ts, NULL, side_run_timed, &rs), 0);
 		assert_int_equal(pthread_create(&tc, NULL, side_run_timed, &rc), 0);
 		usleep(300 * 1000);
-		double cut = net_now();
+		double cut = clock_now();
 		shutdown(pr.c.fd, SHUT_RDWR); /* what the kernel does when the initiator's process ends */
 		assert_int_equal(pthread_join(ts, NULL), 0);
 		assert_int_equal(pthread_join(tc, NULL), 0);
@@ -1088,9 +1088,9 @@ static void test_fake_peer_failed(void **state)
 			struct pair pr;
 			pair_open(&pr, &o, &o, &p);
 				fk.set("fail", nth);
-			double t0 = net_now();
+			double t0 = clock_now();
 			pair_run(&pr, 4096, 0, 20);
-			double took = net_now() - t0;
+			double took = clock_now() - t0;
 			fk.set("fail", 0);
 			if (pr.c.rc >= 0 || pr.s.rc >= 0 || took > 5)
 				fail_msg("%s%s, request %ld fails: initiator %d (%s), target %d (%s), %.1f s",

@@ -1,0 +1,174 @@
+/* The job's small collectives over the control connections (job.h):
+ * broadcast, gather, scatter, allgather, barrier and an allreduce of a few
+ * doubles, main thread only, each by a deadline. */
+#define _GNU_SOURCE
+#include "job_int.h"
+#include "core/cleanup.h"
+#include "core/strbuf.h"
+#include "core/tcp.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- data exchanges (main thread) ---- */
+
+enum { OP_BCAST = 1, OP_GATHER, OP_SCATTER, OP_BARRIER, OP_ALLREDUCE };
+
+static const char *op_name(uint32_t op)
+{
+	static const char *const names[] = { "?", "broadcast", "gather", "scatter", "barrier", "allreduce" };
+	return op < ARRAY_SIZE(names) ? names[op] : "?";
+}
+
+static int send_data(struct job *c, int i, uint32_t op, const void *buf, size_t len, double deadline,
+		     char **err)
+{
+	struct data_hdr dh = { .op = htole32(op), .seq = htole64(c->op_seq) };
+	int r = job_send_frame(c, i, MSG_DATA, &dh, sizeof(dh), buf, len, deadline);
+	if (r < 0) {
+		char d[128];
+		job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
+		*err = xasprintf("%s: sending to %s: %s", op_name(op), d,
+				 r == -ETIMEDOUT ? "timed out (it stopped reading)" : strerror(-r));
+	}
+	return r;
+}
+
+/* Waits for the next DATA frame from peer i and copies its body to buf. */
+static int recv_data(struct job *c, int i, uint32_t op, void *buf, size_t len, double deadline, char **err)
+{
+	struct peer *p = &c->peers[i];
+	struct frame *f = NULL;
+	char d[128];
+	int r = 0;
+
+	job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
+	pthread_mutex_lock(&c->m);
+	while (!p->head && !p->dead) {
+		if (deadline > 0 && clock_now() >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&c->cv, &c->m, &ts);
+	}
+	if (p->head) {
+		f = p->head;
+		p->head = f->next;
+		if (!p->head)
+			p->tail = &p->head;
+	} else if (!r) {
+		r = -ECONNRESET;
+	}
+	pthread_mutex_unlock(&c->m);
+	if (!f) {
+		*err = xasprintf("%s: waiting for %s: %s", op_name(op), d,
+				 r == -ETIMEDOUT ? "timed out" : "it disconnected");
+		return r;
+	}
+	struct data_hdr dh;
+	if (f->len >= sizeof(dh))
+		memcpy(&dh, f->buf, sizeof(dh));
+	if (f->len != sizeof(dh) + len || le32toh(dh.op) != op || le64toh(dh.seq) != c->op_seq) {
+		*err = xasprintf("%s: %s sent a %s of %zu bytes (#%llu) where this process expected %zu bytes (#%llu): "
+				 "the ranks run different gpuready versions or options",
+				 op_name(op), d, f->len >= sizeof(dh) ? op_name(le32toh(dh.op)) : "?",
+				 f->len >= sizeof(dh) ? f->len - sizeof(dh) : 0,
+				 (unsigned long long)(f->len >= sizeof(dh) ? le64toh(dh.seq) : 0), len,
+				 (unsigned long long)c->op_seq);
+		r = -EPROTO;
+	} else if (len) {
+		memcpy(buf, f->buf + sizeof(dh), len);
+	}
+	free(f->buf);
+	free(f);
+	return r;
+}
+
+int job_bcast(struct job *c, void *buf, size_t len, double deadline, char **err)
+{
+	int r = 0;
+	c->op_seq++;
+	if (c->o.proc != 0)
+		return recv_data(c, 0, OP_BCAST, buf, len, deadline, err);
+	for (int i = 1; i < c->o.nprocs && r == 0; i++)
+		r = send_data(c, i, OP_BCAST, buf, len, deadline, err);
+	return r;
+}
+
+int job_gather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err)
+{
+	int r = 0;
+	c->op_seq++;
+	if (c->o.proc != 0)
+		return send_data(c, 0, OP_GATHER, mine, len, deadline, err);
+	if (len)
+		memmove(all, mine, len);
+	for (int i = 1; i < c->o.nprocs && r == 0; i++)
+		r = recv_data(c, i, OP_GATHER, (char *)all + (size_t)i * len, len, deadline, err);
+	return r;
+}
+
+int job_scatter(struct job *c, const void *all, void *mine, size_t len, double deadline, char **err)
+{
+	int r = 0;
+	c->op_seq++;
+	if (c->o.proc != 0)
+		return recv_data(c, 0, OP_SCATTER, mine, len, deadline, err);
+	for (int i = 1; i < c->o.nprocs && r == 0; i++)
+		r = send_data(c, i, OP_SCATTER, (const char *)all + (size_t)i * len, len, deadline, err);
+	if (r == 0 && len)
+		memmove(mine, all, len);
+	return r;
+}
+
+int job_allgather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err)
+{
+	int r = job_gather(c, mine, len, all, deadline, err);
+	return r < 0 ? r : job_bcast(c, all, len * (size_t)c->o.nprocs, deadline, err);
+}
+
+int job_barrier(struct job *c, double deadline, char **err)
+{
+	int r = job_gather(c, NULL, 0, NULL, deadline, err);
+	return r < 0 ? r : job_bcast(c, NULL, 0, deadline, err);
+}
+
+int job_allreduce_f64(struct job *c, double *v, size_t n, enum job_op op, double deadline, char **err)
+{
+	size_t len = n * sizeof(double);
+	_cleanup_free_ double *all = c->o.proc == 0 ? xcalloc((size_t)c->o.nprocs, len ? len : 1) : NULL;
+	int r = job_gather(c, v, len, all, deadline, err);
+	if (r < 0)
+		return r;
+	if (c->o.proc == 0) {
+		for (int p = 1; p < c->o.nprocs; p++)
+			for (size_t i = 0; i < n; i++) {
+				double x = all[(size_t)p * n + i];
+				if (op == JOB_SUM)
+					all[i] += x;
+				else if (op == JOB_MIN ? x < all[i] : x > all[i])
+					all[i] = x;
+			}
+		memcpy(v, all, len);
+	}
+	return job_bcast(c, v, len, deadline, err);
+}

@@ -1,0 +1,116 @@
+/* What the job's files (wire.c, rendezvous.c, watchdog.c, coll.c) share:
+ * the wire structs, the per-peer and per-job state, and the few internal
+ * calls that cross files. Not for use outside src/job/. */
+#ifndef GPUREADY_JOB_INT_H
+#define GPUREADY_JOB_INT_H
+
+#include "job.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum msg {
+	MSG_HELLO = 1, MSG_WELCOME, MSG_REJECT, MSG_DATA, MSG_PHASE, MSG_DONE, MSG_ABORT, MSG_FAIL, MSG_BYE,
+	MSG_HEARTBEAT,
+};
+
+/* Frames bigger than this are a protocol error, not a buffer to allocate:
+ * 16 GiB covers the socket backend's largest gather. */
+#define MAX_FRAME (16ull << 30)
+#define MAGIC "GPURDY\0\1"
+
+/* Every process's receiver thread says it is alive this often, with the
+ * main thread's progress; a peer silent for SILENT_S is frozen (stopped,
+ * swapping, its host hung) or cut off. */
+#define HEARTBEAT_S 1.0
+#define SILENT_S 3.0
+
+struct hdr {
+	uint32_t type, reserved;
+	uint64_t len;
+};
+
+struct hello {
+	char magic[8];
+	uint32_t proc, nprocs, ranks_per_proc, local_rank, pid, reserved;
+	char host[64];
+	char job[128];
+};
+
+struct member_wire {
+	uint32_t proc, pid, local_rank, reserved;
+	char host[64];
+};
+
+struct data_hdr {
+	uint32_t op, reserved;
+	uint64_t seq;
+};
+
+struct frame {
+	struct frame *next;
+	size_t len;
+	unsigned char *buf;
+};
+
+struct peer {
+	int fd;
+	bool dead, bye;
+	/* frame being assembled by the receiver thread */
+	struct hdr hdr;
+	size_t got;                 /* bytes of header + payload read so far */
+	unsigned char *payload;
+	/* DATA frames for the main thread */
+	struct frame *head, **tail;
+	/* progress (process 0 only) */
+	uint64_t begun, done;
+	uint64_t progress;          /* launches its main thread finished in the phase */
+	double last_seen;           /* clock_now() of the last bytes from it */
+	char phase[160];
+	pthread_mutex_t wlock;      /* one writer at a time */
+};
+
+struct job {
+	struct job_opts o;
+	char host[64], job[128];
+	struct job_member *members;
+	struct peer *peers;         /* process 0: one per process (index 0 unused); others: [0] = process 0 */
+	int lfd, sfd, wake[2];
+	bool thread_started, sigs_blocked;
+	sigset_t oldmask;
+	pthread_t thread;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	atomic_int fatal;
+	atomic_bool stopping;
+	atomic_ullong progress;     /* this process's, for heartbeats */
+	atomic_int finished;        /* 1 + the decided exit code, 0 while undecided */
+	double last_beat;
+	uint64_t op_seq;
+	/* the main thread's current phase */
+	uint64_t phase_seq;
+	bool in_phase;
+	char note[512];             /* the main thread's own account of a timeout (job_stalled) */
+	char phase[160];
+	double phase_deadline, phase_start;
+};
+
+static inline int npeers(const struct job *c)
+{
+	return c->o.proc == 0 ? c->o.nprocs : 1;
+}
+
+/* wire.c */
+void job_put_hdr(struct hdr *h, enum msg type, uint64_t len);
+int job_send_frame_ex(struct job *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
+		      size_t len, double deadline, double lock_wait);
+int job_send_frame(struct job *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
+		   size_t len, double deadline);
+int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double deadline);
+/* watchdog.c: the receiver thread's body */
+void *job_receiver(void *arg);
+
+#endif
