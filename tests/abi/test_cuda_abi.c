@@ -3,11 +3,23 @@
  * every entry point's prototype, and which versioned symbol each API name
  * means (cuMemAlloc is cuMemAlloc_v2). Built against CUDA 11.8's cuda.h
  * from Debian (scripts/nvidia-libs.sh) and, where installed, the CUDA
- * toolkit's; without the header it skips and says why. */
+ * toolkit's; without the header it skips and says why.
+ *
+ * The pairs whose mapping moved between releases: cuda.h 11.8 maps
+ * cuGraphInstantiate to cuGraphInstantiate_v2, 12.0 and newer to
+ * cuGraphInstantiateWithFlags; 12.8 and newer map cuEventElapsedTime to
+ * cuEventElapsedTime_v2; cuDevicePrimaryCtxRelease is
+ * cuDevicePrimaryCtxRelease_v2 since 11.0. The header at hand decides which
+ * name its API name must resolve to (our table holds both of each pair,
+ * and cuda_api_load() requires one of a pair). A plain name the header
+ * only declares under its versioned name (13.0: cuEventElapsedTime) has
+ * its prototype checked against that declaration, and the test says so. */
 #ifdef ABI_REAL
-#if __has_include(<cuda.h>)
-#include <cuda.h>
+#ifdef ABI_HEADER
+#if __has_include(ABI_HEADER)
+#include ABI_HEADER
 #define HAVE_HEADER 1
+#endif
 #endif
 #else
 #include "core/cuda_api.h"
@@ -122,21 +134,30 @@ static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
 static const struct abi_name names[] = { ABI_NAMES };
 const struct abi_real abi_cuda_real = {
 	.have_header = 1,
-	.header_version = "cuda.h of CUDA_VERSION " ABI_XSTR(CUDA_VERSION),
+	.header_version = "cuda.h of CUDA_VERSION " ABI_XSTR(CUDA_VERSION) " (" ABI_HEADER ")",
+	.from_nvidia_dir = ABI_FROM_NVIDIA_DIR,
 	.groups = (CUDA_VERSION >= 12080 ? G_CUDA128 : 0) | (CUDA_VERSION < 12000 ? G_PRE12 : 0),
 	.v = real, .n = ABI_N(real), .names = names, .n_names = ABI_N(names),
 };
 #else
-const struct abi_real abi_cuda_real = { .header_version = "cuda.h not found on the include path (" ABI_HEADER_WHERE ")" };
+const struct abi_real abi_cuda_real = {
+	.header_version = "cuda.h not found: " ABI_HEADER_WHERE,
+	.from_nvidia_dir = ABI_FROM_NVIDIA_DIR,
+};
 #endif
 #else
 #define P(sym, member, type, g) ABI_P_OURS(struct cuda_api, sym, member, type, g)
 extern const struct abi_real abi_cuda_real;
 static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
+#undef P
+#define P(sym, member, type, g) #member,
+static const char *const members[] = { ABI_PROTOS };
 
 int main(void)
 {
 	static const char *const groups[] = { "CUDA 12.8 and newer", "headers before CUDA 12.0" };
+	/* gpuready's own: the symbol groups a caller asks cuda_api_load() for */
+	static const char *const except[] = { "CUDA_NEED_*", NULL };
 	const char *syms[64] = { 0 };
 	unsigned need;
 	size_t n = 0;
@@ -146,8 +167,10 @@ int main(void)
 		return skip;
 	while (n < ABI_N(syms) && (syms[n] = cuda_api_symbol(n, &need)))
 		n++;
-	int bad = abi_compare("CUDA", ours, ABI_N(ours), &abi_cuda_real, groups);
+	int bad = abi_compare("CUDA", ours, ABI_N(ours), NULL, &abi_cuda_real, groups);
 	bad += abi_names_resolved("CUDA", &abi_cuda_real, syms, n);
+	bad += abi_protos_cover("CUDA", ours, ABI_N(ours), syms, n);
+	bad += abi_cover("CUDA", "src/core/cuda_api.h", ours, ABI_N(ours), NULL, members, ABI_N(members), except);
 	return bad ? 1 : 0;
 }
 #endif

@@ -5,27 +5,57 @@
  * Debian packages no NCCL: the header comes from the CUDA toolkit where
  * one is installed; without it the test skips and says why. */
 #ifdef ABI_REAL
-#if __has_include(<nccl.h>)
+#ifdef ABI_HEADER
+#if __has_include(ABI_HEADER) && __has_include(<cuda_runtime.h>)
 /* nccl.h declares ncclGroupStart() and a few others without (void) */
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
+#include ABI_HEADER
 #define HAVE_HEADER 1
-typedef ncclConfig_t abi_nccl_config;
+/* the entries name our 2.14 struct; the header's ncclConfig_t is a later
+ * version of it (same prefix, fields appended) */
+#define ncclConfig_v21400 ncclConfig_t
+#define ABI_NCCL_VERSION NCCL_VERSION
+#define ABI_NCCL_CONFIG NCCL_CONFIG_INITIALIZER
+#elif __has_include(ABI_HEADER)
+#define ABI_NO_CUDART 1
+#endif
 #endif
 #else
 #include "bench/nccl_api.h"
 
 #include <stdio.h>
-typedef ncclConfig_v21400 abi_nccl_config;
+#define ABI_NCCL_VERSION NCCL_VERSION_CODE
+#define ABI_NCCL_CONFIG NCCL_CONFIG_V21400_INITIALIZER
 #endif
 
 #include "abi.h"
 
+#include <limits.h>
+
 #define ABI_TYPES \
 	ABI_S(ncclResult_t, 0) ABI_S(ncclRedOp_t, 0) ABI_S(ncclDataType_t, 0) ABI_S(ncclComm_t, 0) \
 	ABI_S(ncclUniqueId, 0) ABI_F(ncclUniqueId, internal, 0) ABI_E(NCCL_UNIQUE_ID_BYTES, 0) \
-	ABI_F(abi_nccl_config, size, 0) ABI_F(abi_nccl_config, magic, 0) ABI_F(abi_nccl_config, version, 0) \
-	ABI_F(abi_nccl_config, blocking, 0)
+	ABI_F(ncclConfig_v21400, size, 0) ABI_F(ncclConfig_v21400, magic, 0) \
+	ABI_F(ncclConfig_v21400, version, 0) ABI_F(ncclConfig_v21400, blocking, 0) ABI_E(NCCL_CONFIG_UNDEF_INT, 0)
+
+/* The version code formula (ours: NCCL_VERSION_CODE(x, y, z), nccl.h:
+ * NCCL_VERSION(X, Y, Z)) on both sides of its 2.8/2.9 switch. */
+#define ABI_FORMULA \
+	ABI_V("NCCL_VERSION(2, 7, 8)", ABI_NCCL_VERSION(2, 7, 8), 0) \
+	ABI_V("NCCL_VERSION(2, 8, 4)", ABI_NCCL_VERSION(2, 8, 4), 0) \
+	ABI_V("NCCL_VERSION(2, 9, 6)", ABI_NCCL_VERSION(2, 9, 6), 0) \
+	ABI_V("NCCL_VERSION(2, 14, 3)", ABI_NCCL_VERSION(2, 14, 3), 0) \
+	ABI_V("NCCL_VERSION(2, 28, 9)", ABI_NCCL_VERSION(2, 28, 9), 0) \
+	ABI_V("NCCL_VERSION(3, 0, 0)", ABI_NCCL_VERSION(3, 0, 0), 0)
+
+/* What the configuration initializer sets that gpuready's must set alike
+ * (its size and version are each header's own): NCCL_API_MAGIC is the
+ * magic nccl.h writes into NCCL_CONFIG_INITIALIZER (2.28 spells it as a
+ * number there), blocking NCCL_CONFIG_UNDEF_INT. Values of a compound
+ * literal: known at run time only. */
+#define ABI_CONFIG \
+	ABI_V("NCCL_API_MAGIC", ((ncclConfig_v21400)ABI_NCCL_CONFIG).magic, 0) \
+	ABI_V("NCCL_CONFIG_INITIALIZER.blocking", ((ncclConfig_v21400)ABI_NCCL_CONFIG).blocking, 0)
 
 #define ABI_ENUMS \
 	ABI_E(ncclSuccess, 0) ABI_E(ncclUnhandledCudaError, 0) ABI_E(ncclSystemError, 0) \
@@ -61,36 +91,52 @@ typedef struct CUstream_st *abi_stream;
 	P(ncclSend, send, ncclResult_t (*)(const void *, size_t, ncclDataType_t, int, ncclComm_t, abi_stream)) \
 	P(ncclRecv, recv, ncclResult_t (*)(void *, size_t, ncclDataType_t, int, ncclComm_t, abi_stream)) \
 	P(ncclCommInitRankConfig, comm_init_rank_config, \
-	  ncclResult_t (*)(ncclComm_t *, int, ncclUniqueId, int, abi_nccl_config *)) \
+	  ncclResult_t (*)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_v21400 *)) \
 	P(ncclGetLastError, get_last_error, const char *(*)(ncclComm_t))
 
 #ifdef ABI_REAL
 extern const struct abi_real abi_nccl_real;
 #ifdef HAVE_HEADER
 #define P(sym, member, type) ABI_P_REAL(#sym, sym, type, 0)
-static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
+static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_FORMULA ABI_PROTOS };
+ABI_RUNTIME_FN(runtime, ABI_CONFIG)
 const struct abi_real abi_nccl_real = {
 	.have_header = 1,
-	.header_version = "nccl.h of NCCL_VERSION_CODE " ABI_XSTR(NCCL_VERSION_CODE),
-	.v = real, .n = ABI_N(real),
+	.header_version = "nccl.h of NCCL_VERSION_CODE " ABI_XSTR(NCCL_VERSION_CODE) " (" ABI_HEADER ")",
+	.v = real, .n = ABI_N(real), .runtime = runtime,
+};
+#elif defined(ABI_NO_CUDART)
+const struct abi_real abi_nccl_real = {
+	.header_version = ABI_HEADER " includes <cuda_runtime.h>, which is not on the include path (a CUDA "
+			  "toolkit, or PyTorch's nvidia-cuda-runtime wheel, has it)",
 };
 #else
 const struct abi_real abi_nccl_real = {
-	.header_version = "nccl.h not found (" ABI_HEADER_WHERE "): Debian packages no NCCL; the CUDA toolkit "
-			  "(/usr/local/cuda/include) or PyTorch's nvidia-nccl wheel has it",
+	.header_version = "nccl.h not found: " ABI_HEADER_WHERE " (Debian packages no NCCL; a CUDA toolkit "
+			  "or PyTorch's nvidia-nccl wheel has it)",
 };
 #endif
 #else
 #define P(sym, member, type) ABI_P_OURS(struct nccl_api, sym, member, type, 0)
 extern const struct abi_real abi_nccl_real;
-static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
+static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_FORMULA ABI_PROTOS };
+ABI_RUNTIME_FN(runtime, ABI_CONFIG)
+#undef P
+#define P(sym, member, type) #member,
+static const char *const members[] = { ABI_PROTOS };
 
 int main(void)
 {
+	/* gpuready's own macros, not nccl.h's: NCCL_CONFIG_V21400_INITIALIZER
+	 * is checked through ABI_CONFIG */
+	static const char *const except[] = { "NCCL_PY_TIMEOUT_MS", NULL };
 	int skip = abi_skip_without_header("NCCL", &abi_nccl_real);
 
 	if (skip)
 		return skip;
-	return abi_compare("NCCL", ours, ABI_N(ours), &abi_nccl_real, NULL) ? 1 : 0;
+	int bad = abi_compare("NCCL", ours, ABI_N(ours), runtime, &abi_nccl_real, NULL);
+	bad += abi_cover("NCCL", "src/bench/nccl_api.h", ours, ABI_N(ours), runtime, members, ABI_N(members),
+			 except);
+	return bad ? 1 : 0;
 }
 #endif
