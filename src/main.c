@@ -14,6 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* `bench net` is a command of its own under `bench`, with perftest's
+ * flags: the second word selects it. */
+static const struct command bench_subs[] = {
+	{ .name = "bench net", .fn = cmd_bench_net, .scope = SCOPE_NET, .max_args = 1,
+	  .usage = "--server [--bind ADDR] [-p PORT] | HOST[:PORT] [--test TEST] [options] | --loopback [options]",
+	  .summary = "Measure a link point to point: RDMA (verbs, host or GPU memory) or TCP bandwidth and latency",
+	  .description = "perftest-grade tests in one tool: write_bw, write_lat, read_bw, read_lat, send_bw, send_lat "
+			 "over verbs RC QPs (host memory, or GPU memory through DMA-BUF or peer memory with --mem "
+			 "cuda), and tcp_bw, tcp_lat over TCP. Run `gpuready bench net --server` on one node and "
+			 "`gpuready bench net SERVER --test write_bw -a` on another, or --loopback on one node. The "
+			 "client's options win; the server refuses what it cannot run and says why on both ends. "
+			 "Every bandwidth line gives the share of the link's rate, latency tables end with what is "
+			 "usual, and RDMA runs report the port counters that moved. Exit status: 0 pass, 1 data "
+			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
+};
+
 const struct command commands[] = {
 	{ .name = "check", .fn = cmd_check, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
 	  .summary = "Run every check on this node (RDMA stack, NCCL configuration, host tuning)",
@@ -50,7 +66,7 @@ const struct command commands[] = {
 			 "NODE, SYS from the sysfs PCI tree and NUMA nodes; NV# from NVML on the live machine), "
 			 "with each device's CPU affinity and NUMA node, and the legend. Works under --sysroot." },
 	{ .name = "bench", .fn = cmd_bench, .scope = SCOPE_BENCH, .max_args = 1, .usage = "[COLLECTIVE] [options]",
-	  .alias_match = bench_alias,
+	  .alias_match = bench_alias, .subs = bench_subs, .n_subs = 1,
 	  .summary = "Benchmark a collective like nccl-tests (all_reduce_perf ...), with validation and deadlines",
 	  .description = "Runs the collective COLLECTIVE (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
 			 "alltoall, sendrecv; default all_reduce) over every rank of the job with nccl-tests' flags, "
@@ -60,17 +76,6 @@ const struct command commands[] = {
 			 "all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, alltoall_perf and "
 			 "sendrecv_perf too. Exit status: 0 pass, 1 wrong results or bandwidth below the expectation, "
 			 "2 could not run, 3 a rank stalled or was lost." },
-	{ .name = "bench net", .fn = cmd_bench_net, .scope = SCOPE_NET, .max_args = 1,
-	  .usage = "--server [--bind ADDR] [-p PORT] | HOST[:PORT] [--test TEST] [options] | --loopback [options]",
-	  .summary = "Measure a link point to point: RDMA (verbs, host or GPU memory) or TCP bandwidth and latency",
-	  .description = "perftest-grade tests in one tool: write_bw, write_lat, read_bw, read_lat, send_bw, send_lat "
-			 "over verbs RC QPs (host memory, or GPU memory through DMA-BUF or peer memory with --mem "
-			 "cuda), and tcp_bw, tcp_lat over TCP. Run `gpuready bench net --server` on one node and "
-			 "`gpuready bench net SERVER --test write_bw -a` on another, or --loopback on one node. The "
-			 "client's options win; the server refuses what it cannot run and says why on both ends. "
-			 "Every bandwidth line gives the share of the link's rate, latency tables end with what is "
-			 "usual, and RDMA runs report the port counters that moved. Exit status: 0 pass, 1 data "
-			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
 	{ .name = "nccl", .fn = cmd_nccl, .scope = SCOPE_NCCL, .max_args = 0, .usage = "[options]",
 	  .alias = "test-nccl",
 	  .summary = "Check NCCL end to end: correct all-reduce on every rank, and the network and GPUDirect it used",
@@ -99,11 +104,39 @@ const struct command commands[] = {
 };
 const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
 
+const struct command *command_next(const struct command *prev)
+{
+	bool take = prev == NULL;
+	for (size_t i = 0; i < n_commands; i++) {
+		const struct command *c = &commands[i];
+		if (take)
+			return c;
+		take = c == prev;
+		for (size_t k = 0; k < c->n_subs; k++) {
+			if (take)
+				return &c->subs[k];
+			take = &c->subs[k] == prev;
+		}
+	}
+	return NULL;
+}
+
 static const struct command *find_command(const char *name)
 {
 	for (size_t i = 0; i < n_commands; i++)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
+	return NULL;
+}
+
+/* The subcommand of c whose last word is word, or NULL. */
+static const struct command *find_sub(const struct command *c, const char *word)
+{
+	for (size_t k = 0; k < c->n_subs; k++) {
+		const char *last = strrchr(c->subs[k].name, ' ');
+		if (last && !strcmp(last + 1, word))
+			return &c->subs[k];
+	}
 	return NULL;
 }
 
@@ -157,10 +190,9 @@ int main(int argc, char **argv)
 			return EXIT_TOOL_ERROR;
 		}
 		first = 2;
-		/* `bench net` is a command of its own, with perftest's flags */
-		if (!strcmp(cmd->name, "bench") && argc > 2 && !strcmp(argv[2], "net")) {
-			cmd = find_command("bench net");
-			first = 3;
+		for (const struct command *sub; first < argc && (sub = find_sub(cmd, argv[first]));) {
+			cmd = sub;
+			first++;
 		}
 	}
 

@@ -16,6 +16,7 @@
 #include "bench/plot.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/root.h"
 #include "core/strbuf.h"
 
@@ -174,6 +175,18 @@ static void on_fatal(void *ctx, const char *why)
 		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->json_file);
 }
 
+struct plot_doc {
+	const char *title, *sub;
+	const struct plot_series *series;
+};
+
+static int plot_doc_write(FILE *f, void *ctx)
+{
+	const struct plot_doc *d = ctx;
+	return plot_write_svg(f, d->title, d->sub, d->series, 2);
+}
+
+/* The SVG plot, written atomically like the JSON (core/fileio.h). */
 static int write_plot(const char *path, const struct bench_info *info, const struct bench_result *res)
 {
 	struct plot_point *pts[2] = { xcalloc(res->n_rows + 1, sizeof(struct plot_point)),
@@ -186,13 +199,8 @@ static int write_plot(const char *path, const struct bench_info *info, const str
 	struct plot_series series[2] = { { "out-of-place", pts[0], res->n_rows }, { "in-place", pts[1], res->n_rows } };
 	_cleanup_free_ char *title = xasprintf("%s, %d ranks, %s backend", info->progname, info->nranks, info->backend);
 	_cleanup_free_ char *sub = xasprintf("%s; %s", info->library, info->devs ? info->devs[0].name : "");
-	int ret = -errno;
-	FILE *f = fopen(path, "w");
-	if (f) {
-		ret = plot_write_svg(f, title, sub, series, 2);
-		if (fclose(f) != 0 && ret == 0)
-			ret = -errno;
-	}
+	struct plot_doc doc = { .title = title, .sub = sub, .series = series };
+	int ret = file_write_atomic(path, plot_doc_write, &doc);
 	free(pts[0]);
 	free(pts[1]);
 	return ret;

@@ -39,10 +39,15 @@ struct command {
 	bool (*alias_match)(const char *progname); /* more program names (all_reduce_perf ...) */
 	const char *description; /* longer help text for --help and the man page */
 	bool hidden;
+	const struct command *subs; /* commands under this one ("bench net": name is the whole path) */
+	size_t n_subs;
 };
 
 extern const struct command commands[];
 extern const size_t n_commands;
+/* Every command, each followed by its subcommands: prev NULL gives the
+ * first, NULL comes after the last. */
+const struct command *command_next(const struct command *prev);
 
 int cmd_check(struct cmd_env *env);
 int cmd_rdma(struct cmd_env *env);

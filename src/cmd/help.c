@@ -23,9 +23,9 @@ void print_command_help(FILE *out, const struct command *c)
 int cmd_help(struct cmd_env *env)
 {
 	if (env->args.n == 1) {
-		for (size_t i = 0; i < n_commands; i++)
-			if (!strcmp(commands[i].name, env->args.v[0])) {
-				print_command_help(stdout, &commands[i]);
+		for (const struct command *c = command_next(NULL); c; c = command_next(c))
+			if (!strcmp(c->name, env->args.v[0])) {
+				print_command_help(stdout, c);
 				return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 			}
 		fprintf(stderr, "gpuready help: no command '%s'\n", env->args.v[0]);
@@ -34,13 +34,13 @@ int cmd_help(struct cmd_env *env)
 	printf("gpuready %s: is this GPU node ready for distributed training?\n\n"
 	       "usage: gpuready <command> [options]\n\nCommands:\n",
 	       GPUREADY_VERSION);
-	for (size_t i = 0; i < n_commands; i++)
-		if (!commands[i].hidden)
-			printf("  %-13s %s\n", commands[i].name, commands[i].summary);
+	for (const struct command *c = command_next(NULL); c; c = command_next(c))
+		if (!c->hidden)
+			printf("  %-13s %s\n", c->name, c->summary);
 	printf("\nAliases (installed as links to gpuready):\n");
-	for (size_t i = 0; i < n_commands; i++)
-		if (commands[i].alias)
-			printf("  %-13s gpuready %s\n", commands[i].alias, commands[i].name);
+	for (const struct command *c = command_next(NULL); c; c = command_next(c))
+		if (c->alias)
+			printf("  %-13s gpuready %s\n", c->alias, c->name);
 	printf("\n`gpuready <command> --help` shows a command's options. `man gpuready` has the rest.\n");
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 }

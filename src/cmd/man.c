@@ -20,10 +20,10 @@ int cmd_man(struct cmd_env *env)
 	printf(".TH GPUREADY 1 \"\" \"gpuready %s\" \"User Commands\"\n", GPUREADY_VERSION);
 	printf(".SH NAME\ngpuready \\- is this GPU node ready for distributed training?\n");
 	printf(".SH SYNOPSIS\n");
-	for (size_t i = 0; i < n_commands; i++)
-		if (!commands[i].hidden) {
-			printf(".B gpuready %s\n", commands[i].name);
-			roff_text(commands[i].usage);
+	for (const struct command *c = command_next(NULL); c; c = command_next(c))
+		if (!c->hidden) {
+			printf(".B gpuready %s\n", c->name);
+			roff_text(c->usage);
 			printf("\n.br\n");
 		}
 	printf(".SH DESCRIPTION\n"
@@ -33,8 +33,7 @@ int cmd_man(struct cmd_env *env)
 	       "Each finding has an ID, a status (ok, warn, fail, skip), a subject, a message with the "
 	       "observed and expected values and, for warn and fail, a fix.\n");
 	printf(".SH COMMANDS\n");
-	for (size_t i = 0; i < n_commands; i++) {
-		const struct command *c = &commands[i];
+	for (const struct command *c = command_next(NULL); c; c = command_next(c)) {
 		if (c->hidden)
 			continue;
 		printf(".SS \"%s\"\n", c->name);

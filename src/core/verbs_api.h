@@ -1,5 +1,5 @@
 /* The libibverbs subset gpuready calls, loaded at run time: the RDMA
- * kernels of `gpuready bench net` (src/bench/net_rdma.c), the live port
+ * kernels of `gpuready bench net` (src/bench/net/rdma.c), the live port
  * query of the inventory (src/inventory/verbs.c) and the GPUDirect
  * registration probe (src/inventory/gdr_probe.c).
  *

@@ -5,8 +5,8 @@
  * every message of `bench net`'s control protocol). The
  * first byte picks the parser so one corpus covers all. */
 #include "bench/nccl_log.h"
-#include "bench/net_proto.h"
-#include "bench/net_rdma.h"
+#include "bench/net/proto.h"
+#include "bench/net/rdma.h"
 #include "checks/rdma/common.h"
 #include "job/launch.h"
 #include "core/options.h"

@@ -3,9 +3,9 @@
  * the control protocol's encoders and decoders (round trips, and every way
  * a decoder must refuse), and the TCP kernels on a socketpair. */
 #include "testutil.h"
-#include "bench/net.h"
-#include "bench/net_proto.h"
-#include "bench/net_tcp.h"
+#include "bench/net/net.h"
+#include "bench/net/proto.h"
+#include "bench/net/tcp.h"
 #include "core/tcp.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The RDMA kernels of `gpuready bench net` (src/bench/net_rdma.c).
+/* The RDMA kernels of `gpuready bench net` (src/bench/net/rdma.c).
  *
  * The program runs in one of three modes (argv[1]), each its own Meson
  * test, because a library once loaded answers to its soname for the rest
@@ -19,7 +19,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
-#include "bench/net_rdma.h"
+#include "bench/net/rdma.h"
 #include "core/tcp.h"
 #include "core/root.h"
 #include "core/strbuf.h"
@@ -751,19 +751,23 @@ static void test_fake_lat(void **state)
 		pair_run(&pr, 2, 0, 0.1);
 		check_lat(&pr, 0, 0, what);
 		assert_false(pr.c.s.capped);
-		/* a -D run stops at the samples it keeps, and says so */
-		net_rdma_lat_max_samples = 500;
+		pair_close(&pr);
+		/* a -D run stops at the samples it keeps (a run parameter of
+		 * the endpoints), and says so */
+		struct net_rdma_opts few = o;
+		few.lat_max_samples = 500;
+		pair_open(&pr, &few, &few, &p);
 		snprintf(what, sizeof(what), "test %d, -D 20, capped", (int)tests[t]);
 		double t0 = clock_now();
 		pair_run(&pr, 2, 0, 20);
-		net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
 		check_lat(&pr, 500, 0, what);
 		assert_true(pr.c.s.capped);
 		assert_true(clock_now() - t0 < 10);
+		pair_close(&pr);
 		/* -n beyond what is kept: refused by both ends, not truncated */
-		net_rdma_lat_max_samples = 100;
+		few.lat_max_samples = 100;
+		pair_open(&pr, &few, &few, &p);
 		pair_run(&pr, 2, 101, 0);
-		net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
 		assert_int_equal(pr.c.rc, -EINVAL);
 		assert_int_equal(pr.s.rc, -EINVAL);
 		assert_non_null(strstr(pr.c.err, "keeps at most 100 samples"));

@@ -4,7 +4,7 @@
  * Roles: a server (`--server`) serves successive clients; a client names
  * the server. Every client opens one TCP control connection to the server,
  * sends its parameters (the client's options win), and the server accepts
- * or refuses with a reason (net_proto.h). Then the test runs:
+ * or refuses with a reason (proto.h). Then the test runs:
  *   - TCP: the client opens `qps` data connections (streams) and the data
  *     flows (both ways with -b); the receiving side measures.
  *   - RDMA: both sides open their device and QPs, exchange QP attributes
@@ -13,8 +13,8 @@
  *     synchronisation and the results.
  * `--loopback` runs the server in a thread of the same process.
  *
- * The measurement kernels (net_tcp.c, net_rdma.c) fill a struct
- * net_samples; net_stats.c turns samples into the perftest-like rows; the
+ * The measurement kernels (tcp.c, rdma.c) fill a struct
+ * net_samples; net.c turns samples into the perftest-like rows; the
  * command (src/cmd/bench_net.c) prints them. Every blocking step takes an
  * absolute deadline (clock_now() seconds). */
 #ifndef GPUREADY_BENCH_NET_H
@@ -58,6 +58,7 @@ struct net_rdma_opts {
 	int gid_index;           /* -1 = choose as perftest does (RoCE v2, IPv4-mapped) */
 	enum net_mem mem;
 	int gpu;                 /* CUDA ordinal; -1 = the GPU nearest the NIC */
+	unsigned lat_max_samples; /* samples a latency run keeps; 0 = NET_LAT_MAX_SAMPLES */
 };
 
 /* Defaults as perftest's (REFERENCE §10): -s 65536 for bandwidth, 2 for
@@ -99,7 +100,7 @@ void net_samples_free(struct net_samples *s);
 /* A latency run with -D keeps at most this many samples (128 MiB). */
 #define NET_LAT_MAX_SAMPLES (16u << 20)
 
-/* The rows printed (net_stats.c). */
+/* The rows printed (net.c). */
 struct net_bw_row {
 	uint64_t bytes, iters;
 	double peak_mibs, avg_mibs;  /* 2^20 B/s */

@@ -1,16 +1,16 @@
-/* What the files of the RDMA kernels share, outside the net_rdma.h
+/* What the files of the RDMA kernels share, outside the rdma.h
  * contract: the endpoint, one run, and the helpers one file calls in
  * another (prefix nr_).
- *   net_rdma.c          the endpoint: open, connect, describe, close
- *   net_rdma_wire.c     pure helpers: perftest's GID choice, the counter
+ *   rdma.c          the endpoint: open, connect, describe, close
+ *   rdma_wire.c     pure helpers: perftest's GID choice, the counter
  *                       meanings, the connection blob, the control message
- *   net_rdma_run.c      net_rdma_run(): its control messages, work requests
+ *   rdma_run.c      net_rdma_run(): its control messages, work requests
  *                       and completions, the data patterns
- *   net_rdma_kernels.c  the bandwidth and latency loops */
+ *   rdma_kernels.c  the bandwidth and latency loops */
 #ifndef GPUREADY_BENCH_NET_RDMA_INT_H
 #define GPUREADY_BENCH_NET_RDMA_INT_H
 
-#include "net_rdma.h"
+#include "rdma.h"
 
 #include "core/cuda_api.h"
 #include "core/dl.h"
@@ -31,7 +31,7 @@ struct ep_qp {
 	uint32_t recvs;            /* receives posted and not yet completed (kept across runs) */
 };
 
-/* The endpoint (net_rdma.h): everything net_rdma_close() releases. */
+/* The endpoint (rdma.h): everything net_rdma_close() releases. */
 struct net_rdma {
 	struct net_params p;       /* the client's, with qps >= 1 */
 	enum net_mem mem;
@@ -48,6 +48,7 @@ struct net_rdma {
 	struct ep_qp *qps;
 	int n_qps;
 	uint32_t max_inline;       /* 0: no inline sends */
+	unsigned lat_max;          /* samples a latency run keeps (net_rdma_opts) */
 	/* the buffer: 2 x n_qps regions of `region` bytes at `base` */
 	uint8_t *host;             /* host memory, NULL for GPU memory */
 	uint64_t base;
@@ -94,7 +95,7 @@ struct run {
  * (a poll() with no wait: cheap next to a 50 ms detection delay). */
 #define NET_RDMA_WATCH_S 0.05
 
-/* ---- net_rdma.c ---- */
+/* ---- rdma.c ---- */
 
 /* Sets *err (once: the first, innermost reason wins) and returns r. */
 __attribute__((format(printf, 3, 4))) int nr_fail(char **err, int r, const char *fmt, ...);
@@ -106,16 +107,16 @@ int nr_verb_errno(int r);
 /* A CUDA failure as nr_fail() text ("fn: CUDA_ERROR_X (n): ..."), -EIO. */
 int nr_cuda_fail(struct net_rdma *e, char **err, const char *fn, CUresult c);
 
-/* ---- net_rdma_wire.c ---- */
+/* ---- rdma_wire.c ---- */
 
 /* A GID in sysfs form: eight groups of four hex digits. */
 void nr_gid_format(const uint8_t g[16], char *buf, size_t size);
 /* perftest's ranking of GID types: RoCE v2 2, (IB/)RoCE v1 1, -1 unknown. */
 int nr_gid_type_rank(const char *type);
 
-/* ---- net_rdma_run.c ---- */
+/* ---- rdma_run.c ---- */
 
-/* The control messages of a run (net_rdma.h describes the exchange). The
+/* The control messages of a run (rdma.h describes the exchange). The
  * initiator: nr_run_start() with how its preparation went (START, then
  * READY), later nr_run_finish() (DONE with its counts, then RESULT). The
  * target: nr_run_accept() (START; prepare() when both ends agree; READY),
@@ -150,7 +151,7 @@ uint64_t nr_qp_seed(uint64_t seed, int q);
 int nr_region_fill(struct net_rdma *e, uint64_t addr, size_t n, uint64_t seed, bool invert, char **err);
 int nr_region_check(struct net_rdma *e, uint64_t addr, size_t n, uint64_t seed, uint64_t *wrong, char **err);
 
-/* ---- net_rdma_kernels.c ---- */
+/* ---- rdma_kernels.c ---- */
 
 int nr_bw_initiator(struct run *r, struct net_samples *out);
 int nr_bw_target(struct run *r, struct net_samples *out);

@@ -1,9 +1,9 @@
-/* The pure helpers of the RDMA kernels (net_rdma.h): perftest's GID
+/* The pure helpers of the RDMA kernels (rdma.h): perftest's GID
  * choice, what the port counters mean, and the two wire formats (the
  * connection blob and the control message), little-endian and checked
  * field by field so that any input is safe to decode. */
 #define _GNU_SOURCE
-#include "net_rdma_int.h"
+#include "rdma_int.h"
 
 #include "core/cleanup.h"
 #include "core/strbuf.h"

@@ -125,10 +125,6 @@ int net_rdma_connect(struct net_rdma *e, const void *peer_blob, size_t len, char
 int net_rdma_run(struct net_rdma *e, bool initiator, uint64_t size, uint64_t iters, double duration,
 		 struct net_ctrl *ctrl, double deadline, struct net_samples *out, char **err);
 
-/* The samples a latency run keeps (NET_LAT_MAX_SAMPLES): a -D run whose
- * initiator reaches it stops and sets out->capped. Tests lower it. */
-extern unsigned net_rdma_lat_max_samples;
-
 /* perftest's defaults: send queue depth (-t) and completion moderation
  * (--cq_mod) for bandwidth tests, receive queue depth (-r) for send_bw. */
 #define NET_RDMA_TX_DEPTH 128

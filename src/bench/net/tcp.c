@@ -1,5 +1,5 @@
-/* TCP bandwidth and latency kernels (see net_tcp.h). */
-#include "net_tcp.h"
+/* TCP bandwidth and latency kernels (see tcp.h). */
+#include "tcp.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"

@@ -1,7 +1,7 @@
 /* The RDMA kernels of `gpuready bench net`: perftest's write/read/send
  * bandwidth and latency tests over RC queue pairs (REFERENCE §10), with
  * libibverbs loaded at run time (core/verbs_api.h) and buffers in host or
- * GPU memory (REFERENCE §7). See net_rdma.h for the contract.
+ * GPU memory (REFERENCE §7). See rdma.h for the contract.
  *
  * An endpoint owns one device context, PD, CQ, memory region and p->qps
  * RC QPs. Its buffer holds, per QP, a transmit region (what this side
@@ -24,9 +24,9 @@
  * LAT_STOP, so no side waits on the control connection while polling.
  * Every loop checks the caller's deadline.
  *
- * This file holds the endpoint; net_rdma_int.h lists the others. */
+ * This file holds the endpoint; rdma_int.h lists the others. */
 #define _GNU_SOURCE
-#include "net_rdma_int.h"
+#include "rdma_int.h"
 
 #include "core/tcp.h"
 #include "core/cleanup.h"
@@ -587,6 +587,7 @@ int net_rdma_open_env(const struct net_rdma_env *env, const struct net_rdma_opts
 	e->mem = o->mem;
 	e->port = o->port > 0 ? o->port : 1;
 	e->gpu = o->gpu;
+	e->lat_max = o->lat_max_samples ? o->lat_max_samples : NET_LAT_MAX_SAMPLES;
 	e->dmabuf_fd = -1;
 	e->region = round_page(max_message(p));
 	e->bytes = net_rdma_buf_bytes(&e->p);

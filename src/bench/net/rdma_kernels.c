@@ -8,7 +8,7 @@
  * connection while it polls. Every loop checks the run's deadline, and
  * (nr_watch_peer) whether the peer has closed the control connection. */
 #define _GNU_SOURCE
-#include "net_rdma_int.h"
+#include "rdma_int.h"
 
 #include "core/tcp.h"
 #include "core/cleanup.h"
@@ -361,16 +361,16 @@ int nr_bw_target(struct run *r, struct net_samples *out)
 struct stamps {
 	double *t;
 	size_t n, cap;
+	size_t max;                /* samples kept at most (net_rdma.lat_max) */
 };
 
-/* A -D run keeps at most NET_LAT_MAX_SAMPLES samples (memory, on both
- * ends): the initiator stops there (pp_enough, rlat_loop) and says so
- * (capped); the target follows its STOP. The guard is for the target. */
-unsigned net_rdma_lat_max_samples = NET_LAT_MAX_SAMPLES;
-
+/* A -D run keeps at most the endpoint's lat_max samples (memory, on both
+ * ends; NET_LAT_MAX_SAMPLES unless the options lower it): the initiator
+ * stops there (pp_enough, rlat_loop) and says so (capped); the target
+ * follows its STOP. The guard is for the target. */
 static void stamp(struct stamps *s, double t)
 {
-	if (s->n > net_rdma_lat_max_samples)
+	if (s->n > s->max)
 		return;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 1024;
@@ -501,7 +501,7 @@ static int pp_drain(struct pp *pp)
  * as many ping-pong samples as it keeps: *capped then)? */
 static bool pp_enough(const struct pp *pp, uint64_t i, double now, bool *capped)
 {
-	if (pp->r->duration > 0 && pp->st.n > net_rdma_lat_max_samples && now - pp->t0 < pp->r->duration) {
+	if (pp->r->duration > 0 && pp->st.n > pp->st.max && now - pp->t0 < pp->r->duration) {
 		*capped = true;
 		return true;
 	}
@@ -623,11 +623,11 @@ static int slat_loop(struct pp *pp, bool *capped)
 /* read_lat: each read's round trip (initiator only). */
 static int rlat_loop(struct pp *pp, struct net_samples *out)
 {
-	struct stamps lat = { .t = NULL };
+	struct stamps lat = { .t = NULL, .max = pp->r->e->lat_max };
 	int rc = 0;
 	pp->t0 = clock_now();
 	for (uint64_t i = 0; rc == 0 && !pp_enough(pp, i, clock_now(), &out->capped); i++) {
-		if (lat.n >= net_rdma_lat_max_samples) { /* read_lat's own samples, not pp->st */
+		if (lat.n >= lat.max) { /* read_lat's own samples, not pp->st */
 			out->capped = pp->r->duration > 0;
 			break;
 		}
@@ -642,7 +642,7 @@ static int rlat_loop(struct pp *pp, struct net_samples *out)
 
 int nr_lat_run(struct run *r, struct net_samples *out)
 {
-	struct pp pp = { .r = r };
+	struct pp pp = { .r = r, .st = { .max = r->e->lat_max } };
 	struct net_rdma_sync done = { .type = 0 }, res = { .type = 0 };
 	int (*prepare)(struct run *) = r->test == NET_WRITE_LAT ? wlat_prepare
 				       : r->test == NET_SEND_LAT ? slat_prepare : NULL;

@@ -1,7 +1,7 @@
 /* Encoding, decoding and framing of the bench-net control protocol (see
- * net_proto.h). Decoders check the exact length first and every field's
+ * proto.h). Decoders check the exact length first and every field's
  * range after, and say which field is wrong. */
-#include "net_proto.h"
+#include "proto.h"
 #include "core/tcp.h"
 #include "core/strbuf.h"
 

@@ -7,7 +7,7 @@
 #           smallest; median and mean of the one-way latency)
 # Targets: tcp_bw at least 0.95x iperf3; tcp_lat within 10% of sockperf.
 #
-# usage: bench/net-vs-iperf3-sockperf.sh [BUILD_DIR (build)] [REPS (5)] [SECONDS (5)]
+# usage: perf/net-vs-iperf3-sockperf.sh [BUILD_DIR (build)] [REPS (5)] [SECONDS (5)]
 # Needs iperf3 and sockperf (Debian packages) and a release build.
 set -eu
 build=${1:-build}

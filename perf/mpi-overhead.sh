@@ -8,7 +8,7 @@
 # median time of each and their ratio. The harness must add under 2% at
 # 1 MiB and above.
 #
-# usage: bench/mpi-overhead.sh [BUILD_DIR (default build)] [NP (2)] [REPS (5)]
+# usage: perf/mpi-overhead.sh [BUILD_DIR (default build)] [NP (2)] [REPS (5)]
 # Needs: mpicc, mpirun (Debian: libopenmpi-dev openmpi-bin); a release build
 # of gpuready with its MPI module (`make run` or `meson setup build`).
 set -eu

@@ -1,9 +1,9 @@
-/* net_rdma_run() (net_rdma.h) and what both kinds of test share: the
+/* net_rdma_run() (rdma.h) and what both kinds of test share: the
  * control messages of a run, posting work requests and taking receive
  * completions, and the data patterns that check every byte. The loops
- * themselves are in net_rdma_kernels.c. */
+ * themselves are in rdma_kernels.c. */
 #define _GNU_SOURCE
-#include "net_rdma_int.h"
+#include "rdma_int.h"
 
 #include "core/tcp.h"
 #include "core/strbuf.h"
@@ -356,9 +356,9 @@ static int run_check(struct run *r)
 			    (unsigned long long)r->size, (unsigned long long)max);
 	if (!(r->duration >= 0) || !isfinite(r->duration) || (r->duration == 0 && r->iters == 0))
 		return nr_fail(r->err, -EINVAL, "neither iterations nor a duration to run for");
-	if (nr_test_is_lat(r->test) && r->duration == 0 && r->iters > net_rdma_lat_max_samples)
+	if (nr_test_is_lat(r->test) && r->duration == 0 && r->iters > e->lat_max)
 		return nr_fail(r->err, -EINVAL, "-n %llu: a latency run keeps at most %u samples",
-			    (unsigned long long)r->iters, net_rdma_lat_max_samples);
+			    (unsigned long long)r->iters, e->lat_max);
 	if (e->cu_loaded) {
 		CUresult c = e->cu.ctx_set_current(e->cuctx);
 		if (c != CUDA_SUCCESS)

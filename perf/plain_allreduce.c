@@ -1,4 +1,4 @@
-/* The anchor for bench/mpi-overhead.sh: a plain MPI loop of the same call
+/* The anchor for perf/mpi-overhead.sh: a plain MPI loop of the same call
  * gpuready's MPI backend makes (MPI_Allreduce, float, sum, out of place),
  * timed the way nccl-tests and gpuready time it: warm-up, barrier, wall
  * clock around `iters` calls, mean over ranks. Prints "bytes time_us" per
