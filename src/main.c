@@ -2,7 +2,7 @@
  *
  * main() picks the command (from argv[1], or from the program name when
  * installed as a busybox-style alias such as verify-rdma), parses the
- * options declared in settings.c for that command's scope, and maps the
+ * options declared in opts/settings.c for that command's scope, and maps the
  * handler's result to the exit code: 0 no failure, 1 a check failed (or
  * warned, with --strict), 2 the tool itself could not run. Nothing below
  * src/core prints or exits; this is the boundary. */

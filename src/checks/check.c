@@ -23,11 +23,11 @@ static bool matches_any(const struct strv *pats, const char *id)
 	return false;
 }
 
-bool check_selected(const struct settings *set, const char *id)
+bool check_selected(const struct check_select *sel, const char *id)
 {
-	if (set->only.n && !matches_any(&set->only, id))
+	if (sel->only && sel->only->n && !matches_any(sel->only, id))
 		return false;
-	return !matches_any(&set->skip, id);
+	return !sel->skip || !matches_any(sel->skip, id);
 }
 
 static bool in_area(const char *id, const char *area)
@@ -36,16 +36,17 @@ static bool in_area(const char *id, const char *area)
 	return !strncmp(id, area, n) && id[n] == '.';
 }
 
-int checks_run(const char *area, const struct inventory *inv, const struct settings *set, struct report *rep)
+int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
+	       const struct check_select *sel, struct report *rep)
 {
 	int first = 0;
 	for (size_t i = 0; i < check_registry_n; i++) {
 		const struct check_def *d = check_registry[i];
 		if (area && !in_area(d->id, area))
 			continue;
-		if (!check_selected(set, d->id))
+		if (!check_selected(sel, d->id))
 			continue;
-		struct check_ctx c = { .inv = inv, .set = set, .report = rep, .def = d };
+		struct check_ctx c = { .inv = inv, .expect = expect, .report = rep, .def = d };
 		int r = d->run(&c);
 		if (r < 0) {
 			struct finding *f = check_add(&c, STATUS_SKIP, "gpuready",

@@ -1,6 +1,7 @@
 /* How a check is written.
  *
- * A check is a pure function of the inventory and the settings: it reads
+ * A check is a pure function of the inventory and the site's expectations
+ * (expect.h): it reads
  * the structs, decides, and adds findings to the report. It never reads
  * files itself and never prints. Its run() returns 0, or -errno when the
  * check itself broke (a bug, not a verdict); the verdict is the findings.
@@ -20,13 +21,14 @@
 
 #include "core/report.h"
 #include "inventory/inventory.h"
-#include "settings.h"
+#include "checks/expect.h"
+#include "core/strv.h"
 
 struct check_def;
 
 struct check_ctx {
 	const struct inventory *inv;
-	const struct settings *set;
+	const struct site_expect *expect;
 	struct report *report;
 	const struct check_def *def;
 };
@@ -49,9 +51,16 @@ extern const size_t check_registry_n;
 /* The checks of one area ("rdma") or all (area NULL), filtered by the
  * --only/--skip globs, run in registry order. Returns 0 or the first
  * check's -errno (the other checks still run). */
-int checks_run(const char *area, const struct inventory *inv, const struct settings *set, struct report *rep);
+/* Which checks run: IDs matching a pattern of only (all when empty) and
+ * none of skip (shell globs). */
+struct check_select {
+	const struct strv *only, *skip;
+};
 
-/* True if id matches the only/skip patterns of the settings. */
-bool check_selected(const struct settings *set, const char *id);
+int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
+	       const struct check_select *sel, struct report *rep);
+
+/* True if id is selected by sel's only/skip patterns. */
+bool check_selected(const struct check_select *sel, const char *id);
 
 #endif

@@ -16,7 +16,7 @@
 #include "core/exitcodes.h"
 #include "job/session.h"
 #include "core/strv.h"
-#include "settings.h"
+#include "opts/settings.h"
 
 struct command;
 

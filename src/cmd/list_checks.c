@@ -5,9 +5,11 @@
 
 int cmd_list_checks(struct cmd_env *env)
 {
+	struct check_select sel = { .only = &env->set->only, .skip = &env->set->skip };
+
 	for (size_t i = 0; i < check_registry_n; i++) {
 		const struct check_def *d = check_registry[i];
-		if (check_selected(env->set, d->id))
+		if (check_selected(&sel, d->id))
 			printf("%-26s %s\n", d->id, d->summary);
 	}
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;

@@ -74,7 +74,9 @@ int run_check_command(struct cmd_env *env, const char *area)
 
 	struct report rep;
 	report_init(&rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
-	int internal = checks_run(area, inv, s, &rep);
+	struct site_expect expect = settings_expect(s);
+	struct check_select sel = { .only = &s->only, .skip = &s->skip };
+	int internal = checks_run(area, inv, &expect, &sel, &rep);
 	if (rep.n == 0) {
 		fprintf(stderr, "%s: no check matches --only/--skip (see `gpuready list-checks`)\n", env->progname);
 		report_free(&rep);

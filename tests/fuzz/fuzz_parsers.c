@@ -14,7 +14,7 @@
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
 #include "inventory/textfmt.h"
-#include "settings.h"
+#include "opts/settings.h"
 
 #include <stdint.h>
 #include <stdlib.h>

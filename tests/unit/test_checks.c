@@ -4,6 +4,7 @@
  * verdicts so a wording change cannot hide a policy change. */
 #include "testutil.h"
 #include "checks/check.h"
+#include "opts/settings.h"
 #include "core/report.h"
 
 #include <stdlib.h>
@@ -27,7 +28,9 @@ static void run_fixture(struct run *r, const char *name, void (*tweak)(struct se
 	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
 	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL }, &r->inv), 0);
 	report_init(&r->rep, "test", "host", dir);
-	assert_int_equal(checks_run(NULL, r->inv, &r->set, &r->rep), 0);
+	struct site_expect expect = settings_expect(&r->set);
+	struct check_select sel = { .only = &r->set.only, .skip = &r->set.skip };
+	assert_int_equal(checks_run(NULL, r->inv, &expect, &sel, &r->rep), 0);
 	root_free(root);
 	free(dir);
 }
@@ -318,7 +321,9 @@ static void run_live_libs(struct run *r, const char *fixture, const struct nvml_
 	r->inv->cuda = xcalloc(1, sizeof(*r->inv->cuda));
 	*r->inv->cuda = *cuda;
 	report_init(&r->rep, "test", "host", dir);
-	assert_int_equal(checks_run(NULL, r->inv, &r->set, &r->rep), 0);
+	struct site_expect expect = settings_expect(&r->set);
+	struct check_select sel = { .only = &r->set.only, .skip = &r->set.skip };
+	assert_int_equal(checks_run(NULL, r->inv, &expect, &sel, &r->rep), 0);
 	root_free(root);
 	free(dir);
 }

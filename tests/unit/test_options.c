@@ -8,7 +8,7 @@
 #include "core/options.h"
 #include "core/root.h"
 #include "core/strbuf.h"
-#include "settings.h"
+#include "opts/settings.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -18,7 +18,7 @@ static int run(struct check_ctx *c)
 		return 0;
 	}
 	struct strbuf seen = STRBUF_INIT, short_ = STRBUF_INIT;
-	size_t want = c->set->expect_gpus > 0 ? (size_t)c->set->expect_gpus : pci;
+	size_t want = c->expect->expect_gpus > 0 ? (size_t)c->expect->expect_gpus : pci;
 	strbuf_addf(&seen, "PCI %zu", pci);
 	if (pci != want)
 		strbuf_addf(&short_, "%sPCI", short_.len ? ", " : "");

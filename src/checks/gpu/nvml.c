@@ -114,7 +114,7 @@ static int run(struct check_ctx *c)
 		}
 		goto out;
 	}
-	int min = cuda_version_parse(c->set->min_cuda ? c->set->min_cuda : DEFAULT_MIN_CUDA);
+	int min = cuda_version_parse(c->expect->min_cuda ? c->expect->min_cuda : DEFAULT_MIN_CUDA);
 	char have[16], want[16];
 	cuda_version_string(n->cuda_driver_version, have, sizeof(have));
 	cuda_version_string(min, want, sizeof(want));

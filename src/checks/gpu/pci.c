@@ -64,12 +64,12 @@ static int run(struct check_ctx *c)
 			      p->driver ? p->driver : "no driver");
 		finding_hint(f, "%s", binding_hint(p->driver));
 	}
-	if (c->set->expect_gpus > 0 && (int)n != c->set->expect_gpus) {
+	if (c->expect->expect_gpus > 0 && (int)n != c->expect->expect_gpus) {
 		f = check_add(c, STATUS_FAIL, "gpu count", "%zu NVIDIA GPUs on PCI, expected %d (--expect-gpus)", n,
-			      c->set->expect_gpus);
+			      c->expect->expect_gpus);
 		finding_hint(f, "a missing GPU is a hardware or BIOS problem (`lspci -d 10de:`, BMC event log, "
 				"reseat); `dmesg | grep -i nvrm` for driver errors");
-	} else if (n > 0 && c->set->expect_gpus > 0) {
+	} else if (n > 0 && c->expect->expect_gpus > 0) {
 		check_add(c, STATUS_OK, "gpu count", "%zu NVIDIA GPU%s on PCI, as expected (--expect-gpus)", n,
 			  n == 1 ? "" : "s");
 	}

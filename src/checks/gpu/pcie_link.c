@@ -80,10 +80,10 @@ static void bar1(struct check_ctx *c, const struct pci_dev *p, const char *what)
 			break;
 		}
 	double gib = (double)b1 / (1024.0 * 1024 * 1024);
-	if (b1 && gib < c->set->min_bar1_gib) {
+	if (b1 && gib < c->expect->min_bar1_gib) {
 		struct finding *f = check_add(c, STATUS_WARN, p->bdf, "%s: BAR1 is %.0f MiB, below %g GiB: GPUDirect "
 								      "RDMA can map little GPU memory",
-					      what, (double)b1 / (1024.0 * 1024), c->set->min_bar1_gib);
+					      what, (double)b1 / (1024.0 * 1024), c->expect->min_bar1_gib);
 		finding_hint(f, "enable Resizable BAR / Above 4G decoding in the BIOS (and for the NVIDIA driver "
 				"NVreg_EnableResizableBar=1), then reboot");
 	} else if (b1) {

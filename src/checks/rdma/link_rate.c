@@ -67,9 +67,9 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 		finding_hint(f, "a slow port drags down every collective that uses it: check the cable "
 				"(`mlxlink -d %s` if MFT is installed) and the switch port speed",
 			     d->pci_bdf ? d->pci_bdf : d->name);
-	} else if (c->set->link_rate > 0 && gbps < c->set->link_rate) {
+	} else if (c->expect->link_rate > 0 && gbps < c->expect->link_rate) {
 		f = check_add(c, STATUS_WARN, lbl, "%g Gb/s, below the expected %g Gb/s (--link-rate)", gbps,
-			      c->set->link_rate);
+			      c->expect->link_rate);
 		finding_hint(f, "check the cable, transceiver and switch port; or set link_rate in "
 				"/etc/gpuready.conf to what this site runs");
 	} else {

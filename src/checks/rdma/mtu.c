@@ -30,10 +30,10 @@ static void roce_port(struct check_ctx *c, const struct rdma_dev *d, const struc
 		finding_hint(f, "ip link set dev %s mtu 9000, and make it persistent (netplan: `mtu: 9000` under "
 				"%s); the switch ports must allow jumbo frames too",
 			     n->name, n->name);
-	} else if (c->set->mtu > 0 && n->mtu != c->set->mtu) {
+	} else if (c->expect->mtu > 0 && n->mtu != c->expect->mtu) {
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=4096 but %s has MTU %lld, site expects %d (--mtu)",
-			      n->name, (long long)n->mtu, c->set->mtu);
-		finding_hint(f, "ip link set dev %s mtu %d (and in netplan)", n->name, c->set->mtu);
+			      n->name, (long long)n->mtu, c->expect->mtu);
+		finding_hint(f, "ip link set dev %s mtu %d (and in netplan)", n->name, c->expect->mtu);
 	} else {
 		check_add(c, STATUS_OK, lbl, "active_mtu=4096 (max supported), %s MTU %lld%s", n->name,
 			  (long long)n->mtu, p->verbs_ok ? ", confirmed by verbs" : "");

@@ -14,7 +14,7 @@ static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
 	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_IB_TC");
-	int want = c->set->tos;
+	int want = c->expect->tos;
 	char d1[96], d2[96];
 	struct finding *f;
 	bool roce = false;

@@ -19,7 +19,7 @@
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
-	int want = c->set->tos;
+	int want = c->expect->tos;
 	char lbl[96], d1[96], d2[96];
 	size_t roce = 0;
 

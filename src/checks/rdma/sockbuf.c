@@ -9,7 +9,7 @@
 
 static void one(struct check_ctx *c, const char *name, uint64_t v, int err)
 {
-	uint64_t want = c->set->min_sockbuf;
+	uint64_t want = c->expect->min_sockbuf;
 	if (err) {
 		check_add(c, STATUS_SKIP, name, "unreadable under the root: %s", read_strerror(err));
 		return;

@@ -21,7 +21,7 @@ static int run(struct check_ctx *c)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports");
 		return 0;
 	}
-	if (tos_dscp(c->set->tos) == 0) {
+	if (tos_dscp(c->expect->tos) == 0) {
 		check_add(c, STATUS_OK, SUBJECT_NODE, "expected ToS is the kernel default (DSCP 0): nothing to persist");
 		return 0;
 	}
@@ -54,7 +54,7 @@ static int run(struct check_ctx *c)
 		     "After=network.target) whose ExecStart runs a script doing, for each RDMA device D: "
 		     "mkdir -p /sys/kernel/config/rdma_cm/D && echo %d > /sys/kernel/config/rdma_cm/D/ports/1/"
 		     "default_roce_tos; then systemctl enable --now rdma-cm-tos",
-		     c->set->tos);
+		     c->expect->tos);
 	return 0;
 }
 

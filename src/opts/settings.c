@@ -1,5 +1,5 @@
 /* The option table and the config file reader (inih). */
-#include "settings.h"
+#include "opts/settings.h"
 #include "bench/harness.h"
 #include "core/cleanup.h"
 #include "core/readers.h"
@@ -376,4 +376,12 @@ int settings_load_config(struct settings *s, const bool *cli_set, const struct r
 				       : NULL;
 	strbuf_release(&k.ignored);
 	return 0;
+}
+
+struct site_expect settings_expect(const struct settings *s)
+{
+	return (struct site_expect){
+		.tos = s->tos, .mtu = s->mtu, .link_rate = s->link_rate, .min_sockbuf = s->min_sockbuf,
+		.expect_gpus = s->expect_gpus, .min_cuda = s->min_cuda, .min_bar1_gib = s->min_bar1_gib,
+	};
 }

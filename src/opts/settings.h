@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "checks/expect.h"
 #include "core/options.h"
 #include "core/root.h"
 
@@ -27,14 +28,6 @@ enum {
 	SCOPE_ALL = 0xffu,
 };
 
-/* Defaults, each with where it comes from. */
-/* ToS 104 = DSCP 26 (AF31) << 2, the lossless class of seed 000
- * ("NCCL: Pre-configured for RoCE (TC 104 / DSCP 26)"). */
-#define DEFAULT_TOS 104
-/* net.core.rmem_max / wmem_max seed 001 sets ("System Optimization"). */
-#define DEFAULT_MIN_SOCKBUF 268435456ull
-/* Seed 000: "CUDA version should be 12.8 or newer". */
-#define DEFAULT_MIN_CUDA "12.8"
 
 struct settings {
 	bool help;
@@ -96,5 +89,8 @@ void settings_free(struct settings *s);
  * set on the command line (cli_set, indexed like settings_opts) keep their
  * command-line value. Returns 0 or -errno with *err set. */
 int settings_load_config(struct settings *s, const bool *cli_set, const struct root *r, char **err);
+
+/* The site expectations in s, for the checks (pointers into s). */
+struct site_expect settings_expect(const struct settings *s);
 
 #endif
