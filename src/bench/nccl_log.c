@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <json-c/json.h>
 
 /* NCCL formats a line into a 1 KiB buffer but the arguments expand after
  * that (a 32-HCA "Using" list is ~700 bytes); 64 KiB leaves room for any
@@ -680,4 +681,31 @@ bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *
 		}
 	}
 	return ok;
+}
+
+/* What the NCCL log says, as fields of o: the HCAs NCCL listed (with
+ * GPUDirect RDMA true/false, null when not logged), DMA-BUF, the socket
+ * interface, intra-node transports and NCCL's warnings. */
+void nccl_log_facts_json(struct json_object *o, const struct nccl_log *log)
+{
+	json_object *hcas = json_object_new_array(), *tr = json_object_new_array(), *warn = json_object_new_array();
+	for (size_t i = 0; i < log->n_hcas; i++) {
+		const struct nccl_hca *h = &log->hcas[i];
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(h->name));
+		json_object_object_add(x, "port", h->port >= 0 ? json_object_new_int(h->port) : NULL);
+		json_object_object_add(x, "link", h->link ? json_object_new_string(h->link) : NULL);
+		json_object_object_add(x, "gdr", h->gdr >= 0 ? json_object_new_boolean(h->gdr) : NULL);
+		json_object_array_add(hcas, x);
+	}
+	for (size_t i = 0; i < log->transports.n; i++)
+		json_object_array_add(tr, json_object_new_string(log->transports.v[i]));
+	for (size_t i = 0; i < log->warnings.n; i++)
+		json_object_array_add(warn, json_object_new_string(log->warnings.v[i]));
+	json_object_object_add(o, "hcas", hcas);
+	json_object_object_add(o, "gdrdma_channels", json_object_new_boolean(log->gdrdma_channels));
+	json_object_object_add(o, "dmabuf", json_object_new_boolean(log->dmabuf > 0));
+	json_object_object_add(o, "socket_if", log->socket_if ? json_object_new_string(log->socket_if) : NULL);
+	json_object_object_add(o, "intra_node", tr);
+	json_object_object_add(o, "nccl_warnings", warn);
 }

@@ -62,4 +62,10 @@ void nccl_log_summary(const struct nccl_log *l, struct strv *out);
  * returns true when all hold; otherwise appends why not to why. */
 bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *why);
 
+/* What the log says, as fields of the JSON object o (docs/nccl.schema.json):
+ * the HCAs NCCL listed (GPUDirect RDMA true/false, null when not logged),
+ * DMA-BUF, the socket interface, intra-node transports, NCCL's warnings. */
+struct json_object;
+void nccl_log_facts_json(struct json_object *o, const struct nccl_log *log);
+
 #endif

@@ -6,6 +6,7 @@
 #include "core/fileio.h"
 #include "core/report.h"
 #include "core/strbuf.h"
+#include "plot.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -270,5 +271,35 @@ int bench_write_json(const char *path, const struct bench_info *info, const stru
 	json_object *o = json_doc(&j);
 	int ret = file_write_json(path, o);
 	json_object_put(o);
+	return ret;
+}
+
+struct plot_doc {
+	const char *title, *sub;
+	const struct plot_series *series;
+};
+
+static int plot_doc_write(FILE *f, void *ctx)
+{
+	const struct plot_doc *d = ctx;
+	return plot_write_svg(f, d->title, d->sub, d->series, 2);
+}
+
+int bench_write_plot(const char *path, const struct bench_info *info, const struct bench_result *res)
+{
+	struct plot_point *pts[2] = { xcalloc(res->n_rows + 1, sizeof(struct plot_point)),
+				      xcalloc(res->n_rows + 1, sizeof(struct plot_point)) };
+	for (size_t i = 0; i < res->n_rows; i++)
+		for (int h = 0; h < 2; h++)
+			pts[h][i] = (struct plot_point){ .bytes = (double)res->rows[i].size,
+							 .busbw = res->rows[i].half[h].busbw,
+							 .time_us = res->rows[i].half[h].time_us };
+	struct plot_series series[2] = { { "out-of-place", pts[0], res->n_rows }, { "in-place", pts[1], res->n_rows } };
+	_cleanup_free_ char *title = xasprintf("%s, %d ranks, %s backend", info->progname, info->nranks, info->backend);
+	_cleanup_free_ char *sub = xasprintf("%s; %s", info->library, info->devs ? info->devs[0].name : "");
+	struct plot_doc doc = { .title = title, .sub = sub, .series = series };
+	int ret = file_write_atomic(path, plot_doc_write, &doc);
+	free(pts[0]);
+	free(pts[1]);
 	return ret;
 }

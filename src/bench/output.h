@@ -61,4 +61,8 @@ void bench_print_footer(FILE *out, const struct bench_info *info, const struct b
 int bench_write_json(const char *path, const struct bench_info *info, const struct bench_result *res,
 		     const struct bench_verdict *v, const char *error);
 
+/* The SVG plot of busbw and time over the sizes (plot.h), written
+ * atomically like the JSON. Returns 0 or -errno. */
+int bench_write_plot(const char *path, const struct bench_info *info, const struct bench_result *res);
+
 #endif

@@ -13,7 +13,6 @@
 #include "bench/coll.h"
 #include "bench/harness.h"
 #include "bench/output.h"
-#include "bench/plot.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/fileio.h"
@@ -175,37 +174,6 @@ static void on_fatal(void *ctx, const char *why)
 		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->json_file);
 }
 
-struct plot_doc {
-	const char *title, *sub;
-	const struct plot_series *series;
-};
-
-static int plot_doc_write(FILE *f, void *ctx)
-{
-	const struct plot_doc *d = ctx;
-	return plot_write_svg(f, d->title, d->sub, d->series, 2);
-}
-
-/* The SVG plot, written atomically like the JSON (core/fileio.h). */
-static int write_plot(const char *path, const struct bench_info *info, const struct bench_result *res)
-{
-	struct plot_point *pts[2] = { xcalloc(res->n_rows + 1, sizeof(struct plot_point)),
-				      xcalloc(res->n_rows + 1, sizeof(struct plot_point)) };
-	for (size_t i = 0; i < res->n_rows; i++)
-		for (int h = 0; h < 2; h++)
-			pts[h][i] = (struct plot_point){ .bytes = (double)res->rows[i].size,
-							 .busbw = res->rows[i].half[h].busbw,
-							 .time_us = res->rows[i].half[h].time_us };
-	struct plot_series series[2] = { { "out-of-place", pts[0], res->n_rows }, { "in-place", pts[1], res->n_rows } };
-	_cleanup_free_ char *title = xasprintf("%s, %d ranks, %s backend", info->progname, info->nranks, info->backend);
-	_cleanup_free_ char *sub = xasprintf("%s; %s", info->library, info->devs ? info->devs[0].name : "");
-	struct plot_doc doc = { .title = title, .sub = sub, .series = series };
-	int ret = file_write_atomic(path, plot_doc_write, &doc);
-	free(pts[0]);
-	free(pts[1]);
-	return ret;
-}
-
 /* Process 0's end of the run: footer, verdict, files. Returns the exit code. */
 static int finish(struct bench_run_ctx *rc, const struct settings *s, const struct bench_result *res)
 {
@@ -220,7 +188,7 @@ static int finish(struct bench_run_ctx *rc, const struct settings *s, const stru
 		code = EXIT_TOOL_ERROR;
 	}
 	if (s->plot) {
-		int r = write_plot(s->plot, &rc->info, res);
+		int r = bench_write_plot(s->plot, &rc->info, res);
 		if (r < 0) {
 			fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->plot, strerror(-r));
 			code = EXIT_TOOL_ERROR;

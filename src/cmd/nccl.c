@@ -1,13 +1,13 @@
-/* `gpuready nccl` (installed as test-nccl): the seed's NCCL test, done
- * properly.
+/* `gpuready nccl` (installed as test-nccl): the usual NCCL end-to-end
+ * test script, done properly; the engine is bench/nccl_e2e.c.
  *
  * Every rank all-reduces its rank number and says
  * "Rank N: OK (result=X, expected=X)" with X = n(n-1)/2, then all-reduces a
  * larger buffer (--bytes) of verifiable data and checks it element by
  * element. NCCL runs with NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,NET
- * writing to a file per process that gpuready owns (NCCL_DEBUG_FILE,
- * REFERENCE §8); the file is parsed (bench/nccl_log.c) into a verdict per
- * process: the network NCCL chose (IB/RoCE devices or sockets), GPUDirect
+ * writing to a file per process that gpuready owns (NCCL_DEBUG_FILE, as
+ * NCCL's environment variable documentation describes it); the file is
+ * parsed (bench/nccl_log.c) into a verdict per process: the network NCCL chose (IB/RoCE devices or sockets), GPUDirect
  * RDMA per HCA, DMA-BUF, intra-node transports, NCCL's version. --require
  * turns a fallback (sockets, GDR off) into a failure. Process 0 gathers
  * everyone's verdict and decides the exit status: 0 every rank correct and
@@ -16,7 +16,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "job/session.h"
-#include "bench/data.h"
+#include "bench/nccl_e2e.h"
 #include "bench/nccl_log.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
@@ -36,119 +36,10 @@
 /* One process's findings, sent to process 0 as JSON text. */
 #define FINDINGS_MAX 16384
 
-/* NCCL reads these when it initialises: they must be set before the
- * backend loads it. A subsystem list the user set keeps its entries. */
-static int set_nccl_env(const char *dir, char **err)
-{
-	const char *subsys = getenv("NCCL_DEBUG_SUBSYS");
-	_cleanup_free_ char *want = NULL, *file = xasprintf("%s/nccl.%%h.%%p.log", dir);
+/* Who this process is, for the engine. */
+#define ss_shape(ss) ((struct nccl_e2e_shape){ .proc = (ss)->proc, .local = (ss)->local, .nranks = (ss)->nranks })
 
-	if (!subsys || !*subsys || !strcmp(subsys, "ALL"))
-		want = xstrdup(subsys && *subsys ? subsys : "INIT,NET");
-	else if (subsys[0] == '^')
-		/* an exclusion list: INIT and NET must not be in it */
-		want = strstr(subsys, "INIT") || strstr(subsys, "NET") ? xstrdup("INIT,NET") : xstrdup(subsys);
-	else
-		want = xasprintf("%s,INIT,NET", subsys);
-	if (setenv("NCCL_DEBUG", "INFO", 1) || setenv("NCCL_DEBUG_SUBSYS", want, 1) ||
-	    setenv("NCCL_DEBUG_FILE", file, 1)) {
-		*err = xasprintf("setenv: %s", strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* This process's log: NCCL expands %h to the host name up to its first
- * dot and %p to the pid (REFERENCE §8); both matter when ranks of several
- * hosts share a --keep-logs directory. */
-static char *read_own_log(const char *dir, size_t *len)
-{
-	char host[64];
-	tcp_hostname(host, sizeof(host));
-	_cleanup_free_ char *path = xasprintf("%s/nccl.%s.%ld.log", dir, host, (long)getpid());
-	FILE *f = fopen(path, "r");
-	*len = 0;
-	if (!f)
-		return NULL;
-	struct strbuf sb = STRBUF_INIT;
-	char buf[65536];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof(buf), f)) > 0 && sb.len < (64u << 20))
-		strbuf_add(&sb, buf, got);
-	fclose(f);
-	*len = sb.len;
-	return strbuf_detach(&sb);
-}
-
-struct rank_check {
-	int rank;
-	double result, expected;
-	size_t wrong, checked;
-	bool ok;
-};
-
-/* Step 1: every rank's number, summed. */
-static int check_rank_sum(struct session *ss, void **buf, struct rank_check *rc, double deadline, char **err)
-{
-	struct backend *b = ss->b;
-	int r = 0;
-	for (int l = 0; l < ss->local && r == 0; l++) {
-		float v = (float)(ss->proc * ss->local + l);
-		r = b->ops->copy_in(b, l, buf[l], &v, sizeof(v));
-	}
-	if (r == 0)
-		r = b->ops->run(b, COLL_ALL_REDUCE, buf, buf, 1, DT_FLOAT, OP_SUM, -1);
-	if (r == 0)
-		r = b->ops->wait(b, deadline);
-	for (int l = 0; l < ss->local && r == 0; l++) {
-		float v = -1;
-		r = b->ops->copy_out(b, l, &v, buf[l], sizeof(v));
-		rc[l].rank = ss->proc * ss->local + l;
-		rc[l].result = v;
-		rc[l].expected = (double)ss->nranks * (ss->nranks - 1) / 2.0;
-		rc[l].ok = v == rc[l].expected;
-	}
-	if (r < 0)
-		*err = xasprintf("all-reduce of the rank numbers: %s", b->error);
-	return r;
-}
-
-/* Step 2: a large buffer of verifiable data, checked element by element. */
-static int check_large(struct session *ss, void **buf, size_t bytes, struct rank_check *rc, double deadline,
-		       char **err)
-{
-	struct backend *b = ss->b;
-	size_t count = bytes / sizeof(float);
-	struct data_spec spec = { .t = DT_FLOAT, .op = OP_SUM, .nranks = ss->nranks, .seed = 12345 };
-	_cleanup_free_ float *host = malloc(count * sizeof(float)), *exp = malloc(count * sizeof(float));
-	int r = 0;
-
-	if (!host || !exp) {
-		*err = xstrdup("out of host memory for the check (use a smaller --bytes)");
-		return -ENOMEM;
-	}
-	for (int l = 0; l < ss->local && r == 0; l++) {
-		data_fill(&spec, ss->proc * ss->local + l, 0, host, count);
-		r = b->ops->copy_in(b, l, buf[l], host, count * sizeof(float));
-	}
-	if (r == 0)
-		r = b->ops->run(b, COLL_ALL_REDUCE, buf, buf, count, DT_FLOAT, OP_SUM, -1);
-	if (r == 0)
-		r = b->ops->wait(b, deadline);
-	if (r == 0)
-		data_expect_reduce(&spec, 0, exp, count);
-	for (int l = 0; l < ss->local && r == 0; l++) {
-		r = b->ops->copy_out(b, l, host, buf[l], count * sizeof(float));
-		rc[l].checked = count;
-		rc[l].wrong = r == 0 ? data_compare(DT_FLOAT, OP_SUM, host, exp, count) : count;
-		rc[l].ok = rc[l].ok && rc[l].wrong == 0;
-	}
-	if (r < 0)
-		*err = xasprintf("all-reduce of %zu bytes: %s", bytes, b->error);
-	return r;
-}
-
-static void print_ranks(const struct session *ss, const struct rank_check *rc, size_t bytes)
+static void print_ranks(const struct session *ss, const struct nccl_e2e_rank *rc, size_t bytes)
 {
 	for (int l = 0; l < ss->local; l++) {
 		printf("Rank %d: %s (result=%g, expected=%g)\n", rc[l].rank, rc[l].result == rc[l].expected ? "OK" : "FAIL",
@@ -161,35 +52,8 @@ static void print_ranks(const struct session *ss, const struct rank_check *rc, s
 	}
 }
 
-/* What the NCCL log says, as fields of o: the HCAs NCCL listed (with
- * GPUDirect RDMA true/false, null when not logged), DMA-BUF, the socket
- * interface, intra-node transports and NCCL's warnings. */
-static void log_facts_json(json_object *o, const struct nccl_log *log)
-{
-	json_object *hcas = json_object_new_array(), *tr = json_object_new_array(), *warn = json_object_new_array();
-	for (size_t i = 0; i < log->n_hcas; i++) {
-		const struct nccl_hca *h = &log->hcas[i];
-		json_object *x = json_object_new_object();
-		json_object_object_add(x, "name", json_object_new_string(h->name));
-		json_object_object_add(x, "port", h->port >= 0 ? json_object_new_int(h->port) : NULL);
-		json_object_object_add(x, "link", h->link ? json_object_new_string(h->link) : NULL);
-		json_object_object_add(x, "gdr", h->gdr >= 0 ? json_object_new_boolean(h->gdr) : NULL);
-		json_object_array_add(hcas, x);
-	}
-	for (size_t i = 0; i < log->transports.n; i++)
-		json_object_array_add(tr, json_object_new_string(log->transports.v[i]));
-	for (size_t i = 0; i < log->warnings.n; i++)
-		json_object_array_add(warn, json_object_new_string(log->warnings.v[i]));
-	json_object_object_add(o, "hcas", hcas);
-	json_object_object_add(o, "gdrdma_channels", json_object_new_boolean(log->gdrdma_channels));
-	json_object_object_add(o, "dmabuf", json_object_new_boolean(log->dmabuf > 0));
-	json_object_object_add(o, "socket_if", log->socket_if ? json_object_new_string(log->socket_if) : NULL);
-	json_object_object_add(o, "intra_node", tr);
-	json_object_object_add(o, "nccl_warnings", warn);
-}
-
 /* The process's findings as JSON text (for process 0) and its pass/fail. */
-static char *findings_json(const struct session *ss, const struct rank_check *rc, const struct nccl_log *log,
+static char *findings_json(const struct session *ss, const struct nccl_e2e_rank *rc, const struct nccl_log *log,
 			   bool have_log, const struct strv *summary, const struct strv *why, bool ok)
 {
 	json_object *o = json_object_new_object(), *ranks = json_object_new_array(), *sum = json_object_new_array(),
@@ -214,7 +78,7 @@ static char *findings_json(const struct session *ss, const struct rank_check *rc
 	json_object_object_add(o, "nccl_version", have_log && log->version ? json_object_new_string(log->version) : NULL);
 	json_object_object_add(o, "network", have_log && log->net_name ? json_object_new_string(log->net_name) : NULL);
 	if (have_log)
-		log_facts_json(o, log);
+		nccl_log_facts_json(o, log);
 	for (size_t i = 0; i < summary->n; i++)
 		json_object_array_add(sum, json_object_new_string(summary->v[i]));
 	for (size_t i = 0; why && i < why->n; i++)
@@ -229,10 +93,10 @@ static char *findings_json(const struct session *ss, const struct rank_check *rc
 /* The NCCL log of this process, summarised; *ok goes false when a
  * requirement is not met. Returns the findings JSON. */
 static char *read_verdict(const struct session *ss, const struct settings *s, const char *dir,
-			  const struct rank_check *rc, bool *ok)
+			  const struct nccl_e2e_rank *rc, bool *ok)
 {
 	size_t len;
-	_cleanup_free_ char *text = read_own_log(dir, &len);
+	_cleanup_free_ char *text = nccl_e2e_read_log(dir, &len);
 	struct nccl_log log = { 0 };
 	_cleanup_strv_ struct strv summary = STRV_INIT, why = STRV_INIT;
 	int first = ss->proc * ss->local, last = first + ss->local - 1;
@@ -341,7 +205,7 @@ static char *log_dir(const struct settings *s, char **err)
 }
 
 /* The two all-reduces; returns 0 or ends the job. */
-static void run_checks(struct session *ss, const struct settings *s, struct rank_check *rc)
+static void run_checks(struct session *ss, const struct settings *s, struct nccl_e2e_rank *rc)
 {
 	int fr;
 	size_t bytes = s->nccl_bytes / sizeof(float) * sizeof(float);
@@ -355,11 +219,11 @@ static void run_checks(struct session *ss, const struct settings *s, struct rank
 			session_fail(ss, err, -ENOMEM);
 		}
 	job_phase(ss->cl, "test-nccl: all-reduce of the rank numbers", clock_now() + tmo);
-	if ((fr = check_rank_sum(ss, buf, rc, clock_now() + tmo, &err)) < 0)
+	if ((fr = nccl_e2e_rank_sum(ss->b, &ss_shape(ss), buf, rc, clock_now() + tmo, &err)) < 0)
 		session_fail(ss, err, fr);
 	job_phase_done(ss->cl);
 	job_phase(ss->cl, "test-nccl: all-reduce of the large buffer", clock_now() + tmo);
-	if ((fr = check_large(ss, buf, bytes, rc, clock_now() + tmo, &err)) < 0)
+	if ((fr = nccl_e2e_large(ss->b, &ss_shape(ss), buf, bytes, rc, clock_now() + tmo, &err)) < 0)
 		session_fail(ss, err, fr);
 	job_phase_done(ss->cl);
 	for (int l = 0; l < ss->local; l++)
@@ -386,7 +250,7 @@ int cmd_nccl(struct cmd_env *env)
 {
 	struct settings *s = env->set;
 	struct session ss;
-	struct rank_check rc[64];
+	struct nccl_e2e_rank rc[64];
 	_cleanup_free_ char *err = NULL, *dir = log_dir(s, &err);
 	bool ok = true;
 
@@ -394,7 +258,7 @@ int cmd_nccl(struct cmd_env *env)
 		fprintf(stderr, "gpuready nccl: %s\n", err);
 		return EXIT_TOOL_ERROR;
 	}
-	if (set_nccl_env(dir, &err) < 0) {
+	if (nccl_e2e_log_env(dir, &err) < 0) {
 		fprintf(stderr, "gpuready nccl: %s\n", err);
 		return EXIT_TOOL_ERROR;
 	}

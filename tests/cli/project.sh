@@ -6,6 +6,8 @@
 #   project.sh readme   the README's package lists are scripts/deps.sh's, and its counts
 #                       (checks, fixture trees, real-machine captures) are true
 #   project.sh testcount  the README's count of Meson tests, in a full `make test` build
+#   project.sh layout   src/ keeps its layout (scripts/check-layout.py: include layers, file and
+#                       function sizes, no mutable static storage; docs/ARCHITECTURE.md)
 #
 # Environment as tests/cli/run.sh (tests/meson.build). Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -89,10 +91,19 @@ t_testcount() {
 	same_count "Meson tests" "$(readme_count 'runs [0-9]+ Meson tests')" "$n"
 }
 
+t_layout() {
+	if python "$SRC/scripts/check-layout.py" "$SRC/src" >"$TMP/layout" 2>&1; then
+		pass "src/ keeps its layout ($(tail -1 "$TMP/layout"))"
+	else
+		fail "src/ breaks its layout (docs/ARCHITECTURE.md):"; cat "$TMP/layout" >&2
+	fi
+}
+
 case ${1:-} in
 ci) t_ci ;;
+layout) t_layout ;;
 readme) t_readme ;;
 testcount) t_testcount ;;
-*) echo "usage: $0 ci|readme|testcount" >&2; exit 2 ;;
+*) echo "usage: $0 ci|readme|testcount|layout" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ]

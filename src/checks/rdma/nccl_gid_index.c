@@ -78,6 +78,48 @@ static enum status judge(const struct inventory *inv, const struct rdma_dev *d, 
 	return STATUS_OK;
 }
 
+/* Judges idx on every active RoCE port NCCL uses (hca: NCCL_IB_HCA, NULL
+ * for all), one line per port into lines, the tally into vd. */
+static void judge_ports(const struct inventory *inv, const struct nccl_list *hca, int idx, struct verdict *vd,
+			struct strv *lines)
+{
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct rdma_port *p = &d->ports[k];
+			if (!port_is_roce(p) || !nccl_uses_port(hca, d, p))
+				continue;
+			struct strbuf line = STRBUF_INIT;
+			enum status s = judge(inv, d, p, idx, &line, vd);
+			vd->ports++;
+			if (s == STATUS_WARN || s == STATUS_FAIL) {
+				vd->bad++;
+				if (!vd->first_problem.len)
+					strbuf_adds(&vd->first_problem, line.buf);
+			}
+			bump(vd, s);
+			strv_push(lines, strbuf_detach(&line));
+		}
+	}
+}
+
+/* Whether GID index `index` is RoCE v2 with an IPv4 address on every port
+ * NCCL uses: only then is one NCCL_IB_GID_INDEX right everywhere. */
+static bool suggestion_fits_all(const struct inventory *inv, const struct nccl_list *hca, unsigned index)
+{
+	for (size_t i = 0; i < inv->rdma.n; i++)
+		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
+			const struct rdma_port *p = &inv->rdma.v[i].ports[k];
+			char ip[32];
+			if (!port_is_roce(p) || !nccl_uses_port(hca, &inv->rdma.v[i], p))
+				continue;
+			const struct rdma_gid *g = port_gid(p, index);
+			if (!g || !gid_is_v2(g) || !gid_ipv4(g->gid, ip, sizeof(ip)))
+				return false;
+		}
+	return true;
+}
+
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
@@ -97,37 +139,9 @@ static int run(struct check_ctx *c)
 	const struct nccl_var *hv = nccl_hca(inv, &hca);
 	struct verdict vd = { .worst = STATUS_OK, .first_problem = STRBUF_INIT };
 	struct strv lines = STRV_INIT;
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			if (!port_is_roce(p) || !nccl_uses_port(hv ? &hca : NULL, d, p))
-				continue;
-			struct strbuf line = STRBUF_INIT;
-			enum status s = judge(inv, d, p, idx, &line, &vd);
-			vd.ports++;
-			if (s == STATUS_WARN || s == STATUS_FAIL) {
-				vd.bad++;
-				if (!vd.first_problem.len)
-					strbuf_adds(&vd.first_problem, line.buf);
-			}
-			bump(&vd, s);
-			strv_push(&lines, strbuf_detach(&line));
-		}
-	}
-	if (vd.suggest) {
-		vd.suggest_everywhere = true;
-		for (size_t i = 0; i < inv->rdma.n; i++)
-			for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-				const struct rdma_port *p = &inv->rdma.v[i].ports[k];
-				char ip[32];
-				if (!port_is_roce(p) || !nccl_uses_port(hv ? &hca : NULL, &inv->rdma.v[i], p))
-					continue;
-				const struct rdma_gid *g = port_gid(p, vd.suggest->index);
-				if (!g || !gid_is_v2(g) || !gid_ipv4(g->gid, ip, sizeof(ip)))
-					vd.suggest_everywhere = false;
-			}
-	}
+	judge_ports(inv, hv ? &hca : NULL, idx, &vd, &lines);
+	if (vd.suggest)
+		vd.suggest_everywhere = suggestion_fits_all(inv, hv ? &hca : NULL, vd.suggest->index);
 	nccl_list_free(&hca);
 
 	if (vd.ports == 0) {

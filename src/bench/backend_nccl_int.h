@@ -1,0 +1,71 @@
+/* What the NCCL backend's files share (backend_nccl.c: setup, memory,
+ * collectives, teardown; backend_nccl_graph.c: CUDA graphs for -G): the
+ * backend's state and the few calls that cross them. Not for use outside
+ * the backend. */
+#ifndef GPUREADY_BENCH_BACKEND_NCCL_INT_H
+#define GPUREADY_BENCH_BACKEND_NCCL_INT_H
+
+#include "bench/backend.h"
+#include "bench/nccl_api.h"
+#include "core/cuda_api.h"
+
+#include <stdbool.h>
+
+#define NCCL_CUDA_NEED (CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_COPY | CUDA_NEED_STREAM)
+
+struct nccl_rank {
+	int rank;              /* global */
+	CUdevice dev;
+	CUcontext ctx;         /* retained primary context, NULL until then */
+	CUstream stream;
+	ncclComm_t comm;
+	CUdeviceptr barrier;   /* one int32 for barrier() */
+	bool done;             /* wait(): this rank's stream has drained */
+	bool capturing;        /* stream is in a capture capture_begin started */
+	CUgraph graph;         /* what capture_end got, until graph_free */
+	CUgraphExec exec;
+};
+
+struct nccl_backend {
+	struct backend base;   /* first: the harness sees a struct backend */
+	struct dl_lib culib;
+	struct cuda_api cu;
+	struct nccl_api nccl;
+	bool nccl_loaded;
+	char library[640];     /* "NCCL 2.21.5 (/path/libnccl.so.2)" once loaded */
+	bool cuda_ready;       /* cuInit succeeded */
+	struct nccl_rank *r;   /* env.local entries once init allocated them */
+	int n;                 /* entries in r */
+	double t_begin;
+};
+
+static inline struct nccl_backend *nb(struct backend *b)
+{
+	return (struct nccl_backend *)b;
+}
+
+static inline bool capturing(const struct nccl_backend *n)
+{
+	for (int l = 0; l < n->n; l++)
+		if (n->r[l].capturing)
+			return true;
+	return false;
+}
+
+/* backend_nccl.c */
+/* Sets b->error to "what: <CUDA error>" and returns -EIO. */
+int nccl_cu_fail(struct nccl_backend *n, const char *what, CUresult r);
+/* Makes local rank l's context current; 0 or -EIO. */
+int nccl_set_ctx(struct nccl_backend *n, int l);
+/* -EBUSY (with the error set) for a call that a capture forbids, else 0. */
+int nccl_capture_busy(struct nccl_backend *n, const char *op);
+
+/* backend_nccl_graph.c: the backend_ops for -G, and at init */
+int nccl_graph_supported(struct nccl_backend *n);
+void nccl_graph_mixing(const struct backend_env *env);
+int nccl_capture_begin(struct backend *b);
+int nccl_capture_end(struct backend *b);
+int nccl_graph_launch(struct backend *b);
+void nccl_graph_free(struct backend *b);
+
+#endif
