@@ -21,7 +21,7 @@ LAYERS = {
     "inventory": ["core"],
     "lib": ["core"],
     "probe": ["core", "lib", "inventory"],
-    "checks": ["core", "inventory", "probe"],
+    "checks": ["core", "inventory"],
     "bench": ["core", "lib", "inventory"],
     "job": ["core", "bench"],
     "cluster": ["core", "lib", "inventory", "probe", "checks", "bench", "job", "opts"],

@@ -1,6 +1,6 @@
 /* The NCCL backend: the collectives on GPUs through libnccl.so.2 and the
  * CUDA driver API, both loaded at run time (bench/nccl_api.h,
- * core/cuda_api.h), the way nccl-tests runs them with -g N.
+ * lib/cuda_api.h), the way nccl-tests runs them with -g N.
  *
  * A process drives `local` GPUs, ordinals first_gpu .. first_gpu+local-1,
  * one rank and one communicator each. Every local rank gets its device's

@@ -7,7 +7,7 @@
 
 #include "bench/backend.h"
 #include "bench/nccl_api.h"
-#include "core/cuda_api.h"
+#include "lib/cuda_api.h"
 
 #include <stdbool.h>
 

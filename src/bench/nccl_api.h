@@ -27,7 +27,7 @@
 #include <stddef.h>
 
 #include "bench/types.h"
-#include "core/cuda_api.h"
+#include "lib/cuda_api.h"
 #include "core/dl.h"
 #include "core/strbuf.h"
 #include "core/strv.h"

@@ -2,6 +2,7 @@
  * read the config file, load the inventory, run the selected checks,
  * render. Only here and in main.c are errors printed. */
 #include "cmd.h"
+#include "probe/probe.h"
 #include "checks/check.h"
 #include "config.h"
 #include "core/cleanup.h"
@@ -51,7 +52,7 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 	}
 	if (s->config_note)
 		fprintf(stderr, "%s: %s\n", env->progname, s->config_note);
-	struct load_opts o = { .parts = parts, .python = s->python };
+	struct load_opts o = { .parts = parts, .python = s->python, .live = probe_live };
 	if ((r = inventory_load(root, &o, ret_inv)) < 0) {
 		fprintf(stderr, "%s: reading the machine failed: %s\n", env->progname, strerror(-r));
 		root_free(root);

@@ -1,9 +1,11 @@
-/* Live GPU facts through the NVIDIA libraries, loaded at run time.
+/* Live GPU facts through the NVIDIA libraries, loaded at run time: the
+ * structs the probes (src/probe/) fill and the checks read, and pure
+ * helpers.
  *
  * NVML (libnvidia-ml.so.1) and the CUDA driver API (libcuda.so.1) are
  * dlopen'd through symbol tables (core/dl.h); nothing here needs their
  * headers: the few types and enum values used are declared in
- * core/nvml_api.h and core/cuda_api.h from nvml.h / cuda.h. Every probe
+ * lib/nvml_api.h and lib/cuda_api.h from nvml.h / cuda.h. Every probe
  * fills its struct and never fails the program: a missing library, a driver
  * that refuses to initialise, or a call that is not supported is recorded
  * with its reason (the library's error string and code, and for the
@@ -117,37 +119,15 @@ struct gdr_probe {
 	char peermem_error[200];
 };
 
-/* Loads NVML and reads every GPU. */
-void nvml_probe(struct nvml_info *out);
+/* Free what a probe filled (src/probe/); NULL and twice are fine. */
 void nvml_info_free(struct nvml_info *n);
-
-/* Loads the CUDA driver API, reads every device's attributes and, when
- * roundtrip is true, on each device allocates 64 MiB, copies a pattern in
- * and out and compares it (a basic tensor operation without PyTorch). */
-void cuda_probe(struct cuda_info *out, bool roundtrip);
 void cuda_info_free(struct cuda_info *c);
-
-/* For each pair (gpu_bdfs[i], ibdevs[i]): registers GPU memory with that
- * RDMA device through DMA-BUF (if try_dmabuf) and through plain
- * ibv_reg_mr (if try_peermem). Loads libcuda.so.1 and libibverbs.so.1 by
- * itself. Results in out[0..n). */
-void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
-		   bool try_peermem, struct gdr_probe *out);
 
 /* Pure helpers, unit-tested: */
 /* NVML's "00000000:17:00.0" or CUDA's "0000:17:00.0" (any case) -> sysfs
  * "0000:17:00.0". Returns false if s is not a PCI bus ID. */
 bool gpu_normalize_bdf(const char *s, char *out, size_t size);
-/* The class of an nvmlInit_v2 / cuInit return code (not the stub, which
- * the probes recognise by other means; CUDA_ERROR_STUB_LIBRARY aside).
- * NONE for success. */
-enum gpu_lib_fail nvml_fail_class(int code);
-enum gpu_lib_fail cuda_fail_class(int code);
-/* A dlopen'd library's file: whether it is a CUDA toolkit stub, by its
- * path as loaded or as resolved (a ".../stubs/..." directory), or by what
- * it printed while loading (the NVML stub's banner calls itself a "stub
- * library"). path and said may be NULL. */
-bool gpu_lib_is_stub(const char *path, const char *resolved, const char *said);
+
 /* 12080 -> "12.8"; 13000 -> "13.0" (CUDA: 1000*major + 10*minor). */
 void cuda_version_string(int v, char *out, size_t size);
 /* "12.8" or "12" -> 12080 / 12000; -1 if malformed. */

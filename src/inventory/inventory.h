@@ -363,6 +363,10 @@ enum {
 struct load_opts {
 	unsigned parts;
 	const char *python;      /* --python, or NULL to search */
+	/* The live layer, run once the files are read (probe_live in
+	 * src/probe/: verbs queries, NVML, CUDA, PyTorch, GPU memory
+	 * registration); NULL runs none. Returns 0 or -errno. */
+	int (*live)(struct root *r, const struct load_opts *o, struct inventory *inv);
 };
 
 /* Reads what `o->parts` asks for under the root. Never fails for what the
@@ -381,7 +385,6 @@ int pci_load(const struct root *r, struct pci_info *p);
 int net_load(const struct root *r, struct net_info *n);
 int rdma_load(const struct root *r, struct rdma_info *ri);
 int rdma_cm_load(const struct root *r, struct rdma_info *ri);
-int verbs_load(const struct root *r, struct rdma_info *ri);
 int persist_load(const struct root *r, struct persist_info *p);
 int nccl_config_load(const struct root *r, const struct user_info *u, struct nccl_config *c);
 int host_load(const struct root *r, struct host_info *h);
@@ -389,7 +392,6 @@ int iommu_load(const struct root *r, struct pci_info *p);
 int nvidia_load(const struct root *r, struct nvidia_info *n);
 int kconfig_load(const struct root *r, const char *release, struct kconfig_info *k);
 int xid_load(struct root *r, struct xid_info *x);
-int torch_load(const char *python, struct torch_info *t);
 
 void kernel_free(struct kernel_info *k, struct user_info *u);
 void modules_free(struct modules_info *m);

@@ -1,4 +1,4 @@
-/* src/core/cuda_api.h against NVIDIA's cuda.h (see abi.h): the CUresult
+/* src/lib/cuda_api.h against NVIDIA's cuda.h (see abi.h): the CUresult
  * codes and other enum values gpuready names, the handle types' sizes,
  * every entry point's prototype, and which versioned symbol each API name
  * means (cuMemAlloc is cuMemAlloc_v2). Built against CUDA 11.8's cuda.h
@@ -22,7 +22,7 @@
 #endif
 #endif
 #else
-#include "core/cuda_api.h"
+#include "lib/cuda_api.h"
 
 #include <stdio.h>
 #endif
@@ -170,7 +170,7 @@ int main(void)
 	int bad = abi_compare("CUDA", ours, ABI_N(ours), NULL, &abi_cuda_real, groups);
 	bad += abi_names_resolved("CUDA", &abi_cuda_real, syms, n);
 	bad += abi_protos_cover("CUDA", ours, ABI_N(ours), syms, n);
-	bad += abi_cover("CUDA", "src/core/cuda_api.h", ours, ABI_N(ours), NULL, members, ABI_N(members), except);
+	bad += abi_cover("CUDA", "src/lib/cuda_api.h", ours, ABI_N(ours), NULL, members, ABI_N(members), except);
 	return bad ? 1 : 0;
 }
 #endif

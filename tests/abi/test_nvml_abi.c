@@ -1,4 +1,4 @@
-/* src/core/nvml_api.h against NVIDIA's nvml.h (see abi.h): the return
+/* src/lib/nvml_api.h against NVIDIA's nvml.h (see abi.h): the return
  * codes and enum values gpuready names, nvmlPciInfo_t and nvmlMemory_t
  * field by field, the buffer sizes, every entry point's prototype, and
  * which versioned symbol each API name means (nvmlInit is nvmlInit_v2).
@@ -12,7 +12,7 @@
 #endif
 #endif
 #else
-#include "core/nvml_api.h"
+#include "lib/nvml_api.h"
 
 #include <stdio.h>
 #endif
@@ -149,7 +149,7 @@ int main(void)
 	int bad = abi_compare("NVML", ours, ABI_N(ours), NULL, &abi_nvml_real, groups);
 	bad += abi_names_resolved("NVML", &abi_nvml_real, syms, n);
 	bad += abi_protos_cover("NVML", ours, ABI_N(ours), syms, n);
-	bad += abi_cover("NVML", "src/core/nvml_api.h", ours, ABI_N(ours), NULL, members, ABI_N(members), NULL);
+	bad += abi_cover("NVML", "src/lib/nvml_api.h", ours, ABI_N(ours), NULL, members, ABI_N(members), NULL);
 	return bad ? 1 : 0;
 }
 #endif

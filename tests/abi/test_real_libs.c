@@ -27,9 +27,9 @@
  * Where the libraries were not fetched, or a driver is loaded, it skips
  * (exit 77) and says why. */
 #define _GNU_SOURCE
-#include "core/cuda_api.h"
-#include "core/nvml_api.h"
-#include "core/verbs_api.h"
+#include "lib/cuda_api.h"
+#include "lib/nvml_api.h"
+#include "lib/verbs_api.h"
 #include "core/stdout_guard.h"
 #include "core/strbuf.h"
 

@@ -1,6 +1,6 @@
 /* A stand-in for the NVIDIA driver's libcuda.so.1 (soname libcuda.so.1),
  * for tests on machines without GPUs: the driver API subset gpuready
- * loads (src/core/cuda_api.h), with host memory as "device" memory.
+ * loads (src/lib/cuda_api.h), with host memory as "device" memory.
  *
  * FAKE_CUDA_DEVICES=N (read by every cuInit; default 2, at most
  * FAKE_CUDA_MAX) sets the device count; 0 makes cuInit fail with
@@ -36,7 +36,7 @@
  * the driver's own model. fake_cuda_live_allocs() and
  * fake_cuda_live_graphs() let a test check that everything was freed. */
 #define _GNU_SOURCE
-#include "core/cuda_api.h"
+#include "lib/cuda_api.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,6 +1,6 @@
 /* A stand-in for rdma-core's libibverbs.so.1 (soname libibverbs.so.1), for
  * tests on machines without RDMA hardware: the verbs subset gpuready
- * loads (src/core/verbs_api.h), exported at rdma-core's symbol versions,
+ * loads (src/lib/verbs_api.h), exported at rdma-core's symbol versions,
  * with an in-process device whose RC QPs, connected to each other in the
  * same process, move data with memcpy. Both ends of `gpuready bench net`
  * can then run in one process (two threads) and every test can be
@@ -50,7 +50,7 @@
  * MAP: IBVERBS_1.12 { global: ibv_reg_dmabuf_mr; } IBVERBS_1.1;
  */
 #define _GNU_SOURCE
-#include "core/verbs_api.h"
+#include "lib/verbs_api.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -22,7 +22,7 @@
  *                     gpuready must recognise the stub by what it printed,
  *                     since this file is not in a .../stubs/ directory */
 #define _GNU_SOURCE
-#include "core/nvml_api.h"
+#include "lib/nvml_api.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 #include "checks/check.h"
 #include "opts/settings.h"
 #include "core/report.h"
+#include "probe/probe.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static void run_fixture(struct run *r, const char *name, void (*tweak)(struct se
 		tweak(&r->set);
 	char *err = NULL;
 	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
-	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL }, &r->inv), 0);
+	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL, .live = probe_live }, &r->inv), 0);
 	report_init(&r->rep, "test", "host", dir);
 	struct site_expect expect = settings_expect(&r->set);
 	struct check_select sel = { .only = &r->set.only, .skip = &r->set.skip };
@@ -314,7 +315,7 @@ static void run_live_libs(struct run *r, const char *fixture, const struct nvml_
 	strv_add(&r->set.only, "gpu.nvml");
 	strv_add(&r->set.only, "gpu.cuda");
 	assert_int_equal(settings_load_config(&r->set, NULL, root, &err), 0);
-	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL }, &r->inv), 0);
+	assert_int_equal(inventory_load(root, &(struct load_opts){ .parts = INV_ALL, .live = probe_live }, &r->inv), 0);
 	r->inv->live = true;
 	r->inv->nvml = xcalloc(1, sizeof(*r->inv->nvml));
 	*r->inv->nvml = *nvml;

@@ -10,6 +10,7 @@
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
 #include "inventory/topo.h"
+#include "probe/probe.h"
 
 #include <errno.h>
 #include <stdlib.h>

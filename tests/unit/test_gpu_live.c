@@ -11,6 +11,7 @@
  * that the probes refuse it; without a toolkit that test is skipped. */
 #include "testutil.h"
 #include "inventory/gpu_live.h"
+#include "probe/probe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include "checks/rdma/common.h"
 #include "inventory/inventory.h"
+#include "probe/probe.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ static struct inventory *load(const char *dir)
 	struct inventory *inv = NULL;
 	assert_int_equal(root_open(dir, &r), 0);
 	assert_false(root_is_live(r));
-	assert_int_equal(inventory_load(r, &(struct load_opts){ .parts = INV_ALL }, &inv), 0);
+	assert_int_equal(inventory_load(r, &(struct load_opts){ .parts = INV_ALL, .live = probe_live }, &inv), 0);
 	root_free(r);
 	return inv;
 }

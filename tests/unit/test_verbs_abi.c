@@ -1,4 +1,4 @@
-/* src/core/verbs_api.h against rdma-core's own <infiniband/verbs.h>: every
+/* src/lib/verbs_api.h against rdma-core's own <infiniband/verbs.h>: every
  * struct's size and alignment, every declared field's offset and size,
  * every enum value, and the prototypes of the entry points in struct
  * verbs_api and struct ibv_context_ops.
@@ -16,7 +16,7 @@
 #include <infiniband/verbs.h>
 #else
 #include "testutil.h"
-#include "core/verbs_api.h"
+#include "lib/verbs_api.h"
 
 #include <stdio.h>
 #include <string.h>

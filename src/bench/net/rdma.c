@@ -1,6 +1,6 @@
 /* The RDMA kernels of `gpuready bench net`: perftest's write/read/send
  * bandwidth and latency tests over RC queue pairs (REFERENCE §10), with
- * libibverbs loaded at run time (core/verbs_api.h) and buffers in host or
+ * libibverbs loaded at run time (lib/verbs_api.h) and buffers in host or
  * GPU memory (REFERENCE §7). See rdma.h for the contract.
  *
  * An endpoint owns one device context, PD, CQ, memory region and p->qps

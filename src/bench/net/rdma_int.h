@@ -12,9 +12,9 @@
 
 #include "rdma.h"
 
-#include "core/cuda_api.h"
+#include "lib/cuda_api.h"
 #include "core/dl.h"
-#include "core/verbs_api.h"
+#include "lib/verbs_api.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -27,10 +27,10 @@
  * looks them up; ibv_reg_dmabuf_mr at IBVERBS_1.12). Only the MR's
  * presence is used here, no field of a verbs struct. */
 #define _GNU_SOURCE
-#include "gpu_live.h"
-#include "core/cuda_api.h"
+#include "probe.h"
+#include "lib/cuda_api.h"
 #include "core/dl.h"
-#include "core/verbs_api.h"
+#include "lib/verbs_api.h"
 
 #include <errno.h>
 #include <stdio.h>

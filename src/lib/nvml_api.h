@@ -1,5 +1,5 @@
 /* The NVML subset gpuready calls (libnvidia-ml.so.1, loaded at run time):
- * the live GPU probe (src/inventory/nvml_probe.c).
+ * the live GPU probe (src/probe/nvml_probe.c).
  *
  * libnvidia-ml.so.1 comes with the NVIDIA driver, not with the build
  * machine, so nvml.h is never included: the few types and values used are

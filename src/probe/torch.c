@@ -6,7 +6,7 @@
  * runs through core/spawn with a deadline (importing torch and
  * initialising CUDA on 8 GPUs takes seconds; 120 s is the limit) and
  * prints one JSON object, parsed with json-c. Live only. */
-#include "inventory.h"
+#include "probe.h"
 #include "core/cleanup.h"
 #include "core/spawn.h"
 #include "core/strbuf.h"

@@ -3,7 +3,7 @@
  * row remapping, retired pages), temperature, clock event reasons, PCIe
  * link and NVLink states.
  *
- * The library is loaded through core/nvml_api.h, which declares the few
+ * The library is loaded through lib/nvml_api.h, which declares the few
  * types and values used without nvml.h. Required symbols are those every
  * driver of the last decade exports; the rest are optional and their
  * absence leaves a field GPU_UNKNOWN, so an older driver still gives what
@@ -21,9 +21,9 @@
  * by the file it came from (a .../stubs/ directory) or by its banner,
  * before NVML's own text is believed. */
 #define _GNU_SOURCE
-#include "gpu_live.h"
+#include "probe.h"
 #include "core/dl.h"
-#include "core/nvml_api.h"
+#include "lib/nvml_api.h"
 #include "core/stdout_guard.h"
 #include "core/strbuf.h"
 
@@ -337,11 +337,3 @@ void nvml_probe(struct nvml_info *out)
 	}
 }
 
-void nvml_info_free(struct nvml_info *n)
-{
-	if (!n)
-		return;
-	free(n->v);
-	n->v = NULL;
-	n->n = 0;
-}

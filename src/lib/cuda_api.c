@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "cuda_api.h"
 
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -10,8 +10,8 @@
  * printed, never fatal. The probe runs under a stdout guard
  * (core/stdout_guard.h): the driver's libcuda prints nothing, but a
  * library that does must not corrupt gpuready's --json output. */
-#include "gpu_live.h"
-#include "core/cuda_api.h"
+#include "probe.h"
+#include "lib/cuda_api.h"
 #include "core/dl.h"
 #include "core/stdout_guard.h"
 #include "core/strbuf.h"
@@ -218,11 +218,3 @@ void cuda_probe(struct cuda_info *out, bool roundtrip)
 	(void)stdout_guard_end(&g, NULL);
 }
 
-void cuda_info_free(struct cuda_info *c)
-{
-	if (!c)
-		return;
-	free(c->v);
-	c->v = NULL;
-	c->n = 0;
-}

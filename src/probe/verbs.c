@@ -2,16 +2,16 @@
  *
  * Only what sysfs cannot tell is asked: the active and maximum MTU of each
  * port (sysfs has no MTU file; REFERENCE §1). libibverbs is loaded through
- * core/verbs_api.h, whose verbs_query_port() deals with the exported
+ * lib/verbs_api.h, whose verbs_query_port() deals with the exported
  * ibv_query_port filling only the older compat layout of
  * struct ibv_port_attr (REFERENCE §8, dlopen caveat).
  *
  * Never used under a recorded root: a snapshot cannot be queried. */
-#include "inventory.h"
+#include "probe.h"
 #include "core/cleanup.h"
 #include "core/dl.h"
 #include "core/strbuf.h"
-#include "core/verbs_api.h"
+#include "lib/verbs_api.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,53 @@
+/* The live probes: what only the running machine can say, through its
+ * libraries (NVML, CUDA, libibverbs, PyTorch), filling the inventory's
+ * structs (inventory/gpu_live.h, inventory.h) for the checks. Each fails
+ * cleanly: a missing library or driver is recorded with its reason.
+ * inventory_load() runs them through load_opts.live = probe_live. */
+#ifndef GPUREADY_PROBE_H
+#define GPUREADY_PROBE_H
+
+#include "inventory/gpu_live.h"
+#include "inventory/inventory.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The live layer for inventory_load (load_opts.live): the verbs queries
+ * (INV_RDMA: a recorded tree says why it cannot answer), and on the live
+ * root NVML (INV_LIVE_NVML), CUDA and PyTorch (INV_LIVE_CUDA), and GPU
+ * memory registration (INV_LIVE_GDR). Returns 0 or -errno. */
+int probe_live(struct root *r, const struct load_opts *o, struct inventory *inv);
+
+/* The class of an nvmlInit_v2 / cuInit return code (not the stub, which
+ * the probes recognise by other means; CUDA_ERROR_STUB_LIBRARY aside).
+ * NONE for success. */
+enum gpu_lib_fail nvml_fail_class(int code);
+enum gpu_lib_fail cuda_fail_class(int code);
+/* A dlopen'd library's file: whether it is a CUDA toolkit stub, by its
+ * path as loaded or as resolved (a ".../stubs/..." directory), or by what
+ * it printed while loading (the NVML stub's banner calls itself a "stub
+ * library"). path and said may be NULL. */
+bool gpu_lib_is_stub(const char *path, const char *resolved, const char *said);
+
+/* Loads NVML and reads every GPU. */
+void nvml_probe(struct nvml_info *out);
+
+/* Loads the CUDA driver API, reads every device's attributes and, when
+ * roundtrip is true, on each device allocates 64 MiB, copies a pattern in
+ * and out and compares it (a basic tensor operation without PyTorch). */
+void cuda_probe(struct cuda_info *out, bool roundtrip);
+
+/* For each pair (gpu_bdfs[i], ibdevs[i]): registers GPU memory with that
+ * RDMA device through DMA-BUF (if try_dmabuf) and through plain
+ * ibv_reg_mr (if try_peermem). Loads libcuda.so.1 and libibverbs.so.1 by
+ * itself. Results in out[0..n). */
+void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
+		   bool try_peermem, struct gdr_probe *out);
+
+/* Live verbs queries of every RDMA port (InfiniBand active MTU); a
+ * recorded tree says it cannot answer. 0 or -errno for internal errors. */
+int verbs_load(const struct root *r, struct rdma_info *ri);
+/* PyTorch's view of the GPUs through python (NULL: search). */
+int torch_load(const char *python, struct torch_info *t);
+
+#endif
