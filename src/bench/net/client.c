@@ -59,7 +59,7 @@ int net_client_connect(struct net_client_side *cs, char **err)
 }
 
 /* A port's rate: on Ethernet (RoCE) the netdev's speed, since the port's
- * `rate` file only approximates it (REFERENCE §1; mlx5 says "4X QDR" for
+ * `rate` file only approximates it (kernel sysfs-class-infiniband ABI; mlx5 says "4X QDR" for
  * speeds it does not know); on InfiniBand the port's rate. */
 double net_rdma_rate(const struct net_rdma_desc *d)
 {

@@ -72,7 +72,7 @@ void net_tcp_link(int fd, char *name, size_t len, double *gbps)
 		snprintf(name, len, "%s", i->ifa_name);
 		struct root *r = NULL;
 		int64_t mbps;
-		/* the netdev's speed in Mb/s (REFERENCE §1); loopback has none */
+		/* the netdev's speed in Mb/s (kernel sysfs-class-net ABI); loopback has none */
 		if (root_open("/", &r) == 0 && read_s64(r, &mbps, "/sys/class/net/%s/speed", i->ifa_name) == 0 && mbps > 0)
 			*gbps = (double)mbps / 1000.0;
 		root_free(r);

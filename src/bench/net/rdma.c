@@ -1,7 +1,7 @@
 /* The RDMA kernels of `gpuready bench net`: perftest's write/read/send
  * bandwidth and latency tests over RC queue pairs (REFERENCE §10), with
  * libibverbs loaded at run time (lib/verbs_api.h) and buffers in host or
- * GPU memory (REFERENCE §7). See rdma.h for the contract.
+ * GPU memory (rdma-core's ibv_reg_mr(3) and ibv_reg_dmabuf_mr(3)). See rdma.h for the contract.
  *
  * An endpoint owns one device context, PD, CQ, memory region and p->qps
  * RC QPs. Its buffer holds, per QP, a transmit region (what this side
