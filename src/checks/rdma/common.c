@@ -375,23 +375,23 @@ size_t counters_summary(const struct counter *cs, size_t n, const char *const *n
 	return seen;
 }
 
-int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max, const char *what,
-		 long long *ret)
+enum nccl_int_outcome nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max,
+				   const char *what, long long *ret)
 {
 	long long n = 0;
 	const char *why = NULL;
 	char place[256];
 	if (!v)
-		return 0;
+		return NCCL_INT_UNSET;
 	int r = nccl_param_int(v->value, &n, &why);
 	if (r == -ENODATA)
-		return 0;
+		return NCCL_INT_UNSET;
 	if (r < 0 || n < min || n > max) {
 		struct finding *f = check_add(c, STATUS_FAIL, v->name, "='%s' (%s): not a valid %s, must be %lld..%lld",
 					      v->value, v->source, what, min, max);
 		finding_hint(f, "set a value in range in %s, or remove it to get NCCL's default",
 			     nccl_var_place(v, place, sizeof(place)));
-		return -1;
+		return NCCL_INT_INVALID;
 	}
 	if (why) {
 		struct finding *f = check_add(c, STATUS_WARN, v->name, "='%s' (%s): %s, giving %lld", v->value,
@@ -399,7 +399,7 @@ int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, l
 		finding_hint(f, "write the plain decimal number %lld in %s", n, nccl_var_place(v, place, sizeof(place)));
 	}
 	*ret = n;
-	return 1;
+	return why ? NCCL_INT_WARNED : NCCL_INT_OK;
 }
 
 bool nccl_skip_computed(struct check_ctx *c, const struct nccl_var *v)

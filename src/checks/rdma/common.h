@@ -142,11 +142,17 @@ bool node_has_rdma_hw(const struct inventory *inv);
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
 			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings);
 
+/* What nccl_int_var() found. */
+enum nccl_int_outcome {
+	NCCL_INT_UNSET,   /* unset or empty: NCCL's default applies; *ret untouched */
+	NCCL_INT_OK,      /* *ret set, nothing reported */
+	NCCL_INT_WARNED,  /* *ret set, and a warn reported: NCCL reads it differently than written */
+	NCCL_INT_INVALID, /* a fail reported: outside min..max or unparsable; *ret untouched */
+};
+
 /* Reads an integer NCCL variable the way NCCL does (nccl_param_int) and
  * reports what is wrong with it, with the variable as subject: outside
- * min..max or unparsable is a fail saying it is not `what` (returns -1);
- * a value NCCL reads differently than it is written is a warn (the value
- * is still returned). Returns 1 with *ret set, 0 when unset or empty (the
- * default applies), -1 after a fail. */
-int nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max, const char *what,
-		 long long *ret);
+ * min..max or unparsable is a fail saying it is not `what`; a value NCCL
+ * reads differently than it is written is a warn. */
+enum nccl_int_outcome nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max,
+				   const char *what, long long *ret);

@@ -132,8 +132,7 @@ static int run(struct check_ctx *c)
 	if (nccl_skip_computed(c, v))
 		return 0;
 	long long n = -1;
-	int r = nccl_int_var(c, v, -1, 255, "a GID index", &n);
-	if (r < 0)
+	if (nccl_int_var(c, v, -1, 255, "a GID index", &n) == NCCL_INT_INVALID)
 		return 0;
 	idx = (int)n;
 	const struct nccl_var *hv = nccl_hca(inv, &hca);

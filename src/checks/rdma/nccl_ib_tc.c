@@ -34,10 +34,10 @@ static int run(struct check_ctx *c)
 		return 0;
 	int tc = 0;
 	long long n = -1;
-	int r = nccl_int_var(c, v, -1, 255, "a traffic class", &n);
-	if (r < 0)
+	enum nccl_int_outcome r = nccl_int_var(c, v, -1, 255, "a traffic class", &n);
+	if (r == NCCL_INT_INVALID)
 		return 0;
-	if (r == 0 || n == -1)
+	if (r == NCCL_INT_UNSET || n == -1)
 		v = NULL; /* NCCL's automatic value: ncclConfig_t.trafficClass, else 0 */
 	else
 		tc = (int)n;

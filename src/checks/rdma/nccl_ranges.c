@@ -43,13 +43,12 @@ static int run(struct check_ctx *c)
 			continue;
 		long long n;
 		struct finding *f;
-		size_t before = c->report->n;
-		int r = nccl_int_var(c, v, ranges[i].min, ranges[i].max, ranges[i].what, &n);
-		if (r == 0) {
+		enum nccl_int_outcome r = nccl_int_var(c, v, ranges[i].min, ranges[i].max, ranges[i].what, &n);
+		if (r == NCCL_INT_UNSET) {
 			check_add(c, STATUS_OK, v->name, "empty (%s): NCCL uses its default", v->source);
 			continue;
 		}
-		if (r < 0 || c->report->n != before)
+		if (r != NCCL_INT_OK)
 			continue; /* nccl_int_var reported it */
 		if (!strcmp(v->name, "NCCL_IB_TIMEOUT") && n == 0) {
 			f = check_add(c, STATUS_WARN, v->name, "=0 (%s): no ACK timeout, a dead peer or link hangs the "
