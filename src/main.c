@@ -2,7 +2,7 @@
  *
  * main() picks the command (from argv[1], or from the program name when
  * installed as a busybox-style alias such as verify-rdma), parses the
- * options declared in opts/settings.c for that command's scope, and maps the
+ * options of the tables that command lists (opts/), and maps the
  * handler's result to the exit code: 0 no failure, 1 a check failed (or
  * warned, with --strict), 2 the tool itself could not run. Nothing below
  * src/core prints or exits; this is the boundary. */
@@ -14,10 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The option tables each kind of command reads (opts/settings.h). */
+static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, NULL };
+static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
+static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
+static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
+static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
+
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
 static const struct command bench_subs[] = {
-	{ .name = "bench net", .fn = cmd_bench_net, .scope = SCOPE_NET, .max_args = 1,
+	{ .name = "bench net", .fn = cmd_bench_net, .opts = net_cmd_opts, .scope = SCOPE_NET, .max_args = 1,
 	  .usage = "--server [--bind ADDR] [-p PORT] | HOST[:PORT] [--test TEST] [options] | --loopback [options]",
 	  .summary = "Measure a link point to point: RDMA (verbs, host or GPU memory) or TCP bandwidth and latency",
 	  .description = "perftest-grade tests in one tool: write_bw, write_lat, read_bw, read_lat, send_bw, send_lat "
@@ -31,19 +38,21 @@ static const struct command bench_subs[] = {
 };
 
 const struct command commands[] = {
-	{ .name = "check", .fn = cmd_check, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	{ .name = "check", .fn = cmd_check, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
+	  .usage = "[options]",
 	  .summary = "Run every check on this node (RDMA stack, NCCL configuration, host tuning)",
 	  .description = "Runs every check area against the machine (or the tree given with --sysroot) and "
 			 "prints one report. Each finding is ok, warn, fail or skip; warn and fail carry the "
 			 "command that fixes them." },
-	{ .name = "rdma", .fn = cmd_rdma, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	{ .name = "rdma", .fn = cmd_rdma, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
+	  .usage = "[options]",
 	  .alias = "verify-rdma",
 	  .summary = "Verify the RDMA stack: modules, devices, ports, MTU, GIDs, QoS, NCCL settings, tuning",
 	  .description = "Checks what multi-server training needs from the RDMA stack: kernel modules, RDMA "
 			 "devices and uverbs nodes, port state and rate, RoCE MTU, RoCE v2 GIDs, the RDMA-CM "
 			 "traffic class and its persistence, the effective NCCL configuration, socket buffers, "
 			 "locked-memory limits, port error counters and firmware." },
-	{ .name = "gpu", .fn = cmd_gpu, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	{ .name = "gpu", .fn = cmd_gpu, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
 	  .alias = "verify-gpu",
 	  .summary = "Verify the GPUs: PCI, driver, links, BAR1, Xid errors; live NVML, CUDA and PyTorch",
 	  .description = "Checks the NVIDIA GPUs from files (PCI functions and their driver binding, the driver "
@@ -52,7 +61,8 @@ const struct command commands[] = {
 			 "the CUDA version the driver supports), the CUDA driver API (a memory round trip on every "
 			 "GPU) and PyTorch (torch.cuda.is_available(), device count, NCCL). Every layer must see "
 			 "the same GPUs." },
-	{ .name = "gpudirect", .fn = cmd_gpudirect, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	{ .name = "gpudirect", .fn = cmd_gpudirect, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
+	  .usage = "[options]",
 	  .alias = "verify-gpudirect",
 	  .summary = "Verify GPUDirect RDMA: method (DMA-BUF or peer memory), topology, ACS, IOMMU, live registration",
 	  .description = "Says which GPUDirect RDMA method this node can use and why, then checks what decides "
@@ -60,12 +70,14 @@ const struct command commands[] = {
 			 "that cannot do GPUDirect (ConnectX-3), each GPU's nearest NIC and PCIe path class against "
 			 "NCCL_NET_GDR_LEVEL, ACS on the bridges between them, IOMMU translation; live, the CUDA "
 			 "attributes and a real registration of GPU memory with each GPU's nearest NIC." },
-	{ .name = "topo", .fn = cmd_topo, .scope = SCOPE_TOPO, .max_args = 0, .usage = "[--sysroot DIR] [--json]",
+	{ .name = "topo", .fn = cmd_topo, .opts = plain_opts, .scope = SCOPE_TOPO, .max_args = 0,
+	  .usage = "[--sysroot DIR] [--json]",
 	  .summary = "Show the GPU/NIC topology matrix (like nvidia-smi topo -m)",
 	  .description = "Prints the PCIe distance between every pair of GPUs and RDMA NICs (X, PIX, PXB, PHB, "
 			 "NODE, SYS from the sysfs PCI tree and NUMA nodes; NV# from NVML on the live machine), "
 			 "with each device's CPU affinity and NUMA node, and the legend. Works under --sysroot." },
-	{ .name = "bench", .fn = cmd_bench, .scope = SCOPE_BENCH, .max_args = 1, .usage = "[COLLECTIVE] [options]",
+	{ .name = "bench", .fn = cmd_bench, .opts = bench_cmd_opts, .scope = SCOPE_BENCH, .max_args = 1,
+	  .usage = "[COLLECTIVE] [options]",
 	  .alias_match = bench_alias, .subs = bench_subs, .n_subs = 1,
 	  .summary = "Benchmark a collective like nccl-tests (all_reduce_perf ...), with validation and deadlines",
 	  .description = "Runs the collective COLLECTIVE (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
@@ -76,7 +88,8 @@ const struct command commands[] = {
 			 "all_gather_perf, reduce_scatter_perf, broadcast_perf, reduce_perf, alltoall_perf and "
 			 "sendrecv_perf too. Exit status: 0 pass, 1 wrong results or bandwidth below the expectation, "
 			 "2 could not run, 3 a rank stalled or was lost." },
-	{ .name = "nccl", .fn = cmd_nccl, .scope = SCOPE_NCCL, .max_args = 0, .usage = "[options]",
+	{ .name = "nccl", .fn = cmd_nccl, .opts = nccl_cmd_opts, .scope = SCOPE_NCCL, .max_args = 0,
+	  .usage = "[options]",
 	  .alias = "test-nccl",
 	  .summary = "Check NCCL end to end: correct all-reduce on every rank, and the network and GPUDirect it used",
 	  .description = "Every rank all-reduces its rank number (Rank N: OK (result=X, expected=X), X = n(n-1)/2) "
@@ -85,7 +98,8 @@ const struct command commands[] = {
 			 "sockets), GPUDirect RDMA per HCA, DMA-BUF, intra-node transports and NCCL's version. "
 			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
-	{ .name = "snapshot", .fn = cmd_snapshot, .scope = SCOPE_SNAPSHOT, .min_args = 1, .max_args = 1,
+	{ .name = "snapshot", .fn = cmd_snapshot, .opts = plain_opts, .scope = SCOPE_SNAPSHOT, .min_args = 1,
+	  .max_args = 1,
 	  .usage = "[--sysroot SRC] DIR",
 	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",
 	  .description = "Records this machine (or SRC) into DIR: every sysfs, procfs, configfs and /etc file "
@@ -93,13 +107,15 @@ const struct command commands[] = {
 			 "CUDA_VISIBLE_DEVICES environment in DIR/.gpuready/environ. `gpuready check --sysroot DIR` "
 			 "elsewhere then reproduces the file-based result. Nothing else from the environment "
 			 "is captured. DIR must not exist or be empty." },
-	{ .name = "list-checks", .fn = cmd_list_checks, .scope = SCOPE_LIST, .max_args = 0, .usage = "[--only P] [--skip P]",
+	{ .name = "list-checks", .fn = cmd_list_checks, .opts = plain_opts, .scope = SCOPE_LIST, .max_args = 0,
+	  .usage = "[--only P] [--skip P]",
 	  .summary = "List the check IDs (for --only and --skip)" },
-	{ .name = "help", .fn = cmd_help, .scope = SCOPE_OTHER, .max_args = 1, .usage = "[COMMAND]",
+	{ .name = "help", .fn = cmd_help, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 1,
+	  .usage = "[COMMAND]",
 	  .summary = "Show help for gpuready or a command" },
-	{ .name = "version", .fn = cmd_version, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
+	{ .name = "version", .fn = cmd_version, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
 	  .summary = "Print the version" },
-	{ .name = "man", .fn = cmd_man, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
+	{ .name = "man", .fn = cmd_man, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
 	  .summary = "Print the man page (roff) generated from the option tables", .hidden = true },
 };
 const size_t n_commands = sizeof(commands) / sizeof(commands[0]);
@@ -198,17 +214,12 @@ int main(int argc, char **argv)
 
 	struct settings s;
 	settings_init(&s);
-	bool *set = calloc(settings_n_opts, sizeof(bool));
-	struct cmd_env env = { .cmd = cmd, .set = &s, .cli_set = set, .args = STRV_INIT, .progname = progname };
+	struct opt_seen seen = { .n = 0 };
+	struct cmd_env env = { .cmd = cmd, .set = &s, .cli = &seen, .args = STRV_INIT, .progname = progname };
 	char *err = NULL;
 	int ret;
 
-	if (!set) {
-		fprintf(stderr, "%s: out of memory\n", progname);
-		return EXIT_TOOL_ERROR;
-	}
-	if (opt_parse(settings_opts, settings_n_opts, cmd->scope, argc - first, argv + first, &s, set, &env.args,
-		      &err) < 0) {
+	if (opt_parse(cmd->opts, cmd->scope, argc - first, argv + first, &s, &seen, &env.args, &err) < 0) {
 		fprintf(stderr, "%s %s: %s (see `gpuready %s --help`)\n", progname, cmd->name, err, cmd->name);
 		free(err);
 		ret = EXIT_TOOL_ERROR;
@@ -223,6 +234,5 @@ int main(int argc, char **argv)
 	}
 	strv_free(&env.args);
 	settings_free(&s);
-	free(set);
 	return ret;
 }

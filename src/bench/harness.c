@@ -23,11 +23,12 @@
 
 void bench_params_default(struct bench_params *p, enum coll c)
 {
-	/* nccl-tests' defaults (docs/nccl-tests-format.md §8) */
 	*p = (struct bench_params){
-		.coll = c, .min_bytes = 32u << 20, .max_bytes = 32u << 20, .step_bytes = 1u << 20, .step_factor = 1,
-		.iters = 20, .warmup = 1, .agg = 1, .check = 1, .average = 1, .root = 0, .ngpus = 1,
-		.dtypes = { DT_FLOAT }, .n_dtypes = 1, .ops = { OP_SUM }, .n_ops = 1,
+		.coll = c, .min_bytes = BENCH_DEFAULT_MIN_BYTES, .max_bytes = BENCH_DEFAULT_MAX_BYTES,
+		.step_bytes = BENCH_DEFAULT_STEP_BYTES, .step_factor = BENCH_DEFAULT_STEP_FACTOR,
+		.iters = BENCH_DEFAULT_ITERS, .warmup = BENCH_DEFAULT_WARMUP, .agg = BENCH_DEFAULT_AGG,
+		.check = BENCH_DEFAULT_CHECK, .average = BENCH_DEFAULT_AVERAGE, .root = BENCH_DEFAULT_ROOT,
+		.ngpus = BENCH_DEFAULT_NGPUS, .dtypes = { DT_FLOAT }, .n_dtypes = 1, .ops = { OP_SUM }, .n_ops = 1,
 	};
 }
 

@@ -25,6 +25,22 @@
 #include "sync.h"
 #include "types.h"
 
+/* nccl-tests' defaults (docs/nccl-tests-format.md §8): bench_params_default
+ * and the option table (opts/bench.c) both state them through these. */
+#define BENCH_DEFAULT_MIN_BYTES (32ull << 20)  /* -b */
+#define BENCH_DEFAULT_MAX_BYTES (32ull << 20)  /* -e */
+#define BENCH_DEFAULT_STEP_BYTES (1ull << 20)  /* -i */
+#define BENCH_DEFAULT_STEP_FACTOR 1            /* -f */
+#define BENCH_DEFAULT_ITERS 20                 /* -n */
+#define BENCH_DEFAULT_WARMUP 1                 /* -w */
+#define BENCH_DEFAULT_AGG 1                    /* -m */
+#define BENCH_DEFAULT_CHECK 1                  /* -c */
+#define BENCH_DEFAULT_AVERAGE 1                /* -a */
+#define BENCH_DEFAULT_ROOT 0                   /* -r */
+#define BENCH_DEFAULT_NGPUS 1                  /* -g */
+#define BENCH_DEFAULT_OP "sum"                 /* -o, OP_SUM */
+#define BENCH_DEFAULT_DTYPE "float"            /* -d, DT_FLOAT */
+
 /* Everything a run is told (nccl-tests flags, same meaning and defaults). */
 struct bench_params {
 	enum coll coll;

@@ -16,6 +16,10 @@
 /* The oldest CUDA the driver must support: 12.8, the first release for
  * Blackwell GPUs (NVIDIA's CUDA 12.8 release notes). */
 #define DEFAULT_MIN_CUDA "12.8"
+/* Below 1 GiB a BAR1 window is too small to map GPU buffers for GPUDirect
+ * RDMA (NVIDIA's GPUDirect RDMA documentation: BAR1 limits how much GPU
+ * memory peers can map). */
+#define DEFAULT_MIN_BAR1_GIB 1.0
 
 struct site_expect {
 	int tos;              /* RoCE traffic class byte for RDMA-CM and NCCL_IB_TC */

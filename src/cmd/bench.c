@@ -204,13 +204,10 @@ static int load_expectations(struct cmd_env *env, struct bench_run_ctx *rc)
 	struct settings *s = env->set;
 	struct root *root = NULL;
 	_cleanup_free_ char *err = NULL;
-	bool cli = false;
+	bool cli = opt_seen_name(env->cli, "expect-busbw") != NULL;
 
-	for (size_t i = 0; i < settings_n_opts; i++)
-		if (env->cli_set[i] && !strcmp(settings_opts[i].name, "expect-busbw"))
-			cli = true;
 	if (root_open("/", &root) == 0) {
-		int r = settings_load_config(s, env->cli_set, root, &err);
+		int r = settings_load_config(s, env->cli, root, &err);
 		root_free(root);
 		if (r < 0) {
 			fprintf(stderr, "gpuready bench: %s\n", err);

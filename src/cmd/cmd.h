@@ -23,7 +23,7 @@ struct command;
 struct cmd_env {
 	const struct command *cmd;
 	struct settings *set;
-	const bool *cli_set;     /* which settings_opts were given on the command line */
+	const struct opt_seen *cli; /* the options given on the command line */
 	struct strv args;        /* positional arguments */
 	const char *progname;
 };
@@ -31,7 +31,8 @@ struct cmd_env {
 struct command {
 	const char *name;
 	int (*fn)(struct cmd_env *env);
-	unsigned scope;          /* which options it takes */
+	const struct opt_table *const *opts; /* the option tables it reads, NULL-terminated */
+	unsigned scope;          /* which of their rows it takes */
 	int min_args, max_args;
 	const char *usage;       /* argument synopsis */
 	const char *summary;

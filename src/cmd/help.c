@@ -14,7 +14,7 @@ void print_command_help(FILE *out, const struct command *c)
 	if (c->description)
 		fprintf(out, "\n%s\n", c->description);
 	fprintf(out, "\nOptions:\n");
-	opt_print_help(out, settings_opts, settings_n_opts, c->scope);
+	opt_print_help(out, c->opts, c->scope);
 	if (c->scope & SCOPE_CHECK)
 		fprintf(out, "\nExit status: 0 no check failed; 1 a check failed (or warned, with --strict); "
 			     "2 gpuready could not run.\n");

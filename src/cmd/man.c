@@ -5,6 +5,8 @@
 #include "checks/check.h"
 #include "config.h"
 
+#include <string.h>
+
 static void roff_text(const char *s)
 {
 	for (; *s; s++) {
@@ -12,6 +14,14 @@ static void roff_text(const char *s)
 			putchar('\\');
 		putchar(*s);
 	}
+}
+
+/* The options of the command named `name`, from its own tables. */
+static void man_options(const char *name)
+{
+	for (const struct command *c = command_next(NULL); c; c = command_next(c))
+		if (!strcmp(c->name, name))
+			opt_print_man(stdout, c->opts, c->scope);
 }
 
 int cmd_man(struct cmd_env *env)
@@ -51,15 +61,15 @@ int cmd_man(struct cmd_env *env)
 		}
 	}
 	printf(".SH OPTIONS\n.SS \"Check commands (check, rdma)\"\n");
-	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_CHECK);
+	man_options("check");
 	printf(".SS \"snapshot\"\n");
-	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_SNAPSHOT);
+	man_options("snapshot");
 	printf(".SS \"bench (all_reduce_perf ...)\"\n");
-	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_BENCH);
+	man_options("bench");
 	printf(".SS \"nccl (test-nccl)\"\n");
-	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_NCCL);
+	man_options("nccl");
 	printf(".SS \"bench net\"\n");
-	opt_print_man(stdout, settings_opts, settings_n_opts, SCOPE_NET);
+	man_options("bench net");
 	printf(".SH CHECKS\n");
 	for (size_t i = 0; i < check_registry_n; i++) {
 		printf(".TP\n.B ");

@@ -44,7 +44,7 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 		root_free(root);
 		return EXIT_TOOL_ERROR;
 	}
-	if (settings_load_config(s, env->cli_set, root, &err) < 0) {
+	if (settings_load_config(s, env->cli, root, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", env->progname, err);
 		free(err);
 		root_free(root);

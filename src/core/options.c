@@ -115,32 +115,56 @@ int opt_assign(const struct opt *o, void *target, const char *value, char **err)
 	return fail(err, "--%s: internal error%s", o->name, "");
 }
 
+bool opt_seen_has(const struct opt_seen *seen, const struct opt *o)
+{
+	for (size_t i = 0; seen && i < seen->n; i++)
+		if (seen->v[i] == o)
+			return true;
+	return false;
+}
+
+const struct opt *opt_seen_name(const struct opt_seen *seen, const char *name)
+{
+	for (size_t i = 0; seen && i < seen->n; i++)
+		if (!strcmp(seen->v[i]->name, name))
+			return seen->v[i];
+	return NULL;
+}
+
+static void seen_add(struct opt_seen *seen, const struct opt *o)
+{
+	if (seen && !opt_seen_has(seen, o) && seen->n < OPT_SEEN_MAX)
+		seen->v[seen->n++] = o;
+}
+
 /* The lookups skip options of other scopes, so two commands may use one
  * name or letter differently (--json FLAG for checks, --json FILE for
  * benchmarks; -n). */
-static const struct opt *find_long(const struct opt *opts, size_t n, unsigned scope, const char *name, size_t len,
-				   size_t *idx)
+static const struct opt *find_long(const struct opt_table *const *tables, unsigned scope, const char *name,
+				   size_t len)
 {
-	for (size_t i = 0; i < n; i++)
-		if ((opts[i].scope & scope) && strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len)) {
-			*idx = i;
-			return &opts[i];
+	for (; *tables; tables++)
+		for (size_t i = 0; i < (*tables)->n; i++) {
+			const struct opt *o = &(*tables)->rows[i];
+			if ((o->scope & scope) && strlen(o->name) == len && !strncmp(o->name, name, len))
+				return o;
 		}
 	return NULL;
 }
 
-static const struct opt *find_short(const struct opt *opts, size_t n, unsigned scope, char c, size_t *idx)
+static const struct opt *find_short(const struct opt_table *const *tables, unsigned scope, char c)
 {
-	for (size_t i = 0; i < n; i++)
-		if ((opts[i].scope & scope) && opts[i].short_name && opts[i].short_name == c) {
-			*idx = i;
-			return &opts[i];
+	for (; *tables; tables++)
+		for (size_t i = 0; i < (*tables)->n; i++) {
+			const struct opt *o = &(*tables)->rows[i];
+			if ((o->scope & scope) && o->short_name && o->short_name == c)
+				return o;
 		}
 	return NULL;
 }
 
-int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char **argv, void *target, bool *set,
-	      struct strv *pos, char **err)
+int opt_parse(const struct opt_table *const *tables, unsigned scope, int argc, char **argv, void *target,
+	      struct opt_seen *seen, struct strv *pos, char **err)
 {
 	bool only_pos = false;
 	for (int i = 0; i < argc; i++) {
@@ -154,19 +178,18 @@ int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char *
 			continue;
 		}
 		const struct opt *o;
-		size_t idx = 0;
 		const char *value = NULL;
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			o = find_long(opts, n, scope, name, len, &idx);
-			if (!o || !(o->scope & scope))
+			o = find_long(tables, scope, name, len);
+			if (!o)
 				return fail(err, "unknown option '%s'%s", a, "");
 			if (eq)
 				value = eq + 1;
 		} else {
-			o = find_short(opts, n, scope, a[1], &idx);
-			if (!o || !(o->scope & scope))
+			o = find_short(tables, scope, a[1]);
+			if (!o)
 				return fail(err, "unknown option '%s'%s", a, "");
 			if (a[2]) {
 				if (o->type == OPT_FLAG) {
@@ -187,10 +210,62 @@ int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char *
 		int r = opt_assign(o, target, value, err);
 		if (r < 0)
 			return r;
-		if (set)
-			set[idx] = true;
+		seen_add(seen, o);
 	}
 	return 0;
+}
+
+void opt_set_defaults(const struct opt_table *const *tables, void *target)
+{
+	for (; *tables; tables++)
+		for (size_t i = 0; i < (*tables)->n; i++) {
+			const struct opt *o = &(*tables)->rows[i];
+			char *p = (char *)target + o->offset;
+			if (!o->def.set)
+				continue;
+			switch (o->type) {
+			case OPT_FLAG: *(bool *)p = o->def.i != 0; break;
+			case OPT_INT: *(int *)p = o->def.i; break;
+			case OPT_U64: *(uint64_t *)p = o->def.u; break;
+			case OPT_DOUBLE: *(double *)p = o->def.d; break;
+			case OPT_STRING:
+				free(*(char **)p);
+				*(char **)p = o->def.s ? xstrdup(o->def.s) : NULL;
+				break;
+			case OPT_LIST: break;
+			}
+		}
+}
+
+const char *opt_format_default(const struct opt *o, char *buf, size_t len)
+{
+	static const char suffix[] = "GMK";
+	if (!o->def.set || o->def.hidden)
+		return NULL;
+	switch (o->type) {
+	case OPT_INT:
+		snprintf(buf, len, "%d", o->def.i);
+		return buf;
+	case OPT_DOUBLE:
+		snprintf(buf, len, "%g", o->def.d);
+		return buf;
+	case OPT_STRING:
+		return o->def.s;
+	case OPT_U64:
+		for (int k = 0; k < 3; k++) {
+			uint64_t unit = 1ull << (10 * (3 - k));
+			if (o->def.u && o->def.u % unit == 0) {
+				snprintf(buf, len, "%llu%c", (unsigned long long)(o->def.u / unit), suffix[k]);
+				return buf;
+			}
+		}
+		snprintf(buf, len, "%llu", (unsigned long long)o->def.u);
+		return buf;
+	case OPT_FLAG:
+	case OPT_LIST:
+		break;
+	}
+	return NULL;
 }
 
 static void print_names(struct strbuf *sb, const struct opt *o)
@@ -202,17 +277,22 @@ static void print_names(struct strbuf *sb, const struct opt *o)
 		strbuf_addf(sb, " %s", o->metavar ? o->metavar : "VALUE");
 }
 
-void opt_print_help(FILE *out, const struct opt *opts, size_t n, unsigned scope)
+/* Walks each row of tables that is in scope, in table order. */
+#define FOR_EACH_IN_SCOPE(tables_, scope_, o)                                            \
+	for (const struct opt_table *const *t_ = (tables_); *t_; t_++)                   \
+		for (const struct opt *o = (*t_)->rows; o < (*t_)->rows + (*t_)->n; o++) \
+			if (o->scope & (scope_))
+
+void opt_print_help(FILE *out, const struct opt_table *const *tables, unsigned scope)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct opt *o = &opts[i];
-		if (!(o->scope & scope))
-			continue;
+	FOR_EACH_IN_SCOPE(tables, scope, o) {
 		struct strbuf sb = STRBUF_INIT;
+		char dbuf[32];
+		const char *def = opt_format_default(o, dbuf, sizeof(dbuf));
 		print_names(&sb, o);
 		fprintf(out, "  %-24s %s", sb.buf, o->help);
-		if (o->def)
-			fprintf(out, " (default: %s)", o->def);
+		if (def)
+			fprintf(out, " (default: %s)", def);
 		if (o->key)
 			fprintf(out, " [config: %s]", o->key);
 		fputc('\n', out);
@@ -241,12 +321,11 @@ static void roff(FILE *out, const char *s)
 	roff_at(out, s, false);
 }
 
-void opt_print_man(FILE *out, const struct opt *opts, size_t n, unsigned scope)
+void opt_print_man(FILE *out, const struct opt_table *const *tables, unsigned scope)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct opt *o = &opts[i];
-		if (!(o->scope & scope))
-			continue;
+	FOR_EACH_IN_SCOPE(tables, scope, o) {
+		char dbuf[32];
+		const char *def = opt_format_default(o, dbuf, sizeof(dbuf));
 		fputs(".TP\n\\fB", out);
 		if (o->short_name)
 			fprintf(out, "\\-%c\\fR, \\fB", o->short_name);
@@ -260,9 +339,9 @@ void opt_print_man(FILE *out, const struct opt *opts, size_t n, unsigned scope)
 		}
 		fputc('\n', out);
 		roff_at(out, o->help, true);
-		if (o->def) {
+		if (def) {
 			fputs(" Default: ", out);
-			roff(out, o->def);
+			roff(out, def);
 			fputc('.', out);
 		}
 		if (o->key) {
@@ -274,14 +353,14 @@ void opt_print_man(FILE *out, const struct opt *opts, size_t n, unsigned scope)
 	}
 }
 
-void opt_free_values(const struct opt *opts, size_t n, void *target)
+void opt_free_values(const struct opt_table *const *tables, void *target)
 {
-	for (size_t i = 0; i < n; i++) {
-		char *p = (char *)target + opts[i].offset;
-		if (opts[i].type == OPT_STRING) {
+	FOR_EACH_IN_SCOPE(tables, ~0u, o) {
+		char *p = (char *)target + o->offset;
+		if (o->type == OPT_STRING) {
 			free(*(char **)p);
 			*(char **)p = NULL;
-		} else if (opts[i].type == OPT_LIST) {
+		} else if (o->type == OPT_LIST) {
 			strv_free((struct strv *)p);
 		}
 	}

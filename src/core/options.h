@@ -1,10 +1,13 @@
 /* Declarative command-line options.
  *
- * A table of `struct opt` describes every option once: name, type, where its
- * value goes (an offset into the caller's settings struct), help text,
- * default for the docs, the config-file key if it has one, its valid range,
- * and which commands take it (a scope bit mask). The parser, the --help
- * text, the man page and the config-file reader all work from that table.
+ * A table of `struct opt` rows describes options once: name, type, where the
+ * value goes (an offset into the caller's settings struct), help text, the
+ * default (typed: it is both the initial value, opt_set_defaults, and the
+ * text --help and the man page show), the config-file key if it has one,
+ * its valid range, and which commands take it (a scope bit mask). Each
+ * consumer owns its table (`struct opt_table`), and a command lists the
+ * tables it reads, NULL-terminated. The parser, --help, the man page and
+ * the config-file reader all work from those tables.
  *
  * Parsing never prints or exits: errors come back as a message. */
 #ifndef GPUREADY_OPTIONS_H
@@ -12,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "strv.h"
@@ -25,6 +29,22 @@ enum opt_type {
 	OPT_LIST,   /* struct strv, repeatable, comma-separated */
 };
 
+/* An option's default, in the member of its type. Without .set the initial
+ * value is zero (false, NULL, empty) and no default is shown; with .hidden
+ * the value is set but not shown (the help text says what it means). */
+struct opt_default {
+	bool set, hidden;
+	int i;
+	uint64_t u;
+	double d;
+	const char *s;
+};
+#define OPT_DEF_INT(x) { .set = true, .i = (x) }
+#define OPT_DEF_U64(x) { .set = true, .u = (x) }
+#define OPT_DEF_DOUBLE(x) { .set = true, .d = (x) }
+#define OPT_DEF_STR(x) { .set = true, .s = (x) }
+#define OPT_DEF_HIDDEN_INT(x) { .set = true, .hidden = true, .i = (x) }
+
 struct opt {
 	const char *name;     /* long name without "--" */
 	char short_name;      /* 0 if none */
@@ -32,28 +52,55 @@ struct opt {
 	size_t offset;
 	const char *metavar;  /* "DIR", "N" */
 	const char *help;
-	const char *def;      /* default shown in docs, NULL if none */
+	struct opt_default def;
 	const char *key;      /* config-file key, NULL if CLI only */
 	double min, max;      /* valid range for numbers */
 	unsigned scope;       /* commands that accept it */
 };
 
-/* Parses argv[0..argc) (argv[0] is the first argument, not the program).
- * Options of other scopes are errors; "--" ends options. Positional
- * arguments are appended to pos. set[i] becomes true for each option i
- * given. Returns 0, or -EINVAL with *err set (malloc'd). */
-int opt_parse(const struct opt *opts, size_t n, unsigned scope, int argc, char **argv, void *target, bool *set,
-	      struct strv *pos, char **err);
+/* The options one consumer owns (the site's expectations, the benchmarks,
+ * bench net ...). */
+struct opt_table {
+	const char *name;
+	const struct opt *rows;
+	size_t n;
+};
+#define OPT_TABLE(nm, arr) { .name = (nm), .rows = (arr), .n = sizeof(arr) / sizeof((arr)[0]) }
+
+/* The rows given on a command line, in the order first given. */
+#define OPT_SEEN_MAX 128
+struct opt_seen {
+	const struct opt *v[OPT_SEEN_MAX];
+	size_t n;
+};
+bool opt_seen_has(const struct opt_seen *seen, const struct opt *o);
+/* The row named `name` that was given, or NULL. */
+const struct opt *opt_seen_name(const struct opt_seen *seen, const char *name);
+
+/* Parses argv[0..argc) (argv[0] is the first argument, not the program)
+ * against the rows of `tables` (NULL-terminated) in `scope`. Options of
+ * other scopes are errors; "--" ends options. Positional arguments are
+ * appended to pos. Each row given is added to *seen (may be NULL).
+ * Returns 0, or -EINVAL with *err set (malloc'd). */
+int opt_parse(const struct opt_table *const *tables, unsigned scope, int argc, char **argv, void *target,
+	      struct opt_seen *seen, struct strv *pos, char **err);
 
 /* Assigns a textual value to option o (used by the parser and the config
  * file reader). Returns 0 or -EINVAL with *err set. */
 int opt_assign(const struct opt *o, void *target, const char *value, char **err);
 
+/* Sets every row's default in target (strings are copied). */
+void opt_set_defaults(const struct opt_table *const *tables, void *target);
+/* The default as --help shows it ("32M", "104", "tcp_bw") into buf, or
+ * NULL when none is shown. Sizes that are whole KiB, MiB or GiB take the
+ * K/M/G suffix the parser reads. */
+const char *opt_format_default(const struct opt *o, char *buf, size_t len);
+
 /* Option lines for --help, for options in scope. */
-void opt_print_help(FILE *out, const struct opt *opts, size_t n, unsigned scope);
+void opt_print_help(FILE *out, const struct opt_table *const *tables, unsigned scope);
 /* roff .TP entries for the man page. */
-void opt_print_man(FILE *out, const struct opt *opts, size_t n, unsigned scope);
-/* Frees strings and lists the table points into. */
-void opt_free_values(const struct opt *opts, size_t n, void *target);
+void opt_print_man(FILE *out, const struct opt_table *const *tables, unsigned scope);
+/* Frees strings and lists the tables point into. */
+void opt_free_values(const struct opt_table *const *tables, void *target);
 
 #endif

@@ -1,8 +1,11 @@
-/* Everything a run is told: output options and the site's expectations.
+/* Everything a run is told: output options, the site's expectations, the
+ * benchmarks' and the job's options.
  *
- * Values come from, lowest priority first: the defaults below, the config
- * file (/etc/gpuready.conf inside the root, or --config FILE), and the
- * command line. The single option table in settings.c drives the parser,
+ * Values come from, lowest priority first: the defaults in the option
+ * tables, the config file (/etc/gpuready.conf inside the root, or --config
+ * FILE), and the command line. Each consumer owns a table (output.c,
+ * site.c, bench.c, net.c in this directory); a command lists the tables it
+ * reads in its row of the command table, and the tables drive the parser,
  * --help, the man page and the config-file keys. */
 #ifndef GPUREADY_SETTINGS_H
 #define GPUREADY_SETTINGS_H
@@ -50,7 +53,7 @@ struct settings {
 	char *python;      /* interpreter for the PyTorch check */
 	double min_bar1_gib;
 	char *config_note;  /* set by settings_load_config: keys it ignored, for the caller to print */
-	/* benchmarks: nccl-tests' flags (defaults from bench_params_default) */
+	/* benchmarks: nccl-tests' flags */
 	struct {
 		uint64_t min_bytes, max_bytes, step_bytes;
 		int step_factor, iters, warmup, agg, check, average, blocking, root, ngpus, graph, nthreads;
@@ -78,17 +81,24 @@ struct settings {
 	} net;
 };
 
-extern const struct opt settings_opts[];
-extern const size_t settings_n_opts;
+/* The tables, by consumer. */
+extern const struct opt_table output_opts; /* every command: help, sysroot, output, selection */
+extern const struct opt_table site_opts;   /* the site's expectations (checks/expect.h) */
+extern const struct opt_table bench_opts;  /* the collective benchmark: nccl-tests' flags */
+extern const struct opt_table job_opts;    /* ranks and rendezvous of the multi-process commands */
+extern const struct opt_table nccl_opts;   /* gpuready nccl */
+extern const struct opt_table net_opts;    /* bench net: perftest's flags */
+/* All of them, NULL-terminated: defaults, freeing, config-file keys. */
+extern const struct opt_table *const settings_tables[];
 
 void settings_init(struct settings *s);
 void settings_free(struct settings *s);
 
 /* Reads the config file: `path` (from --config, a host path) if given,
- * else /etc/gpuready.conf inside the root (absent is fine). Keys already
- * set on the command line (cli_set, indexed like settings_opts) keep their
- * command-line value. Returns 0 or -errno with *err set. */
-int settings_load_config(struct settings *s, const bool *cli_set, const struct root *r, char **err);
+ * else /etc/gpuready.conf inside the root (absent is fine). Options given
+ * on the command line (cli, may be NULL) keep their command-line value.
+ * Returns 0 or -errno with *err set. */
+int settings_load_config(struct settings *s, const struct opt_seen *cli, const struct root *r, char **err);
 
 /* The site expectations in s, for the checks (pointers into s). */
 struct site_expect settings_expect(const struct settings *s);

@@ -112,11 +112,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 9: {
 		struct settings st;
 		settings_init(&st);
-		for (size_t i = 0; i < settings_n_opts; i++) {
-			char *err = NULL;
-			if (opt_assign(&settings_opts[i], &st, s, &err) < 0)
-				free(err);
-		}
+		for (const struct opt_table *const *t = settings_tables; *t; t++)
+			for (size_t i = 0; i < (*t)->n; i++) {
+				char *err = NULL;
+				if (opt_assign(&(*t)->rows[i], &st, s, &err) < 0)
+					free(err);
+			}
 		settings_free(&st);
 		break;
 	}

@@ -2,13 +2,16 @@
  * settings table with its config-file reader (settings.c, inih).
  *
  * The parser tests use a small table of every option type; the config tests
- * use the real settings_opts and a temporary root holding /etc/gpuready.conf. */
+ * use the real tables (settings_tables) and a temporary root holding /etc/gpuready.conf. */
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "core/options.h"
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "opts/settings.h"
+#include "bench/harness.h"
+#include "bench/net/net.h"
+#include "bench/types.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -38,7 +41,7 @@ static const struct opt topts[] = {
 	{ .name = "verbose", .short_name = 'v', .type = OPT_FLAG, .offset = TOFF(verbose), .help = "Talk more.",
 	  .scope = S_A | S_B },
 	{ .name = "name", .short_name = 'n', .type = OPT_STRING, .offset = TOFF(name), .metavar = "NAME",
-	  .help = "A name.", .def = "none", .key = "name_key", .scope = S_A },
+	  .help = "A name.", .def = OPT_DEF_STR("none"), .key = "name_key", .scope = S_A },
 	{ .name = "num", .short_name = 'N', .type = OPT_INT, .offset = TOFF(num), .help = "Any integer.",
 	  .scope = S_A },
 	{ .name = "level", .type = OPT_INT, .offset = TOFF(level), .metavar = "L", .help = "1 to 5.", .min = 1,
@@ -52,10 +55,12 @@ static const struct opt topts[] = {
 	{ .name = "other-scope", .type = OPT_FLAG, .offset = TOFF(other), .help = "Only for B.", .scope = S_B },
 };
 #define NT (sizeof(topts) / sizeof(topts[0]))
+static const struct opt_table ttable = OPT_TABLE("test", topts);
+static const struct opt_table *const ttabs[] = { &ttable, NULL };
 
 struct run {
 	struct tgt t;
-	bool set[NT];
+	struct opt_seen seen;
 	struct strv pos;
 	char *err;
 	int ret;
@@ -70,7 +75,7 @@ static void parse(struct run *rn, unsigned scope, const char *const *args)
 	char **argv = xcalloc((size_t)argc + 1, sizeof(char *));
 	for (int i = 0; i < argc; i++)
 		argv[i] = xstrdup(args[i]);
-	rn->ret = opt_parse(topts, NT, scope, argc, argv, &rn->t, rn->set, &rn->pos, &rn->err);
+	rn->ret = opt_parse(ttabs, scope, argc, argv, &rn->t, &rn->seen, &rn->pos, &rn->err);
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);
 	free(argv);
@@ -78,7 +83,7 @@ static void parse(struct run *rn, unsigned scope, const char *const *args)
 
 static void run_free(struct run *rn)
 {
-	opt_free_values(topts, NT, &rn->t);
+	opt_free_values(ttabs, &rn->t);
 	strv_free(&rn->pos);
 	free(rn->err);
 	memset(rn, 0, sizeof(*rn));
@@ -115,8 +120,8 @@ static void test_parse_long_short(void **state)
 	assert_int_equal(rn.pos.n, 2);
 	assert_string_equal(rn.pos.v[0], "pos1");
 	assert_string_equal(rn.pos.v[1], "pos2");
-	assert_true(rn.set[0] && rn.set[1] && rn.set[2] && rn.set[3] && rn.set[4]);
-	assert_false(rn.set[5] || rn.set[6] || rn.set[7] || rn.set[8]);
+	assert_true(opt_seen_has(&rn.seen, &topts[0]) && opt_seen_has(&rn.seen, &topts[1]) && opt_seen_has(&rn.seen, &topts[2]) && opt_seen_has(&rn.seen, &topts[3]) && opt_seen_has(&rn.seen, &topts[4]));
+	assert_false(opt_seen_has(&rn.seen, &topts[5]) || opt_seen_has(&rn.seen, &topts[6]) || opt_seen_has(&rn.seen, &topts[7]) || opt_seen_has(&rn.seen, &topts[8]));
 	run_free(&rn);
 
 	/* attached short values, --x=v, an empty value, string replaced */
@@ -140,10 +145,10 @@ static void test_parse_long_short(void **state)
 	struct strv pos = STRV_INIT;
 	char *err = NULL;
 	char *argv[] = { (char *)"--num", (char *)"3", NULL };
-	assert_int_equal(opt_parse(topts, NT, S_A, 2, argv, &t, NULL, &pos, &err), 0);
+	assert_int_equal(opt_parse(ttabs, S_A, 2, argv, &t, NULL, &pos, &err), 0);
 	assert_int_equal(t.num, 3);
 	/* nothing to parse */
-	assert_int_equal(opt_parse(topts, NT, S_A, 0, argv, &t, NULL, &pos, &err), 0);
+	assert_int_equal(opt_parse(ttabs, S_A, 0, argv, &t, NULL, &pos, &err), 0);
 	assert_int_equal(pos.n, 0);
 	assert_null(err);
 }
@@ -276,7 +281,7 @@ static void test_lists(void **state)
 	assert_int_equal(rn.t.list.n, 6);
 	for (size_t i = 0; i < 6; i++)
 		assert_string_equal(rn.t.list.v[i], want[i]);
-	assert_true(rn.set[7]);
+	assert_true(opt_seen_has(&rn.seen, &topts[7]));
 	run_free(&rn);
 	PARSE(&rn, "--list", ",,,");
 	assert_int_equal(rn.ret, 0);
@@ -394,29 +399,42 @@ static void test_assign(void **state)
 	assert_int_equal(t.list.n, 3);
 	assert_null(err);
 
-	opt_free_values(topts, NT, &t);
+	opt_free_values(ttabs, &t);
 	assert_null(t.name);
 	assert_int_equal(t.list.n, 0);
 	assert_null(t.list.v);
-	opt_free_values(topts, NT, &t); /* twice is harmless */
+	opt_free_values(ttabs, &t); /* twice is harmless */
 }
 
-static char *capture(void (*fn)(FILE *, const struct opt *, size_t, unsigned), const struct opt *o, size_t n,
+static char *capture(void (*fn)(FILE *, const struct opt_table *const *, unsigned), const struct opt_table *const *t,
 		     unsigned scope)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	fn(f, o, n, scope);
+	fn(f, t, scope);
 	assert_int_equal(fclose(f), 0);
 	return buf;
+}
+
+/* Every row of every table, in order (filled by main). */
+static const struct opt *all[OPT_SEEN_MAX];
+static size_t n_all;
+
+static void collect_rows(void)
+{
+	for (const struct opt_table *const *t = settings_tables; *t; t++)
+		for (size_t i = 0; i < (*t)->n; i++) {
+			assert_true(n_all < OPT_SEEN_MAX);
+			all[n_all++] = &(*t)->rows[i];
+		}
 }
 
 static void test_print_help(void **state)
 {
 	(void)state;
-	char *h = capture(opt_print_help, topts, NT, S_A);
+	char *h = capture(opt_print_help, ttabs, S_A);
 	assert_non_null(strstr(h, "-f, --flag"));
 	assert_non_null(strstr(h, "-v, --verbose"));
 	assert_non_null(strstr(h, "-n, --name NAME"));
@@ -436,7 +454,7 @@ static void test_print_help(void **state)
 	assert_int_equal(lines, NT - 1);
 	free(h);
 
-	h = capture(opt_print_help, topts, NT, S_B);
+	h = capture(opt_print_help, ttabs, S_B);
 	assert_non_null(strstr(h, "--other-scope"));
 	assert_non_null(strstr(h, "--verbose"));
 	assert_null(strstr(h, "--flag"));
@@ -445,18 +463,18 @@ static void test_print_help(void **state)
 	/* the real table: every option of a scope is shown, with its help */
 	unsigned scopes[] = { SCOPE_CHECK, SCOPE_SNAPSHOT, SCOPE_OTHER, SCOPE_LIST, SCOPE_BENCH, SCOPE_NCCL, SCOPE_NET };
 	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
-		h = capture(opt_print_help, settings_opts, settings_n_opts, scopes[s]);
-		for (size_t i = 0; i < settings_n_opts; i++) {
-			char *name = xasprintf("--%s", settings_opts[i].name);
+		h = capture(opt_print_help, settings_tables, scopes[s]);
+		for (size_t i = 0; i < n_all; i++) {
+			char *name = xasprintf("--%s", all[i]->name);
 			const char *at = strstr(h, name);
 			/* a name may serve two scopes with two meanings (--json) */
 			bool in = false;
-			for (size_t k = 0; k < settings_n_opts; k++)
-				in |= !strcmp(settings_opts[k].name, settings_opts[i].name) && (settings_opts[k].scope & scopes[s]);
+			for (size_t k = 0; k < n_all; k++)
+				in |= !strcmp(all[k]->name, all[i]->name) && (all[k]->scope & scopes[s]);
 			if (in != (at != NULL))
 				fail_msg("help for scope %#x: %s %s", scopes[s], name, in ? "missing" : "shown");
-			if (settings_opts[i].scope & scopes[s])
-				assert_non_null(strstr(h, settings_opts[i].help));
+			if (all[i]->scope & scopes[s])
+				assert_non_null(strstr(h, all[i]->help));
 			free(name);
 		}
 		free(h);
@@ -466,7 +484,7 @@ static void test_print_help(void **state)
 static void test_print_man(void **state)
 {
 	(void)state;
-	char *m = capture(opt_print_man, topts, NT, S_A);
+	char *m = capture(opt_print_man, ttabs, S_A);
 	assert_non_null(strstr(m, ".TP\n\\fB\\-f\\fR, \\fB\\-\\-flag\\fR\nA flag.\n"));
 	assert_non_null(strstr(m, "\\-\\-name\\fR \\fINAME\\fR\n"));
 	assert_non_null(strstr(m, "Default: none."));
@@ -479,17 +497,17 @@ static void test_print_man(void **state)
 	free(m);
 
 	/* the real table: names with '-' are escaped for roff */
-	m = capture(opt_print_man, settings_opts, settings_n_opts, SCOPE_CHECK);
+	m = capture(opt_print_man, settings_tables, SCOPE_CHECK);
 	assert_non_null(strstr(m, "\\-\\-no\\-color"));
 	assert_non_null(strstr(m, "\\-\\-min\\-sockbuf\\fR \\fIBYTES\\fR"));
 	assert_non_null(strstr(m, "\\-\\-link\\-rate"));
 	assert_null(strstr(m, "--"));
-	for (size_t i = 0; i < settings_n_opts; i++) {
-		if (!(settings_opts[i].scope & SCOPE_CHECK))
+	for (size_t i = 0; i < n_all; i++) {
+		if (!(all[i]->scope & SCOPE_CHECK))
 			continue;
 		struct strbuf want = STRBUF_INIT;
 		strbuf_adds(&want, "\\-\\-");
-		for (const char *c = settings_opts[i].name; *c; c++) {
+		for (const char *c = all[i]->name; *c; c++) {
 			if (*c == '-')
 				strbuf_addch(&want, '\\');
 			strbuf_addch(&want, *c);
@@ -508,7 +526,9 @@ static void test_print_man_leading_dot(void **state)
 		{ .name = "dot", .type = OPT_FLAG, .help = ".ig starts a roff request", .scope = 1 },
 		{ .name = "quote", .type = OPT_FLAG, .help = "'br is one too", .scope = 1 },
 	};
-	char *m = capture(opt_print_man, dotted, 2, 1);
+	static const struct opt_table dt = OPT_TABLE("dotted", dotted);
+	static const struct opt_table *const dts[] = { &dt, NULL };
+	char *m = capture(opt_print_man, dts, 1);
 	/* Regression (fixed): options.c roff() says "a leading '.' or '\'' on a line
 	 * escaped" but only escapes '-' and '\\'; a help text starting with
 	 * '.' or '\'' is emitted at the start of a line and read by roff as a
@@ -521,20 +541,23 @@ static void test_print_man_leading_dot(void **state)
 
 /* ---- settings and the config file ---- */
 
-static size_t opt_index(const char *name)
+/* The row of the check commands' option `name`. */
+static const struct opt *check_row(const char *name)
 {
-	for (size_t i = 0; i < settings_n_opts; i++)
-		if (!strcmp(settings_opts[i].name, name))
-			return i;
-	fail_msg("no option %s", name);
-	return 0;
+	const struct opt *o = NULL;
+	for (size_t i = 0; i < n_all && !o; i++)
+		if (!strcmp(all[i]->name, name) && (all[i]->scope & SCOPE_CHECK))
+			o = all[i];
+	if (!o)
+		fail_msg("no option %s", name);
+	return o;
 }
 
 struct cfg {
 	char *dir;
 	struct root *r;
 	struct settings s;
-	bool set[128];
+	struct opt_seen seen;
 	char *err;
 	bool tree; /* read /etc/gpuready.conf inside the root, as for a recorded tree */
 };
@@ -542,7 +565,6 @@ struct cfg {
 static void cfg_open(struct cfg *c, const char *conf)
 {
 	memset(c, 0, sizeof(*c));
-	assert_true(settings_n_opts <= 128);
 	c->dir = tu_mkdtemp();
 	if (conf)
 		tu_write(c->dir, "/etc/gpuready.conf", conf);
@@ -559,7 +581,7 @@ static int cfg_load(struct cfg *c)
 {
 	if (!c->tree && !c->s.config)
 		c->s.config = xasprintf("%s/etc/gpuready.conf", c->dir);
-	return settings_load_config(&c->s, c->set, c->r, &c->err);
+	return settings_load_config(&c->s, &c->seen, c->r, &c->err);
 }
 
 static void cfg_close(struct cfg *c)
@@ -594,26 +616,123 @@ static void test_settings_defaults(void **state)
 	assert_int_equal(s.min_sockbuf, DEFAULT_MIN_SOCKBUF);
 	assert_int_equal(s.mtu, 0);
 	assert_true(s.link_rate == 0);
-	assert_null(s.sysroot);
+	assert_string_equal(s.sysroot, "/");
 	assert_false(s.json);
 	settings_free(&s);
 	/* every option has a name, help, and only numbers have ranges */
-	for (size_t i = 0; i < settings_n_opts; i++) {
-		const struct opt *o = &settings_opts[i];
+	for (size_t i = 0; i < n_all; i++) {
+		const struct opt *o = all[i];
 		assert_non_null(o->name);
 		assert_non_null(o->help);
 		assert_true(o->scope != 0);
 		for (size_t k = 0; k < i; k++) {
 			/* names and letters are unique among the options one command takes */
-			if (!(o->scope & settings_opts[k].scope))
+			if (!(o->scope & all[k]->scope))
 				continue;
-			assert_string_not_equal(o->name, settings_opts[k].name);
+			assert_string_not_equal(o->name, all[k]->name);
 			if (o->short_name)
-				assert_true(o->short_name != settings_opts[k].short_name);
-			if (o->key && settings_opts[k].key)
-				assert_string_not_equal(o->key, settings_opts[k].key);
+				assert_true(o->short_name != all[k]->short_name);
+			if (o->key && all[k]->key)
+				assert_string_not_equal(o->key, all[k]->key);
 		}
 	}
+}
+
+/* Whether row o holds the same value in a and b. */
+static bool same_value(const struct opt *o, const struct settings *a, const struct settings *b)
+{
+	const char *pa = (const char *)a + o->offset, *pb = (const char *)b + o->offset;
+	switch (o->type) {
+	case OPT_FLAG: return *(const bool *)pa == *(const bool *)pb;
+	case OPT_INT: return *(const int *)pa == *(const int *)pb;
+	case OPT_U64: return *(const uint64_t *)pa == *(const uint64_t *)pb;
+	case OPT_DOUBLE: return *(const double *)pa == *(const double *)pb;
+	case OPT_STRING: {
+		const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
+		return sa == sb || (sa && sb && !strcmp(sa, sb));
+	}
+	case OPT_LIST: return ((const struct strv *)pa)->n == ((const struct strv *)pb)->n;
+	}
+	return false;
+}
+
+/* Every row of every table: --help shows a default exactly when the row
+ * has a shown one, and that text, parsed as if given on the command line,
+ * is the value the settings start with; a row without a default starts at
+ * zero. */
+static void test_table_defaults(void **state)
+{
+	(void)state;
+	struct settings init, zero, given;
+	settings_init(&init);
+	memset(&zero, 0, sizeof(zero));
+	for (size_t i = 0; i < n_all; i++) {
+		const struct opt *o = all[i];
+		const struct opt_table one = { .name = "one", .rows = o, .n = 1 };
+		const struct opt_table *const tabs[] = { &one, NULL };
+		char dbuf[32];
+		const char *def = opt_format_default(o, dbuf, sizeof(dbuf));
+		char *h = capture(opt_print_help, tabs, o->scope);
+		const char *after = strstr(h, o->help); /* what follows the row's own text is derived */
+		assert_non_null(after);
+		after += strlen(o->help);
+		char *want = def ? xasprintf(" (default: %s)", def) : NULL;
+		bool ok = want ? !strncmp(after, want, strlen(want)) : !strstr(after, "(default:");
+		if (!ok)
+			fail_msg("--%s: help \"%s\", want %s", o->name, h, want ? want : "no default");
+		free(want);
+		free(h);
+		if (!o->def.set) {
+			if (!same_value(o, &init, &zero))
+				fail_msg("--%s: no default stated, but the settings do not start at zero", o->name);
+			continue;
+		}
+		if (!def)
+			continue; /* hidden: the help text says what the initial value means */
+		settings_init(&given);
+		char *err = NULL;
+		if (opt_assign(o, &given, def, &err) < 0 || !same_value(o, &init, &given))
+			fail_msg("--%s: the documented default '%s' is not the initial value (%s)", o->name, def,
+				 err ? err : "differs");
+		free(err);
+		settings_free(&given);
+	}
+	settings_free(&init);
+}
+
+/* The defaults the tables state through the benchmarks' constants are
+ * the ones the engines use when nobody passes an option. */
+static void test_table_defaults_match_engines(void **state)
+{
+	(void)state;
+	struct settings s;
+	struct bench_params bp;
+	struct net_params np;
+	settings_init(&s);
+	bench_params_default(&bp, COLL_ALL_REDUCE);
+	assert_int_equal(s.bench.min_bytes, bp.min_bytes);
+	assert_int_equal(s.bench.max_bytes, bp.max_bytes);
+	assert_int_equal(s.bench.step_bytes, bp.step_bytes);
+	assert_int_equal(s.bench.step_factor, bp.step_factor);
+	assert_int_equal(s.bench.iters, bp.iters);
+	assert_int_equal(s.bench.warmup, bp.warmup);
+	assert_int_equal(s.bench.agg, bp.agg);
+	assert_int_equal(s.bench.check, bp.check);
+	assert_int_equal(s.bench.average, bp.average);
+	assert_int_equal(s.bench.blocking, bp.blocking);
+	assert_int_equal(s.bench.root, bp.root);
+	assert_int_equal(s.bench.ngpus, bp.ngpus);
+	assert_int_equal(s.bench.graph, bp.graph);
+	assert_true(s.bench.timeout == bp.timeout);
+	assert_int_equal(bp.n_ops, 1);
+	assert_int_equal(redop_parse(s.bench.op), bp.ops[0]);
+	assert_int_equal(bp.n_dtypes, 1);
+	assert_int_equal(dtype_parse(s.bench.dtype), bp.dtypes[0]);
+	net_params_default(&np);
+	assert_int_equal(net_test_parse(s.net.test), np.test);
+	assert_int_equal(s.net.qps, np.qps);
+	assert_int_equal(s.net.tclass, np.tclass);
+	settings_free(&s);
 }
 
 static void test_settings_cli(void **state)
@@ -621,14 +740,14 @@ static void test_settings_cli(void **state)
 	(void)state;
 	struct settings s;
 	settings_init(&s);
-	bool set[128] = { false };
+	struct opt_seen seen = { .n = 0 };
 	struct strv pos = STRV_INIT;
 	char *err = NULL;
 	char *argv[] = { (char *)"--sysroot", (char *)"/snap", (char *)"--json", (char *)"--only", (char *)"rdma.*,nccl.*",
 			 (char *)"--skip=rdma.mtu", (char *)"-v", (char *)"--tos", (char *)"96", (char *)"--link-rate=200",
 			 (char *)"--min-sockbuf", (char *)"1G", (char *)"--mtu", (char *)"4200", (char *)"rdma" };
 	int argc = (int)(sizeof(argv) / sizeof(argv[0]));
-	assert_int_equal(opt_parse(settings_opts, settings_n_opts, SCOPE_CHECK, argc, argv, &s, set, &pos, &err), 0);
+	assert_int_equal(opt_parse(settings_tables, SCOPE_CHECK, argc, argv, &s, &seen, &pos, &err), 0);
 	assert_string_equal(s.sysroot, "/snap");
 	assert_true(s.json);
 	assert_int_equal(s.only.n, 2);
@@ -639,8 +758,8 @@ static void test_settings_cli(void **state)
 	assert_int_equal(s.min_sockbuf, 1ull << 30);
 	assert_int_equal(s.mtu, 4200);
 	assert_int_equal(pos.n, 1);
-	assert_true(set[opt_index("tos")]);
-	assert_false(set[opt_index("strict")]);
+	assert_true(opt_seen_has(&seen, check_row("tos")));
+	assert_false(opt_seen_has(&seen, check_row("strict")));
 	strv_free(&pos);
 	settings_free(&s);
 	assert_null(s.sysroot);
@@ -662,7 +781,7 @@ static void test_settings_cli(void **state)
 		int n = bad[i].a1 ? 2 : 1;
 		int want = strcmp(bad[i].a0, "--strict") ? -EINVAL : 0;
 		err = NULL;
-		assert_int_equal(opt_parse(settings_opts, settings_n_opts, SCOPE_CHECK, n, a, &s, set, &pos, &err),
+		assert_int_equal(opt_parse(settings_tables, SCOPE_CHECK, n, a, &s, &seen, &pos, &err),
 				 want);
 		assert_true((err != NULL) == (want != 0));
 		free(err);
@@ -670,7 +789,7 @@ static void test_settings_cli(void **state)
 	/* snapshot does not take --json */
 	char *snap[] = { (char *)"--json" };
 	err = NULL;
-	assert_int_equal(opt_parse(settings_opts, settings_n_opts, SCOPE_SNAPSHOT, 1, snap, &s, set, &pos, &err),
+	assert_int_equal(opt_parse(settings_tables, SCOPE_SNAPSHOT, 1, snap, &s, &seen, &pos, &err),
 			 -EINVAL);
 	free(err);
 	strv_free(&pos);
@@ -834,7 +953,7 @@ static void test_config_cli_wins(void **state)
 	cfg_open(&c, "tos = 106\nmtu = 9000\nonly = from.file\nprom = /file.prom\n");
 	char *argv[] = { (char *)"--tos", (char *)"96", (char *)"--only", (char *)"from.cli" };
 	struct strv pos = STRV_INIT;
-	assert_int_equal(opt_parse(settings_opts, settings_n_opts, SCOPE_CHECK, 4, argv, &c.s, c.set, &pos, &c.err),
+	assert_int_equal(opt_parse(settings_tables, SCOPE_CHECK, 4, argv, &c.s, &c.seen, &pos, &c.err),
 			 0);
 	assert_int_equal(cfg_load(&c), 0);
 	assert_int_equal(c.s.tos, 96);
@@ -847,13 +966,13 @@ static void test_config_cli_wins(void **state)
 
 	/* a CLI-set key with an invalid value in the file is not even parsed */
 	cfg_open(&c, "tos = garbage\n");
-	c.set[opt_index("tos")] = true;
+	c.seen.v[c.seen.n++] = check_row("tos");
 	c.s.tos = 5;
 	assert_int_equal(cfg_load(&c), 0);
 	assert_int_equal(c.s.tos, 5);
 	cfg_close(&c);
 
-	/* cli_set may be NULL */
+	/* cli may be NULL */
 	cfg_open(&c, "tos = 7\n");
 	assert_int_equal(settings_load_config(&c.s, NULL, c.r, &c.err), 0);
 	assert_int_equal(c.s.tos, 7);
@@ -992,6 +1111,7 @@ static void test_config_long_line(void **state)
 
 int main(void)
 {
+	collect_rows();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_long_short),
 		cmocka_unit_test(test_parse_positional),
@@ -1006,6 +1126,8 @@ int main(void)
 		cmocka_unit_test(test_print_man),
 		cmocka_unit_test(test_print_man_leading_dot),
 		cmocka_unit_test(test_settings_defaults),
+		cmocka_unit_test(test_table_defaults),
+		cmocka_unit_test(test_table_defaults_match_engines),
 		cmocka_unit_test(test_settings_cli),
 		cmocka_unit_test(test_config_keys),
 		cmocka_unit_test(test_config_errors),

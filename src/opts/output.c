@@ -1,0 +1,39 @@
+/* The options every command shares: help, where to read, what to print and
+ * which checks to run. Table rows: core/options.h. */
+#include "opts/settings.h"
+
+#include <stddef.h>
+
+#define OFF(f) offsetof(struct settings, f)
+
+/* --sysroot defaults to "/", the live machine; --json is a flag here and
+ * a FILE in the benchmarks' table (a name may mean two things in two
+ * scopes). */
+static const struct opt output_rows[] = {
+	{ .name = "help", .short_name = 'h', .type = OPT_FLAG, .offset = OFF(help),
+	  .help = "Show help for this command and exit.", .scope = SCOPE_ALL },
+	{ .name = "sysroot", .type = OPT_STRING, .offset = OFF(sysroot), .metavar = "DIR",
+	  .help = "Read every file under DIR instead of / (a snapshot or a test fixture).", .def = OPT_DEF_STR("/"),
+	  .scope = SCOPE_CHECK | SCOPE_SNAPSHOT | SCOPE_TOPO },
+	{ .name = "json", .type = OPT_FLAG, .offset = OFF(json),
+	  .help = "Print the report as JSON on standard output.", .scope = SCOPE_CHECK | SCOPE_TOPO },
+	{ .name = "prom", .type = OPT_STRING, .offset = OFF(prom), .metavar = "FILE",
+	  .help = "Also write the report as Prometheus text exposition to FILE (atomically), for node_exporter's textfile collector.",
+	  .key = "prom", .scope = SCOPE_CHECK },
+	{ .name = "only", .type = OPT_LIST, .offset = OFF(only), .metavar = "PATTERN",
+	  .help = "Run only checks whose ID matches PATTERN (shell glob, comma-separated, repeatable).",
+	  .key = "only", .scope = SCOPE_CHECK | SCOPE_LIST },
+	{ .name = "skip", .type = OPT_LIST, .offset = OFF(skip), .metavar = "PATTERN",
+	  .help = "Do not run checks whose ID matches PATTERN (shell glob, comma-separated, repeatable).",
+	  .key = "skip", .scope = SCOPE_CHECK | SCOPE_LIST },
+	{ .name = "strict", .type = OPT_FLAG, .offset = OFF(strict),
+	  .help = "Count warnings as failures for the exit code.", .key = "strict", .scope = SCOPE_CHECK },
+	{ .name = "no-color", .type = OPT_FLAG, .offset = OFF(no_color),
+	  .help = "Never color the text report (it is colored only on a terminal).", .scope = SCOPE_CHECK },
+	{ .name = "verbose", .short_name = 'v', .type = OPT_FLAG, .offset = OFF(verbose),
+	  .help = "Show the details of passing checks too.", .scope = SCOPE_CHECK | SCOPE_SNAPSHOT },
+	{ .name = "config", .type = OPT_STRING, .offset = OFF(config), .metavar = "FILE",
+	  .help = "Read site expectations from FILE instead of /etc/gpuready.conf (inside the sysroot).",
+	  .scope = SCOPE_CHECK | SCOPE_BENCH },
+};
+const struct opt_table output_opts = OPT_TABLE("output", output_rows);
