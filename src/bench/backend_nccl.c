@@ -1,5 +1,5 @@
 /* The NCCL backend: the collectives on GPUs through libnccl.so.2 and the
- * CUDA driver API, both loaded at run time (bench/nccl_api.h,
+ * CUDA driver API, both loaded at run time (lib/nccl_api.h,
  * lib/cuda_api.h), the way nccl-tests runs them with -g N.
  *
  * A process drives `local` GPUs, ordinals first_gpu .. first_gpu+local-1,
@@ -490,6 +490,36 @@ static const char *const nccl_call[COLL__COUNT] = {
 	[COLL_SENDRECV] = "ncclSend/ncclRecv (sendrecv)",
 };
 
+/* The harness's types and reductions in NCCL's enums (lib/nccl_api.h);
+ * 0, or -ENOTSUP with why (bfloat16 and avg need NCCL 2.10). */
+static int nccl_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDataType_t *ret_t, ncclRedOp_t *ret_op,
+		    char *why, size_t size)
+{
+	static const ncclDataType_t types[DT__COUNT] = {
+		[DT_INT8] = ncclInt8,     [DT_UINT8] = ncclUint8,     [DT_INT32] = ncclInt32,
+		[DT_UINT32] = ncclUint32, [DT_INT64] = ncclInt64,     [DT_UINT64] = ncclUint64,
+		[DT_HALF] = ncclFloat16,  [DT_FLOAT] = ncclFloat32,   [DT_DOUBLE] = ncclFloat64,
+		[DT_BFLOAT16] = ncclBfloat16,
+	};
+	static const ncclRedOp_t ops[OP__COUNT] = {
+		[OP_SUM] = ncclSum, [OP_PROD] = ncclProd, [OP_MAX] = ncclMax, [OP_MIN] = ncclMin, [OP_AVG] = ncclAvg,
+	};
+	bool old = api->code < NCCL_VERSION_CODE(2, 10, 0);
+
+	if ((unsigned)t >= DT__COUNT || (unsigned)op >= OP__COUNT) {
+		snprintf(why, size, "unknown data type %d or reduction %d", (int)t, (int)op);
+		return -EINVAL;
+	}
+	if (old && (t == DT_BFLOAT16 || op == OP_AVG)) {
+		snprintf(why, size, "%s needs NCCL 2.10 or newer; this is %s", t == DT_BFLOAT16 ? "bfloat16" : "avg",
+			 api->version);
+		return -ENOTSUP;
+	}
+	*ret_t = types[t];
+	*ret_op = ops[op];
+	return 0;
+}
+
 static int nccl_run(struct backend *b, enum coll c, void *const *send, void *const *recv, size_t count, enum dtype t,
 		    enum redop op, int root)
 {
@@ -501,7 +531,7 @@ static int nccl_run(struct backend *b, enum coll c, void *const *send, void *con
 		backend_set_error(b, "nccl: unknown collective %d", (int)c);
 		return -EINVAL;
 	}
-	if (nccl_api_map(&n->nccl, t, op, &a.t, &a.op, why, sizeof(why)) < 0) {
+	if (nccl_map(&n->nccl, t, op, &a.t, &a.op, why, sizeof(why)) < 0) {
 		backend_set_error(b, "nccl: %s", why);
 		return -ENOTSUP;
 	}

@@ -6,7 +6,7 @@
 #define GPUREADY_BENCH_BACKEND_NCCL_INT_H
 
 #include "bench/backend.h"
-#include "bench/nccl_api.h"
+#include "lib/nccl_api.h"
 #include "lib/cuda_api.h"
 
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* src/bench/nccl_api.h against NCCL's nccl.h (see abi.h): the result,
+/* src/lib/nccl_api.h against NCCL's nccl.h (see abi.h): the result,
  * reduction and data type codes, the unique ID and communicator handle,
  * the fields of the 2.14 communicator configuration gpuready fills (a
  * prefix of every later ncclConfig_t), and every entry point's prototype.
@@ -21,7 +21,7 @@
 #endif
 #endif
 #else
-#include "bench/nccl_api.h"
+#include "lib/nccl_api.h"
 
 #include <stdio.h>
 #define ABI_NCCL_VERSION NCCL_VERSION_CODE
@@ -135,7 +135,7 @@ int main(void)
 	if (skip)
 		return skip;
 	int bad = abi_compare("NCCL", ours, ABI_N(ours), runtime, &abi_nccl_real, NULL);
-	bad += abi_cover("NCCL", "src/bench/nccl_api.h", ours, ABI_N(ours), runtime, members, ABI_N(members),
+	bad += abi_cover("NCCL", "src/lib/nccl_api.h", ours, ABI_N(ours), runtime, members, ABI_N(members),
 			 except);
 	return bad ? 1 : 0;
 }

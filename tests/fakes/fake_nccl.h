@@ -4,7 +4,7 @@
 #ifndef GPUREADY_FAKE_NCCL_H
 #define GPUREADY_FAKE_NCCL_H
 
-#include "bench/nccl_api.h"
+#include "lib/nccl_api.h"
 
 #include <stddef.h>
 

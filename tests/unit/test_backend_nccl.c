@@ -20,7 +20,7 @@
 #include "testutil.h"
 
 #include "bench/backend.h"
-#include "bench/nccl_api.h"
+#include "lib/nccl_api.h"
 #include "core/spawn.h"
 #include "core/strbuf.h"
 

@@ -2,7 +2,7 @@
  * nccl_api.h for where the library is looked for and which NCCL release
  * each declaration comes from. */
 #define _GNU_SOURCE
-#include "bench/nccl_api.h"
+#include "lib/nccl_api.h"
 #include "core/cleanup.h"
 #include "core/spawn.h"
 
@@ -219,34 +219,6 @@ void nccl_api_unload(struct nccl_api *api)
 bool nccl_api_has_nonblocking_init(const struct nccl_api *api)
 {
 	return api->comm_init_rank_config && api->code >= NCCL_VERSION_CODE(2, 14, 0);
-}
-
-int nccl_api_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDataType_t *ret_t, ncclRedOp_t *ret_op,
-		 char *why, size_t size)
-{
-	static const ncclDataType_t types[DT__COUNT] = {
-		[DT_INT8] = ncclInt8,     [DT_UINT8] = ncclUint8,     [DT_INT32] = ncclInt32,
-		[DT_UINT32] = ncclUint32, [DT_INT64] = ncclInt64,     [DT_UINT64] = ncclUint64,
-		[DT_HALF] = ncclFloat16,  [DT_FLOAT] = ncclFloat32,   [DT_DOUBLE] = ncclFloat64,
-		[DT_BFLOAT16] = ncclBfloat16,
-	};
-	static const ncclRedOp_t ops[OP__COUNT] = {
-		[OP_SUM] = ncclSum, [OP_PROD] = ncclProd, [OP_MAX] = ncclMax, [OP_MIN] = ncclMin, [OP_AVG] = ncclAvg,
-	};
-	bool old = api->code < NCCL_VERSION_CODE(2, 10, 0);
-
-	if ((unsigned)t >= DT__COUNT || (unsigned)op >= OP__COUNT) {
-		snprintf(why, size, "unknown data type %d or reduction %d", (int)t, (int)op);
-		return -EINVAL;
-	}
-	if (old && (t == DT_BFLOAT16 || op == OP_AVG)) {
-		snprintf(why, size, "%s needs NCCL 2.10 or newer; this is %s", t == DT_BFLOAT16 ? "bfloat16" : "avg",
-			 api->version);
-		return -ENOTSUP;
-	}
-	*ret_t = types[t];
-	*ret_op = ops[op];
-	return 0;
 }
 
 /* ncclGetLastError is optional (NCCL 2.13+). NCCL's documentation: it

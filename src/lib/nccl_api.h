@@ -26,7 +26,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "bench/types.h"
 #include "lib/cuda_api.h"
 #include "core/dl.h"
 #include "core/strbuf.h"
@@ -173,11 +172,6 @@ int nccl_version_decode(int code, int *major, int *minor, int *patch);
 /* Whether the loaded NCCL can initialise a communicator without blocking
  * (ncclCommInitRankConfig with blocking = 0: 2.14+). */
 bool nccl_api_has_nonblocking_init(const struct nccl_api *api);
-
-/* Maps the harness's types and ops; returns 0, or -ENOTSUP with why
- * (bfloat16 and avg need NCCL 2.10). */
-int nccl_api_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDataType_t *ret_t, ncclRedOp_t *ret_op,
-		 char *why, size_t size);
 
 /* "fn: <ncclGetErrorString> (n)", plus "; NCCL's last error: <text>" from
  * ncclGetLastError(comm) when the library has it (NCCL 2.13+; comm may be
