@@ -13,6 +13,7 @@
 #ifndef GPUREADY_INVENTORY_H
 #define GPUREADY_INVENTORY_H
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -130,7 +131,9 @@ const struct netdev *net_find(const struct net_info *n, const char *name);
 
 struct rdma_gid {
 	unsigned index;
-	char *gid;          /* text as in sysfs */
+	char *gid;          /* text as in sysfs, for messages */
+	struct in6_addr addr; /* the text in binary (rdma_gid_parse); zero if !parsed */
+	bool parsed;        /* the text is an IPv6 address */
 	char *type;         /* "RoCE v2", "IB/RoCE v1"; NULL unknown */
 	char *ndev;         /* NULL unknown */
 };
@@ -198,6 +201,28 @@ struct rdma_info {
 };
 
 const struct rdma_dev *rdma_find(const struct rdma_info *r, const char *name);
+
+/* Moves (*dev, *port) to the first port at or after it, passing over
+ * devices without ports; false once past the last device. */
+bool rdma_port_step(const struct rdma_info *ri, size_t *dev, size_t *port);
+
+/* Every port of every RDMA device: devices in the order rdma_load() listed
+ * them, each device's ports in port number order; devices without ports
+ * are passed over. d and p are the caller's pointers (const or not), set
+ * on each turn; ri is evaluated more than once. One loop, so break and
+ * continue act on it. */
+#define for_each_rdma_port(ri, d, p)                                                                            \
+	for (size_t rdma_it_dev_ = 0, rdma_it_port_ = 0;                                                        \
+	     rdma_port_step((ri), &rdma_it_dev_, &rdma_it_port_) &&                                             \
+	     ((d) = &(ri)->v[rdma_it_dev_], (p) = &(d)->ports[rdma_it_port_], true);                            \
+	     rdma_it_port_++)
+
+/* Parses g->gid, the text sysfs prints (eight groups of four hex digits,
+ * linux drivers/infiniband/core/sysfs.c show_port_gid, "%pI6"), with
+ * inet_pton(3) AF_INET6 into g->addr; sets and returns g->parsed. Text that
+ * is no IPv6 address leaves g->addr zero: every IN6_IS_ADDR_* test on it
+ * is then to be guarded by g->parsed. */
+bool rdma_gid_parse(struct rdma_gid *g);
 
 /* ---- persistence of rdma_cm ToS (systemd units, udev rules, scripts) ---- */
 

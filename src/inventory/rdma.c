@@ -12,16 +12,30 @@
 #include "core/parse.h"
 #include "core/readers.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool gid_is_zero(const char *g)
+/* An all-zero GID is an empty table entry (the kernel prints zeros for an
+ * unused index, linux drivers/infiniband/core/sysfs.c show_port_gid). Text
+ * that does not parse counts as empty when it holds only '0' and ':'. */
+static bool gid_is_zero(const struct rdma_gid *g)
 {
-	for (; *g; g++)
-		if (*g != '0' && *g != ':')
+	if (g->parsed)
+		return IN6_IS_ADDR_UNSPECIFIED(&g->addr);
+	for (const char *s = g->gid; *s; s++)
+		if (*s != '0' && *s != ':')
 			return false;
 	return true;
+}
+
+bool rdma_gid_parse(struct rdma_gid *g)
+{
+	struct in6_addr a = IN6ADDR_ANY_INIT;
+	g->parsed = g->gid && inet_pton(AF_INET6, g->gid, &a) == 1;
+	g->addr = g->parsed ? a : (struct in6_addr)IN6ADDR_ANY_INIT;
+	return g->parsed;
 }
 
 static int cmp_num(const void *a, const void *b)
@@ -84,16 +98,17 @@ static void load_gids(const struct root *r, const char *pdir, struct rdma_port *
 	p->gid_types_known = root_exists(r, tdir);
 	p->gids = xcalloc(idx.n, sizeof(*p->gids));
 	for (size_t i = 0; i < idx.n; i++) {
-		char *g = NULL;
-		if (read_str(r, &g, "%s/%s", gdir, idx.v[i]) < 0)
+		struct rdma_gid *e = &p->gids[p->n_gids];
+		if (read_str(r, &e->gid, "%s/%s", gdir, idx.v[i]) < 0)
 			continue;
-		if (gid_is_zero(g)) {
-			free(g);
+		rdma_gid_parse(e);
+		if (gid_is_zero(e)) {
+			free(e->gid);
+			*e = (struct rdma_gid){ 0 };
 			continue;
 		}
-		struct rdma_gid *e = &p->gids[p->n_gids++];
+		p->n_gids++;
 		e->index = (unsigned)strtoul(idx.v[i], NULL, 10);
-		e->gid = g;
 		char *s = NULL;
 		if (read_str(r, &s, "%s/%s", tdir, idx.v[i]) == 0)
 			e->type = s;
@@ -272,25 +287,31 @@ int rdma_load(const struct root *r, struct rdma_info *ri)
 
 int rdma_cm_load(const struct root *r, struct rdma_info *ri)
 {
+	struct rdma_dev *d;
+	struct rdma_port *p;
 	ri->configfs_present = root_exists(r, "/sys/kernel/config/rdma_cm");
-	for (size_t i = 0; i < ri->n; i++) {
-		struct rdma_dev *d = &ri->v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			struct rdma_port *p = &d->ports[k];
-			_cleanup_free_ char *dir =
-				xasprintf("/sys/kernel/config/rdma_cm/%s/ports/%u", d->name, p->num);
-			uint64_t tos;
-			p->roce_tos_err = read_u64(r, &tos, "%s/default_roce_tos", dir);
-			if (p->roce_tos_err == 0) {
-				if (tos > 255)
-					p->roce_tos_err = -ERANGE;
-				else
-					p->roce_tos = (int)tos;
-			}
-			read_str(r, &p->roce_mode, "%s/default_roce_mode", dir);
+	for_each_rdma_port(ri, d, p) {
+		_cleanup_free_ char *dir = xasprintf("/sys/kernel/config/rdma_cm/%s/ports/%u", d->name, p->num);
+		uint64_t tos;
+		p->roce_tos_err = read_u64(r, &tos, "%s/default_roce_tos", dir);
+		if (p->roce_tos_err == 0) {
+			if (tos > 255)
+				p->roce_tos_err = -ERANGE;
+			else
+				p->roce_tos = (int)tos;
 		}
+		read_str(r, &p->roce_mode, "%s/default_roce_mode", dir);
 	}
 	return 0;
+}
+
+bool rdma_port_step(const struct rdma_info *ri, size_t *dev, size_t *port)
+{
+	while (*dev < ri->n && *port >= ri->v[*dev].n_ports) {
+		(*dev)++;
+		*port = 0;
+	}
+	return *dev < ri->n;
 }
 
 const struct rdma_dev *rdma_find(const struct rdma_info *r, const char *name)

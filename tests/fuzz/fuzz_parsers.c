@@ -92,7 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 6: {
 		char ip[32];
-		sink += gid_ipv4(s, ip, sizeof(ip)) + gid_link_local(s);
+		struct rdma_gid g = { .gid = s };
+		sink += rdma_gid_parse(&g);
+		sink += gid_ipv4(&g, ip, sizeof(ip)) + gid_link_local(&g);
 		sink += is_pci_bdf(s);
 		break;
 	}

@@ -84,25 +84,54 @@ static void test_roce_mtu(void **state)
 	assert_int_equal(roce_active_mtu(-1), 0);
 }
 
+/* A GID as the inventory holds it: the text and its parsed address. */
+static struct rdma_gid gid_of(unsigned index, const char *text, const char *type)
+{
+	struct rdma_gid g = { .index = index, .gid = (char *)text, .type = (char *)type };
+	rdma_gid_parse(&g);
+	return g;
+}
+
+static bool ipv4_of(const char *text, char *ip, size_t size)
+{
+	struct rdma_gid g = gid_of(0, text, NULL);
+	return gid_ipv4(&g, ip, size);
+}
+
+static bool link_local(const char *text)
+{
+	struct rdma_gid g = gid_of(0, text, NULL);
+	return gid_link_local(&g);
+}
+
 static void test_gids(void **state)
 {
 	(void)state;
 	char ip[32];
-	assert_true(gid_ipv4("0000:0000:0000:0000:0000:ffff:0a00:0001", ip, sizeof(ip)));
+	assert_true(ipv4_of("0000:0000:0000:0000:0000:ffff:0a00:0001", ip, sizeof(ip)));
 	assert_string_equal(ip, "10.0.0.1");
-	assert_true(gid_ipv4("0000:0000:0000:0000:0000:ffff:c0a8:6401", ip, sizeof(ip)));
+	assert_true(ipv4_of("0000:0000:0000:0000:0000:ffff:c0a8:6401", ip, sizeof(ip)));
 	assert_string_equal(ip, "192.168.100.1");
-	assert_false(gid_ipv4("fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", ip, sizeof(ip)));
-	assert_false(gid_ipv4("garbage", ip, sizeof(ip)));
-	assert_false(gid_ipv4("0000:0000:0000:0000:0000:ffff:0a00", ip, sizeof(ip)));
-	assert_false(gid_ipv4("0000:0000:0000:0000:0000:ffff:0a00:0001:0000", ip, sizeof(ip)));
-	assert_true(gid_link_local("fe80:0000:0000:0000:bace:f6ff:fea1:b2c4"));
-	assert_false(gid_link_local("2001:0db8:0000:0000:0000:0000:0000:0001"));
+	assert_true(ipv4_of("0000:0000:0000:0000:0000:ffff:0a00:0001", NULL, 0));
+	assert_false(ipv4_of("fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", ip, sizeof(ip)));
+	/* IPv4-compatible (::a.b.c.d) and the multicast form are not IPv4-mapped */
+	assert_false(ipv4_of("0000:0000:0000:0000:0000:0000:0a00:0001", ip, sizeof(ip)));
+	assert_false(ipv4_of("ff0e:0000:0000:0000:0000:ffff:0a00:0001", ip, sizeof(ip)));
+	/* text that does not parse is neither IPv4-mapped nor link-local */
+	assert_false(ipv4_of("garbage", ip, sizeof(ip)));
+	assert_false(ipv4_of("0000:0000:0000:0000:0000:ffff:0a00", ip, sizeof(ip)));
+	assert_false(ipv4_of("0000:0000:0000:0000:0000:ffff:0a00:0001:0000", ip, sizeof(ip)));
+	assert_false(link_local("fe80:0000:0000:0000:bace:f6ff:fea1"));
+	assert_false(link_local("fe80:garbage"));
+	assert_true(link_local("fe80:0000:0000:0000:bace:f6ff:fea1:b2c4"));
+	assert_true(link_local("febf:0000:0000:0000:0000:0000:0000:0001")); /* fe80::/10 */
+	assert_false(link_local("fec0:0000:0000:0000:0000:0000:0000:0001"));
+	assert_false(link_local("2001:0db8:0000:0000:0000:0000:0000:0001"));
 
 	struct rdma_gid g[3] = {
-		{ .index = 0, .gid = "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", .type = "IB/RoCE v1" },
-		{ .index = 1, .gid = "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", .type = "RoCE v2" },
-		{ .index = 3, .gid = "0000:0000:0000:0000:0000:ffff:0a00:0001", .type = "RoCE v2" },
+		gid_of(0, "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", "IB/RoCE v1"),
+		gid_of(1, "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", "RoCE v2"),
+		gid_of(3, "0000:0000:0000:0000:0000:ffff:0a00:0001", "RoCE v2"),
 	};
 	struct rdma_port p = { .gids = g, .n_gids = 3 };
 	assert_ptr_equal(port_best_gid(&p), &g[2]);
@@ -110,6 +139,52 @@ static void test_gids(void **state)
 	assert_null(port_gid(&p, 2));
 	p.n_gids = 2; /* only link-local: no best GID */
 	assert_null(port_best_gid(&p));
+
+	/* An IPv4-mapped GID wins over one that does not parse; without it,
+	 * the unparsed RoCE v2 GID counts as not link-local, as the text
+	 * parser before did. */
+	struct rdma_gid m[2] = {
+		gid_of(0, "not a gid", "RoCE v2"),
+		gid_of(1, "0000:0000:0000:0000:0000:ffff:0a00:0001", "RoCE v2"),
+	};
+	struct rdma_port q = { .gids = m, .n_gids = 2 };
+	assert_false(m[0].parsed);
+	assert_ptr_equal(port_best_gid(&q), &m[1]);
+	q.n_gids = 1;
+	assert_ptr_equal(port_best_gid(&q), &m[0]);
+}
+
+/* NCCL's own GID choice: the first RoCE v2 GID in the family, inside
+ * NCCL_IB_ADDR_RANGE when that is an IPv4 CIDR. */
+static void test_auto_gid_index(void **state)
+{
+	(void)state;
+	struct rdma_gid g[4] = {
+		gid_of(0, "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4", "RoCE v2"),
+		gid_of(1, "0000:0000:0000:0000:0000:ffff:0a00:0001", "IB/RoCE v1"),
+		gid_of(2, "0000:0000:0000:0000:0000:ffff:0a00:0001", "RoCE v2"),
+		gid_of(3, "0000:0000:0000:0000:0000:ffff:c0a8:6401", "RoCE v2"),
+	};
+	struct rdma_port p = { .gids = g, .n_gids = 4 };
+	struct nccl_var vars[2] = {
+		{ .name = "NCCL_IB_ADDR_RANGE", .value = "192.168.100.0/24", .source = "environment" },
+		{ .name = "NCCL_IB_ADDR_FAMILY", .value = "AF_INET6", .source = "environment" },
+	};
+	struct inventory inv = { 0 };
+	const char *why = "unset";
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 2);
+	assert_null(why);
+	inv.nccl = (struct nccl_config){ .v = vars, .n = 1 };
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 3);
+	vars[0].value = "10.0.0.1/32";
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 2);
+	vars[0].value = "172.16.0.0/12"; /* no GID inside: NCCL stays on 0 */
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 0);
+	vars[0].value = "fd00::/8";
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 2);
+	assert_non_null(why);
+	inv.nccl.v = &vars[1]; /* AF_INET6: the first v2 GID that is not IPv4-mapped */
+	assert_int_equal(nccl_auto_gid_index(&inv, &p, &why), 0);
 }
 
 static void test_tos(void **state)
@@ -172,7 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_parse), cmocka_unit_test(test_list_rules), cmocka_unit_test(test_roce_mtu),
 		cmocka_unit_test(test_gids),       cmocka_unit_test(test_tos),        cmocka_unit_test(test_models),
-		cmocka_unit_test(test_nccl_int),
+		cmocka_unit_test(test_nccl_int),   cmocka_unit_test(test_auto_gid_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,12 +229,143 @@ static void test_empty_root(void **state)
 	free(t);
 }
 
+/* Walks ri with for_each_rdma_port into "dev/port" labels. */
+static void walk(const struct rdma_info *ri, struct strv *out)
+{
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(ri, d, p)
+		strv_push(out, xasprintf("%s/%u", d->name, p->num));
+}
+
+static void test_port_iterator(void **state)
+{
+	(void)state;
+	struct strv got = STRV_INIT;
+	struct rdma_info empty = { 0 };
+	walk(&empty, &got);
+	assert_int_equal(got.n, 0);
+
+	struct rdma_port p0[] = { { .num = 1 }, { .num = 2 } }, p2[] = { { .num = 1 } };
+	struct rdma_dev none[] = { { .name = "scif0" } };
+	struct rdma_info only_empty = { .v = none, .n = 1 };
+	walk(&only_empty, &got);
+	assert_int_equal(got.n, 0);
+
+	/* devices without ports first, between and last are passed over */
+	struct rdma_dev devs[] = {
+		{ .name = "scif0" },
+		{ .name = "mlx4_0", .ports = p0, .n_ports = 2 },
+		{ .name = "mlx5_9" },
+		{ .name = "mlx5_0", .ports = p2, .n_ports = 1 },
+		{ .name = "siw0" },
+	};
+	struct rdma_info ri = { .v = devs, .n = ARRAY_SIZE(devs) };
+	walk(&ri, &got);
+	tu_expect_strv(&got, (const char *const[]){ "mlx4_0/1", "mlx4_0/2", "mlx5_0/1" }, 3, "ports in order");
+	strv_free(&got);
+
+	/* break leaves the walk; continue goes on with the next port */
+	const struct rdma_dev *d = NULL;
+	const struct rdma_port *p = NULL;
+	size_t seen = 0;
+	for_each_rdma_port(&ri, d, p) {
+		seen++;
+		if (p->num == 2)
+			break;
+	}
+	assert_int_equal(seen, 2);
+	assert_string_equal(d->name, "mlx4_0");
+	seen = 0;
+	for_each_rdma_port(&ri, d, p) {
+		if (p->num == 1)
+			continue;
+		seen++;
+	}
+	assert_int_equal(seen, 1);
+
+	/* the same walk, writable */
+	struct rdma_dev *wd;
+	struct rdma_port *wp;
+	for_each_rdma_port(&ri, wd, wp)
+		wp->roce_tos = (int)wp->num;
+	assert_int_equal(p0[1].roce_tos, 2);
+	assert_int_equal(p2[0].roce_tos, 1);
+}
+
+static void test_gid_parse(void **state)
+{
+	(void)state;
+	struct rdma_gid g = { .gid = "0000:0000:0000:0000:0000:ffff:0a00:0001" };
+	assert_true(rdma_gid_parse(&g));
+	assert_true(IN6_IS_ADDR_V4MAPPED(&g.addr));
+	assert_int_equal(g.addr.s6_addr[12], 10);
+	assert_int_equal(g.addr.s6_addr[15], 1);
+	g.gid = "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4";
+	assert_true(rdma_gid_parse(&g));
+	assert_true(IN6_IS_ADDR_LINKLOCAL(&g.addr));
+	assert_false(IN6_IS_ADDR_V4MAPPED(&g.addr));
+	g.gid = "0000:0000:0000:0000:0000:0000:0000:0000";
+	assert_true(rdma_gid_parse(&g));
+	assert_true(IN6_IS_ADDR_UNSPECIFIED(&g.addr));
+	/* malformed: not parsed, and the address left zero */
+	const char *bad[] = { "garbage", "", "fe80:0000:0000:0000:bace:f6ff:fea1", "fe80::1::2",
+			      "0000:0000:0000:0000:0000:ffff:0a00:0001:0000", "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4\n" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		g.gid = (char *)bad[i];
+		assert_false(rdma_gid_parse(&g));
+		assert_false(g.parsed);
+		assert_true(IN6_IS_ADDR_UNSPECIFIED(&g.addr));
+	}
+	g.gid = NULL;
+	assert_false(rdma_gid_parse(&g));
+}
+
+/* The GID table as sysfs shows it: zero entries are unused and left out;
+ * text that does not parse is kept, unparsed, unless it is all zeros. */
+static void test_gid_table(void **state)
+{
+	(void)state;
+	char *t = tu_mkdtemp();
+	static const char *const gids[][2] = {
+		{ "0", "fe80:0000:0000:0000:bace:f6ff:fea1:b2c4\n" },
+		{ "1", "0000:0000:0000:0000:0000:0000:0000:0000\n" },
+		{ "2", "0000:0000:0000:0000:0000:ffff:0a00:0001\n" },
+		{ "3", "not a gid\n" },
+		{ "4", "0:0\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(gids); i++) {
+		char *p = xasprintf("sys/class/infiniband/mlx5_0/ports/1/gids/%s", gids[i][0]);
+		tu_write(t, p, gids[i][1]);
+		free(p);
+	}
+	struct inventory *inv = load(t);
+	const struct rdma_dev *d = rdma_find(&inv->rdma, "mlx5_0");
+	assert_non_null(d);
+	assert_int_equal(d->n_ports, 1);
+	const struct rdma_port *p = &d->ports[0];
+	assert_int_equal(p->n_gids, 3);
+	assert_true(port_gid(p, 0)->parsed);
+	assert_true(IN6_IS_ADDR_LINKLOCAL(&port_gid(p, 0)->addr));
+	assert_null(port_gid(p, 1));
+	assert_true(IN6_IS_ADDR_V4MAPPED(&port_gid(p, 2)->addr));
+	assert_string_equal(port_gid(p, 2)->gid, "0000:0000:0000:0000:0000:ffff:0a00:0001");
+	assert_false(port_gid(p, 3)->parsed);
+	assert_string_equal(port_gid(p, 3)->gid, "not a gid");
+	assert_null(port_gid(p, 4));
+	inventory_free(inv);
+	tu_rmtree(t);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy_h100),   cmocka_unit_test(test_mlx4_two_ports_one_function),
 		cmocka_unit_test(test_nccl_precedence), cmocka_unit_test(test_ib_ports),
 		cmocka_unit_test(test_link_stand_ins), cmocka_unit_test(test_empty_root),
+		cmocka_unit_test(test_port_iterator),  cmocka_unit_test(test_gid_parse),
+		cmocka_unit_test(test_gid_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

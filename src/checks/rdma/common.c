@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,43 +102,29 @@ int roce_active_mtu(int64_t netdev_mtu)
 	return 0;
 }
 
-/* Parses a sysfs GID into 8 16-bit groups. */
-static bool gid_groups(const char *gid, unsigned g[8])
+/* The IPv4 address of an IPv4-mapped GID, host order. */
+static bool gid_v4addr(const struct rdma_gid *g, uint32_t *ip)
 {
-	unsigned n = 0;
-	const char *s = gid;
-	while (n < 8) {
-		char *end;
-		unsigned long v = strtoul(s, &end, 16);
-		if (end == s || v > 0xffff)
-			return false;
-		g[n++] = (unsigned)v;
-		if (n < 8) {
-			if (*end != ':')
-				return false;
-			s = end + 1;
-		} else if (*end && *end != '\n') {
-			return false;
-		}
-	}
+	if (!g->parsed || !IN6_IS_ADDR_V4MAPPED(&g->addr))
+		return false;
+	const uint8_t *b = g->addr.s6_addr;
+	*ip = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
 	return true;
 }
 
-bool gid_ipv4(const char *gid, char *buf, size_t size)
+bool gid_ipv4(const struct rdma_gid *g, char *buf, size_t size)
 {
-	unsigned g[8];
-	if (!gid_groups(gid, g))
+	uint32_t ip;
+	if (!gid_v4addr(g, &ip))
 		return false;
-	if (g[0] || g[1] || g[2] || g[3] || g[4] || g[5] != 0xffff)
-		return false;
-	snprintf(buf, size, "%u.%u.%u.%u", g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff);
+	if (buf)
+		snprintf(buf, size, "%u.%u.%u.%u", ip >> 24, ip >> 16 & 0xff, ip >> 8 & 0xff, ip & 0xff);
 	return true;
 }
 
-bool gid_link_local(const char *gid)
+bool gid_link_local(const struct rdma_gid *g)
 {
-	unsigned g[8];
-	return gid_groups(gid, g) && (g[0] & 0xffc0) == 0xfe80;
+	return g->parsed && IN6_IS_ADDR_LINKLOCAL(&g->addr);
 }
 
 bool gid_is_v2(const struct rdma_gid *g)
@@ -147,12 +134,11 @@ bool gid_is_v2(const struct rdma_gid *g)
 
 const struct rdma_gid *port_best_gid(const struct rdma_port *p)
 {
-	char ip[32];
 	for (size_t i = 0; i < p->n_gids; i++)
-		if (gid_is_v2(&p->gids[i]) && gid_ipv4(p->gids[i].gid, ip, sizeof(ip)))
+		if (gid_is_v2(&p->gids[i]) && gid_ipv4(&p->gids[i], NULL, 0))
 			return &p->gids[i];
 	for (size_t i = 0; i < p->n_gids; i++)
-		if (gid_is_v2(&p->gids[i]) && !gid_link_local(p->gids[i].gid))
+		if (gid_is_v2(&p->gids[i]) && !gid_link_local(&p->gids[i]))
 			return &p->gids[i];
 	return NULL;
 }
@@ -189,16 +175,12 @@ unsigned nccl_auto_gid_index(const struct inventory *inv, const struct rdma_port
 	}
 	for (size_t i = 0; i < p->n_gids; i++) {
 		const struct rdma_gid *g = &p->gids[i];
-		char ip[32];
-		bool is4 = gid_ipv4(g->gid, ip, sizeof(ip));
+		uint32_t ip = 0;
+		bool is4 = gid_v4addr(g, &ip);
 		if (!g->type || strcmp(g->type, want) || is4 == v6)
 			continue;
-		if (have_range && is4) {
-			unsigned a, b, c, d;
-			sscanf(ip, "%u.%u.%u.%u", &a, &b, &c, &d);
-			if (((a << 24 | b << 16 | c << 8 | d) & mask) != net)
-				continue;
-		}
+		if (have_range && is4 && (ip & mask) != net)
+			continue;
 		return g->index;
 	}
 	return 0;

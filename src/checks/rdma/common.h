@@ -44,10 +44,12 @@ int roce_active_mtu(int64_t netdev_mtu);
 /* Smallest netdev MTU that gives the RoCE maximum of 4096: 4096 + 96. */
 #define ROCE_MTU_FOR_4096 4192
 
-/* GID helpers. Writes dotted IPv4 into buf for IPv4-mapped GIDs
- * (::ffff:a.b.c.d) and returns true. */
-bool gid_ipv4(const char *gid, char *buf, size_t size);
-bool gid_link_local(const char *gid); /* fe80::/10 */
+/* GID helpers, on the address the inventory parsed (rdma_gid_parse); a
+ * GID whose text did not parse is neither IPv4-mapped nor link-local.
+ * gid_ipv4: is it IPv4-mapped (::ffff:a.b.c.d, RFC 4291 2.5.5.2)? If so,
+ * writes the dotted IPv4 into buf (buf may be NULL). */
+bool gid_ipv4(const struct rdma_gid *g, char *buf, size_t size);
+bool gid_link_local(const struct rdma_gid *g); /* fe80::/10 */
 bool gid_is_v2(const struct rdma_gid *g);
 /* The GID NCCL >= 2.21 and perftest choose by default: RoCE v2 with an
  * IPv4-mapped address, else RoCE v2 global IPv6. NULL if none. */

@@ -18,31 +18,29 @@ static int run(struct check_ctx *c)
 {
 	char lbl[96];
 	size_t ports = 0;
-	for (size_t i = 0; i < c->inv->rdma.n; i++) {
-		const struct rdma_dev *d = &c->inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			port_label(d, p, lbl, sizeof(lbl));
-			ports++;
-			if (p->n_hw_counters == 0) {
-				check_add(c, STATUS_SKIP, lbl, "no hw_counters (only some drivers, e.g. mlx5, have them)");
-				continue;
-			}
-			struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT, why = STRBUF_INIT;
-			counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all, &why);
-			if (bad.len) {
-				struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
-							      bad.buf);
-				finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
-						"(`mlnx_qos -i <if> --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
-						"switches", why.buf);
-			} else {
-				check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
-			}
-			strbuf_release(&bad);
-			strbuf_release(&all);
-			strbuf_release(&why);
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&c->inv->rdma, d, p) {
+		port_label(d, p, lbl, sizeof(lbl));
+		ports++;
+		if (p->n_hw_counters == 0) {
+			check_add(c, STATUS_SKIP, lbl, "no hw_counters (only some drivers, e.g. mlx5, have them)");
+			continue;
 		}
+		struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT, why = STRBUF_INIT;
+		counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all, &why);
+		if (bad.len) {
+			struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
+						      bad.buf);
+			finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
+					"(`mlnx_qos -i <if> --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
+					"switches", why.buf);
+		} else {
+			check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
+		}
+		strbuf_release(&bad);
+		strbuf_release(&all);
+		strbuf_release(&why);
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

@@ -24,15 +24,12 @@ static double port_gbps(const struct inventory *inv, const struct rdma_port *p)
 
 static double model_best(const struct inventory *inv, const char *model)
 {
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	double best = 0;
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		if (strcmp(rdma_dev_model(inv, d), model))
-			continue;
-		for (size_t k = 0; k < d->n_ports; k++)
-			if (port_active(&d->ports[k]) && port_gbps(inv, &d->ports[k]) > best)
-				best = port_gbps(inv, &d->ports[k]);
-	}
+	for_each_rdma_port(&inv->rdma, d, p)
+		if (port_active(p) && !strcmp(rdma_dev_model(inv, d), model) && port_gbps(inv, p) > best)
+			best = port_gbps(inv, p);
 	return best;
 }
 
@@ -79,11 +76,12 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 
 static int run(struct check_ctx *c)
 {
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	size_t ports = 0;
-	for (size_t i = 0; i < c->inv->rdma.n; i++) {
-		const struct rdma_dev *d = &c->inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++, ports++)
-			one(c, d, &d->ports[k]);
+	for_each_rdma_port(&c->inv->rdma, d, p) {
+		one(c, d, p);
+		ports++;
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

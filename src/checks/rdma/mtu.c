@@ -67,33 +67,31 @@ static int run(struct check_ctx *c)
 	const char *first_name = NULL;
 	bool mixed = false;
 
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			port_label(d, p, lbl, sizeof(lbl));
-			ports++;
-			if (!port_active(p)) {
-				check_add(c, STATUS_SKIP, lbl, "port not active");
-				continue;
-			}
-			if (port_is_roce(p)) {
-				roce_port(c, d, p, lbl);
-				const struct netdev *n = net_find(&inv->net, p->netdev);
-				if (n && n->mtu > 0) {
-					if (first_mtu < 0) {
-						first_mtu = n->mtu;
-						first_name = n->name;
-					} else if (n->mtu != first_mtu) {
-						mixed = true;
-					}
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		port_label(d, p, lbl, sizeof(lbl));
+		ports++;
+		if (!port_active(p)) {
+			check_add(c, STATUS_SKIP, lbl, "port not active");
+			continue;
+		}
+		if (port_is_roce(p)) {
+			roce_port(c, d, p, lbl);
+			const struct netdev *n = net_find(&inv->net, p->netdev);
+			if (n && n->mtu > 0) {
+				if (first_mtu < 0) {
+					first_mtu = n->mtu;
+					first_name = n->name;
+				} else if (n->mtu != first_mtu) {
+					mixed = true;
 				}
-			} else if (port_is_ib(p)) {
-				ib_port(c, p, lbl);
-			} else {
-				check_add(c, STATUS_SKIP, lbl, "link layer %s: no MTU rule",
-					  p->link_layer ? p->link_layer : "unknown");
 			}
+		} else if (port_is_ib(p)) {
+			ib_port(c, p, lbl);
+		} else {
+			check_add(c, STATUS_SKIP, lbl, "link layer %s: no MTU rule",
+				  p->link_layer ? p->link_layer : "unknown");
 		}
 	}
 	if (ports == 0) {
@@ -105,14 +103,11 @@ static int run(struct check_ctx *c)
 					      "RoCE interfaces have different MTUs (%s has %lld); each connection "
 					      "runs at the smaller side's MTU",
 					      first_name, (long long)first_mtu);
-		for (size_t i = 0; i < inv->rdma.n; i++)
-			for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-				const struct rdma_port *p = &inv->rdma.v[i].ports[k];
-				const struct netdev *n = port_is_roce(p) && port_active(p) ? net_find(&inv->net, p->netdev)
-											  : NULL;
-				if (n)
-					finding_detail(f, "%s: MTU %lld", n->name, (long long)n->mtu);
-			}
+		for_each_rdma_port(&inv->rdma, d, p) {
+			const struct netdev *n = port_is_roce(p) && port_active(p) ? net_find(&inv->net, p->netdev) : NULL;
+			if (n)
+				finding_detail(f, "%s: MTU %lld", n->name, (long long)n->mtu);
+		}
 		finding_hint(f, "set the same MTU (9000) on every RDMA interface");
 	}
 	return 0;

@@ -37,7 +37,7 @@ static enum status judge(const struct inventory *inv, const struct rdma_dev *d, 
 	char lbl[96], ip[32];
 	const struct rdma_gid *best = port_best_gid(p);
 	port_label(d, p, lbl, sizeof(lbl));
-	if (best && gid_ipv4(best->gid, ip, sizeof(ip)) && !v->suggest)
+	if (best && gid_ipv4(best, NULL, 0) && !v->suggest)
 		v->suggest = best;
 	if (idx < 0) {
 		const char *note = NULL;
@@ -47,11 +47,11 @@ static enum status judge(const struct inventory *inv, const struct rdma_dev *d, 
 			strbuf_addf(line, "%s: NCCL >= 2.21 would use index %u, which is empty", lbl, ai);
 			return STATUS_FAIL;
 		}
-		const char *addr = gid_ipv4(g->gid, ip, sizeof(ip)) ? ip : g->gid;
-		if (!gid_is_v2(g) || gid_link_local(g->gid)) {
+		const char *addr = gid_ipv4(g, ip, sizeof(ip)) ? ip : g->gid;
+		if (!gid_is_v2(g) || gid_link_local(g)) {
 			strbuf_addf(line, "%s: no GID matches NCCL's selection (RoCE v2, NCCL_IB_ADDR_FAMILY): NCCL >= 2.21 "
 					  "falls back to index %u (%s%s%s)",
-				    lbl, ai, g->type ? g->type : "type unknown", gid_link_local(g->gid) ? ", link-local " : ", ",
+				    lbl, ai, g->type ? g->type : "type unknown", gid_link_local(g) ? ", link-local " : ", ",
 				    addr);
 			return STATUS_WARN;
 		}
@@ -68,13 +68,13 @@ static enum status judge(const struct inventory *inv, const struct rdma_dev *d, 
 		strbuf_addf(line, "%s: GID %d is %s (%s), not RoCE v2", lbl, idx, g->type, g->gid);
 		return STATUS_FAIL;
 	}
-	if (gid_link_local(g->gid)) {
+	if (gid_link_local(g)) {
 		strbuf_addf(line, "%s: GID %d is RoCE v2 but link-local (%s): not routable beyond one L2 segment", lbl,
 			    idx, g->gid);
 		return STATUS_WARN;
 	}
 	strbuf_addf(line, "%s: GID %d is %s %s", lbl, idx, g->type ? g->type : "(type unknown)",
-		    gid_ipv4(g->gid, ip, sizeof(ip)) ? ip : g->gid);
+		    gid_ipv4(g, ip, sizeof(ip)) ? ip : g->gid);
 	return STATUS_OK;
 }
 
@@ -83,23 +83,21 @@ static enum status judge(const struct inventory *inv, const struct rdma_dev *d, 
 static void judge_ports(const struct inventory *inv, const struct nccl_list *hca, int idx, struct verdict *vd,
 			struct strv *lines)
 {
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			if (!port_is_roce(p) || !nccl_uses_port(hca, d, p))
-				continue;
-			struct strbuf line = STRBUF_INIT;
-			enum status s = judge(inv, d, p, idx, &line, vd);
-			vd->ports++;
-			if (s == STATUS_WARN || s == STATUS_FAIL) {
-				vd->bad++;
-				if (!vd->first_problem.len)
-					strbuf_adds(&vd->first_problem, line.buf);
-			}
-			bump(vd, s);
-			strv_push(lines, strbuf_detach(&line));
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_is_roce(p) || !nccl_uses_port(hca, d, p))
+			continue;
+		struct strbuf line = STRBUF_INIT;
+		enum status s = judge(inv, d, p, idx, &line, vd);
+		vd->ports++;
+		if (s == STATUS_WARN || s == STATUS_FAIL) {
+			vd->bad++;
+			if (!vd->first_problem.len)
+				strbuf_adds(&vd->first_problem, line.buf);
 		}
+		bump(vd, s);
+		strv_push(lines, strbuf_detach(&line));
 	}
 }
 
@@ -107,16 +105,15 @@ static void judge_ports(const struct inventory *inv, const struct nccl_list *hca
  * NCCL uses: only then is one NCCL_IB_GID_INDEX right everywhere. */
 static bool suggestion_fits_all(const struct inventory *inv, const struct nccl_list *hca, unsigned index)
 {
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-			const struct rdma_port *p = &inv->rdma.v[i].ports[k];
-			char ip[32];
-			if (!port_is_roce(p) || !nccl_uses_port(hca, &inv->rdma.v[i], p))
-				continue;
-			const struct rdma_gid *g = port_gid(p, index);
-			if (!g || !gid_is_v2(g) || !gid_ipv4(g->gid, ip, sizeof(ip)))
-				return false;
-		}
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_is_roce(p) || !nccl_uses_port(hca, d, p))
+			continue;
+		const struct rdma_gid *g = port_gid(p, index);
+		if (!g || !gid_is_v2(g) || !gid_ipv4(g, NULL, 0))
+			return false;
+	}
 	return true;
 }
 

@@ -22,20 +22,19 @@ struct ports {
 
 static void collect(const struct inventory *inv, const struct nccl_list *l, struct ports *ps)
 {
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	char lbl[96];
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-			const struct rdma_dev *d = &inv->rdma.v[i];
-			const struct rdma_port *p = &d->ports[k];
-			if (nccl_uses_port(NULL, d, p)) {
-				strbuf_addf(&ps->active, "%s%s:%u", ps->n_active ? "," : "", d->name, p->num);
-				ps->n_active++;
-			}
-			if (nccl_uses_port(l, d, p)) {
-				strbuf_addf(&ps->used, "%s%s", ps->n_used ? ", " : "", port_label(d, p, lbl, sizeof(lbl)));
-				ps->n_used++;
-			}
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (nccl_uses_port(NULL, d, p)) {
+			strbuf_addf(&ps->active, "%s%s:%u", ps->n_active ? "," : "", d->name, p->num);
+			ps->n_active++;
 		}
+		if (nccl_uses_port(l, d, p)) {
+			strbuf_addf(&ps->used, "%s%s", ps->n_used ? ", " : "", port_label(d, p, lbl, sizeof(lbl)));
+			ps->n_used++;
+		}
+	}
 }
 
 /* One entry: 0 fine, else the finding it produced. */
@@ -46,19 +45,17 @@ static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, con
 	struct strbuf down = STRBUF_INIT;
 	char lbl[96], et[96];
 	struct finding *f = NULL;
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			if (!nccl_entry_matches(l, e, d->name, (int)p->num))
-				continue;
-			matched++;
-			if (port_active(p))
-				active++;
-			else
-				strbuf_addf(&down, "%s%s (%s)", down.len ? ", " : "", port_label(d, p, lbl, sizeof(lbl)),
-					    p->state_name ? p->state_name : "state unknown");
-		}
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!nccl_entry_matches(l, e, d->name, (int)p->num))
+			continue;
+		matched++;
+		if (port_active(p))
+			active++;
+		else
+			strbuf_addf(&down, "%s%s (%s)", down.len ? ", " : "", port_label(d, p, lbl, sizeof(lbl)),
+				    p->state_name ? p->state_name : "state unknown");
 	}
 	if (e->port >= 0)
 		snprintf(et, sizeof(et), "%s:%d", e->name, e->port);
@@ -106,10 +103,11 @@ static int run(struct check_ctx *c)
 				"NCCL_IB_HCA=%s, in %s; or unset it to use every active port",
 			     ps.n_active ? ps.active.buf : "mlx5_0:1", nccl_var_place(v, place, sizeof(place)));
 	}
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	size_t unknown = 0;
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++)
-			unknown += inv->rdma.v[i].ports[k].state < 0;
+	for_each_rdma_port(&inv->rdma, d, p)
+		unknown += p->state < 0;
 	if (ps.n_used == 0 && unknown) {
 		check_add(c, STATUS_SKIP, "NCCL_IB_HCA", "%zu port state%s unreadable: cannot tell which ports NCCL will use",
 			  unknown, unknown == 1 ? "" : "s");

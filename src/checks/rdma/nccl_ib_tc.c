@@ -17,15 +17,12 @@ static int run(struct check_ctx *c)
 	int want = c->expect->tos;
 	char d1[96], d2[96];
 	struct finding *f;
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	bool roce = false;
 
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-			const struct rdma_port *p = &inv->rdma.v[i].ports[k];
-			if (!port_is_roce(p))
-				continue;
-			roce = true;
-		}
+	for_each_rdma_port(&inv->rdma, d, p)
+		roce |= port_is_roce(p);
 	if (!roce) {
 		check_add(c, STATUS_SKIP, "NCCL_IB_TC", "no RoCE ports (InfiniBand uses NCCL_IB_SL)");
 		return 0;
@@ -60,14 +57,12 @@ static int run(struct check_ctx *c)
 	/* RDMA-CM traffic on a port in another class than NCCL's: two queues */
 	struct strbuf other = STRBUF_INIT;
 	char lbl[96];
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++) {
-			const struct rdma_port *p = &inv->rdma.v[i].ports[k];
-			int t = p->roce_tos >= 0 ? p->roce_tos : 0;
-			if (port_is_roce(p) && tos_dscp(t) != tos_dscp(tc))
-				strbuf_addf(&other, "%s%s DSCP %d", other.len ? ", " : "",
-					    port_label(&inv->rdma.v[i], p, lbl, sizeof(lbl)), tos_dscp(t));
-		}
+	for_each_rdma_port(&inv->rdma, d, p) {
+		int t = p->roce_tos >= 0 ? p->roce_tos : 0;
+		if (port_is_roce(p) && tos_dscp(t) != tos_dscp(tc))
+			strbuf_addf(&other, "%s%s DSCP %d", other.len ? ", " : "", port_label(d, p, lbl, sizeof(lbl)),
+				    tos_dscp(t));
+	}
 	if (other.len) {
 		f = check_add(c, STATUS_WARN, "default_roce_tos",
 			      "NCCL marks DSCP %d but RDMA-CM marks another class on %s: the two land in different "

@@ -13,45 +13,41 @@ static int run(struct check_ctx *c)
 	const struct inventory *inv = c->inv;
 	struct nccl_list hca;
 	const struct nccl_var *hv = nccl_hca(inv, &hca);
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	size_t roce = 0;
 	char lbl[96];
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			if (!port_is_roce(p))
-				continue;
-			roce++;
-			port_label(d, p, lbl, sizeof(lbl));
-			const struct netdev *n = net_find(&inv->net, p->netdev);
-			if (!n) {
-				struct finding *f = check_add(c, STATUS_FAIL, lbl,
-							      "RoCE port has no network interface%s%s%s",
-							      p->netdev ? " (" : "", p->netdev ? p->netdev : "",
-							      p->netdev ? " is named but missing)" : "");
-				finding_hint(f, "the mlx5_core/mlx4_en Ethernet driver must create the netdev: "
-						"`dmesg | grep -i mlx`");
-				continue;
-			}
-			bool up = n->operstate && !strcmp(n->operstate, "up");
-			if (up && n->carrier == 1) {
-				check_add(c, STATUS_OK, n->name, "up with carrier (%s)", lbl);
-				continue;
-			}
-			if (hv && !nccl_list_selects(&hca, d->name, (int)p->num)) {
-				check_add(c, STATUS_SKIP, n->name, "operstate %s (%s); NCCL_IB_HCA excludes this port, "
-								   "see rdma.port_state",
-					  n->operstate ? n->operstate : "unknown", lbl);
-				continue;
-			}
-			struct finding *f = check_add(c, STATUS_FAIL, n->name, "operstate %s, carrier %s (%s)",
-						      n->operstate ? n->operstate : "unknown",
-						      n->carrier == 1 ? "1" : n->carrier == 0 ? "0" : "unreadable (link down)",
-						      lbl);
-			finding_hint(f, "ip link set dev %s up; if it stays down, check the cable/transceiver "
-					"(`ethtool %s`) and the switch port",
-				     n->name, n->name);
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_is_roce(p))
+			continue;
+		roce++;
+		port_label(d, p, lbl, sizeof(lbl));
+		const struct netdev *n = net_find(&inv->net, p->netdev);
+		if (!n) {
+			struct finding *f = check_add(c, STATUS_FAIL, lbl, "RoCE port has no network interface%s%s%s",
+						      p->netdev ? " (" : "", p->netdev ? p->netdev : "",
+						      p->netdev ? " is named but missing)" : "");
+			finding_hint(f, "the mlx5_core/mlx4_en Ethernet driver must create the netdev: "
+					"`dmesg | grep -i mlx`");
+			continue;
 		}
+		bool up = n->operstate && !strcmp(n->operstate, "up");
+		if (up && n->carrier == 1) {
+			check_add(c, STATUS_OK, n->name, "up with carrier (%s)", lbl);
+			continue;
+		}
+		if (hv && !nccl_list_selects(&hca, d->name, (int)p->num)) {
+			check_add(c, STATUS_SKIP, n->name, "operstate %s (%s); NCCL_IB_HCA excludes this port, "
+							   "see rdma.port_state",
+				  n->operstate ? n->operstate : "unknown", lbl);
+			continue;
+		}
+		struct finding *f = check_add(c, STATUS_FAIL, n->name, "operstate %s, carrier %s (%s)",
+					      n->operstate ? n->operstate : "unknown",
+					      n->carrier == 1 ? "1" : n->carrier == 0 ? "0" : "unreadable (link down)", lbl);
+		finding_hint(f, "ip link set dev %s up; if it stays down, check the cable/transceiver "
+				"(`ethtool %s`) and the switch port",
+			     n->name, n->name);
 	}
 	if (roce == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (nothing runs over Ethernet netdevs)");

@@ -18,29 +18,27 @@ static int run(struct check_ctx *c)
 {
 	char lbl[96];
 	size_t ports = 0;
-	for (size_t i = 0; i < c->inv->rdma.n; i++) {
-		const struct rdma_dev *d = &c->inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			port_label(d, p, lbl, sizeof(lbl));
-			ports++;
-			if (p->n_counters == 0) {
-				check_add(c, STATUS_SKIP, lbl, "no counters readable");
-				continue;
-			}
-			struct strbuf bad = STRBUF_INIT, why = STRBUF_INIT;
-			size_t seen = counters_summary(p->counters, p->n_counters, error_counters, ARRAY_SIZE(error_counters),
-						       &bad, NULL, &why);
-			if (bad.len) {
-				struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
-				finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink`, switch "
-						"logs); clear with `perfquery -R` and watch whether they grow", why.buf);
-			} else {
-				check_add(c, STATUS_OK, lbl, "%zu error counters are 0", seen);
-			}
-			strbuf_release(&bad);
-			strbuf_release(&why);
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&c->inv->rdma, d, p) {
+		port_label(d, p, lbl, sizeof(lbl));
+		ports++;
+		if (p->n_counters == 0) {
+			check_add(c, STATUS_SKIP, lbl, "no counters readable");
+			continue;
 		}
+		struct strbuf bad = STRBUF_INIT, why = STRBUF_INIT;
+		size_t seen = counters_summary(p->counters, p->n_counters, error_counters, ARRAY_SIZE(error_counters),
+					       &bad, NULL, &why);
+		if (bad.len) {
+			struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
+			finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink`, switch "
+					"logs); clear with `perfquery -R` and watch whether they grow", why.buf);
+		} else {
+			check_add(c, STATUS_OK, lbl, "%zu error counters are 0", seen);
+		}
+		strbuf_release(&bad);
+		strbuf_release(&why);
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

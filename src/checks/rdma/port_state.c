@@ -19,57 +19,55 @@ static int run(struct check_ctx *c)
 	size_t ports = 0;
 	char lbl[96];
 
-	for (size_t i = 0; i < inv->rdma.n; i++) {
-		const struct rdma_dev *d = &inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			ports++;
-			port_label(d, p, lbl, sizeof(lbl));
-			const char *ll = port_is_roce(p) ? "RoCE" : port_is_ib(p) ? "InfiniBand"
-										 : p->link_layer ? p->link_layer : "unknown link layer";
-			const char *st = p->state_name ? p->state_name : "unknown";
-			const char *ph = p->phys_name ? p->phys_name : "unknown";
-			if (port_active(p) && p->phys_state == PHYS_LINKUP) {
-				check_add(c, STATUS_OK, lbl, "%s, %s/%s, %s", ll, st, ph, p->rate ? p->rate : "rate unknown");
-				continue;
-			}
-			if (p->state < 0) {
-				check_add(c, STATUS_SKIP, lbl, "state unreadable under the root");
-				continue;
-			}
-			if (port_active(p) && p->phys_state < 0) {
-				check_add(c, STATUS_OK, lbl, "%s, ACTIVE (phys_state unreadable), %s", ll,
-					  p->rate ? p->rate : "rate unknown");
-				continue;
-			}
-			if (port_active(p)) {
-				/* A port cannot be ACTIVE without a physical link,
-				 * so ACTIVE with another phys_state (one capture
-				 * echoes the port state there) is contradictory
-				 * data, not a verdict about the link. */
-				struct finding *f = check_add(c, STATUS_WARN, lbl,
-							      "%s port is ACTIVE but phys_state reads '%d: %s', which "
-							      "contradicts it: the recording is inconsistent",
-							      ll, p->phys_state, ph);
-				finding_hint(f, "re-read /sys/class/infiniband/%s/ports/%u/phys_state on the live node "
-						"(`rdma link show %s`)",
-					     d->name, p->num, lbl);
-				continue;
-			}
-			bool excluded = hv && !nccl_list_selects(&hca, d->name, (int)p->num);
-			struct finding *f = check_add(c, excluded ? STATUS_WARN : STATUS_FAIL, lbl,
-						      "%s port is %s/%s (expected ACTIVE/LinkUp)%s", ll, st, ph,
-						      excluded ? "; NCCL_IB_HCA excludes it, so NCCL will not use it" : "");
-			if (port_is_roce(p) && p->netdev)
-				finding_hint(f, "check the cable and switch port; `ip link set dev %s up`; "
-						"`cat /sys/class/net/%s/carrier` must be 1",
-					     p->netdev, p->netdev);
-			else if (port_is_ib(p))
-				finding_hint(f, "check the cable and switch port; phys state Polling means no link "
-						"partner, ACTIVE needs a running subnet manager (`sminfo`)");
-			else
-				finding_hint(f, "check the cable and switch port (`rdma link show`)");
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		ports++;
+		port_label(d, p, lbl, sizeof(lbl));
+		const char *ll = port_is_roce(p) ? "RoCE" : port_is_ib(p) ? "InfiniBand"
+									 : p->link_layer ? p->link_layer : "unknown link layer";
+		const char *st = p->state_name ? p->state_name : "unknown";
+		const char *ph = p->phys_name ? p->phys_name : "unknown";
+		if (port_active(p) && p->phys_state == PHYS_LINKUP) {
+			check_add(c, STATUS_OK, lbl, "%s, %s/%s, %s", ll, st, ph, p->rate ? p->rate : "rate unknown");
+			continue;
 		}
+		if (p->state < 0) {
+			check_add(c, STATUS_SKIP, lbl, "state unreadable under the root");
+			continue;
+		}
+		if (port_active(p) && p->phys_state < 0) {
+			check_add(c, STATUS_OK, lbl, "%s, ACTIVE (phys_state unreadable), %s", ll,
+				  p->rate ? p->rate : "rate unknown");
+			continue;
+		}
+		if (port_active(p)) {
+			/* A port cannot be ACTIVE without a physical link,
+			 * so ACTIVE with another phys_state (one capture
+			 * echoes the port state there) is contradictory
+			 * data, not a verdict about the link. */
+			struct finding *f = check_add(c, STATUS_WARN, lbl,
+						      "%s port is ACTIVE but phys_state reads '%d: %s', which "
+						      "contradicts it: the recording is inconsistent",
+						      ll, p->phys_state, ph);
+			finding_hint(f, "re-read /sys/class/infiniband/%s/ports/%u/phys_state on the live node "
+					"(`rdma link show %s`)",
+				     d->name, p->num, lbl);
+			continue;
+		}
+		bool excluded = hv && !nccl_list_selects(&hca, d->name, (int)p->num);
+		struct finding *f = check_add(c, excluded ? STATUS_WARN : STATUS_FAIL, lbl,
+					      "%s port is %s/%s (expected ACTIVE/LinkUp)%s", ll, st, ph,
+					      excluded ? "; NCCL_IB_HCA excludes it, so NCCL will not use it" : "");
+		if (port_is_roce(p) && p->netdev)
+			finding_hint(f, "check the cable and switch port; `ip link set dev %s up`; "
+					"`cat /sys/class/net/%s/carrier` must be 1",
+				     p->netdev, p->netdev);
+		else if (port_is_ib(p))
+			finding_hint(f, "check the cable and switch port; phys state Polling means no link "
+					"partner, ACTIVE needs a running subnet manager (`sminfo`)");
+		else
+			finding_hint(f, "check the cable and switch port (`rdma link show`)");
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

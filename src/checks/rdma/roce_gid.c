@@ -17,7 +17,7 @@ static void table(struct finding *f, const struct rdma_dev *d, const struct rdma
 	for (size_t i = 0; i < p->n_gids; i++) {
 		const struct rdma_gid *g = &p->gids[i];
 		char ip[32] = "";
-		gid_ipv4(g->gid, ip, sizeof(ip));
+		gid_ipv4(g, ip, sizeof(ip));
 		const char *ver = !g->type ? "?" : gid_is_v2(g) ? "v2" : "v1";
 		finding_detail(f, "%-7s %-4u %-5u %-39s %-15s %-3s %s", d->name, p->num, g->index, g->gid, ip, ver,
 			       g->ndev ? g->ndev : "");
@@ -32,7 +32,7 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 	if (!p->gid_types_known) {
 		/* Recorded trees from old kernels lack gid_attrs. */
 		for (size_t i = 0; i < p->n_gids; i++)
-			if (gid_ipv4(p->gids[i].gid, ip, sizeof(ip))) {
+			if (gid_ipv4(&p->gids[i], ip, sizeof(ip))) {
 				f = check_add(c, STATUS_WARN, lbl,
 					      "GID index %u holds %s, but gid_attrs/types is missing: cannot confirm "
 					      "it is RoCE v2",
@@ -55,7 +55,7 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 		table(f, d, p);
 		return;
 	}
-	const char *addr = gid_ipv4(g->gid, ip, sizeof(ip)) ? ip : g->gid;
+	const char *addr = gid_ipv4(g, ip, sizeof(ip)) ? ip : g->gid;
 	f = check_add(c, STATUS_OK, lbl, "RoCE v2 GID index %u = %s (%s)", g->index, addr,
 		      g->ndev ? g->ndev : p->netdev ? p->netdev : "netdev unknown");
 	table(f, d, p);
@@ -64,20 +64,18 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 static int run(struct check_ctx *c)
 {
 	size_t roce = 0;
-	for (size_t i = 0; i < c->inv->rdma.n; i++) {
-		const struct rdma_dev *d = &c->inv->rdma.v[i];
-		for (size_t k = 0; k < d->n_ports; k++) {
-			const struct rdma_port *p = &d->ports[k];
-			if (!port_is_roce(p))
-				continue;
-			roce++;
-			if (!port_active(p)) {
-				char lbl[96];
-				check_add(c, STATUS_SKIP, port_label(d, p, lbl, sizeof(lbl)), "port not active");
-				continue;
-			}
-			one(c, d, p);
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&c->inv->rdma, d, p) {
+		if (!port_is_roce(p))
+			continue;
+		roce++;
+		if (!port_active(p)) {
+			char lbl[96];
+			check_add(c, STATUS_SKIP, port_label(d, p, lbl, sizeof(lbl)), "port not active");
+			continue;
 		}
+		one(c, d, p);
 	}
 	if (roce == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand ports address by LID)");

@@ -13,10 +13,11 @@ static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
 	const struct persist_info *ps = &inv->persist;
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
 	bool roce = false;
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		for (size_t k = 0; k < inv->rdma.v[i].n_ports; k++)
-			roce |= port_is_roce(&inv->rdma.v[i].ports[k]);
+	for_each_rdma_port(&inv->rdma, d, p)
+		roce |= port_is_roce(p);
 	if (!roce) {
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports");
 		return 0;
