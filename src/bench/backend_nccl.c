@@ -491,9 +491,9 @@ static const char *const nccl_call[COLL__COUNT] = {
 };
 
 /* The harness's types and reductions in NCCL's enums (lib/nccl_api.h);
- * 0, or -ENOTSUP with why (bfloat16 and avg need NCCL 2.10). */
+ * 0, or -ENOTSUP with *err set (bfloat16 and avg need NCCL 2.10). */
 static int nccl_map(const struct nccl_api *api, enum dtype t, enum redop op, ncclDataType_t *ret_t, ncclRedOp_t *ret_op,
-		    char *why, size_t size)
+		    char **err)
 {
 	static const ncclDataType_t types[DT__COUNT] = {
 		[DT_INT8] = ncclInt8,     [DT_UINT8] = ncclUint8,     [DT_INT32] = ncclInt32,
@@ -507,12 +507,12 @@ static int nccl_map(const struct nccl_api *api, enum dtype t, enum redop op, ncc
 	bool old = api->code < NCCL_VERSION_CODE(2, 10, 0);
 
 	if ((unsigned)t >= DT__COUNT || (unsigned)op >= OP__COUNT) {
-		snprintf(why, size, "unknown data type %d or reduction %d", (int)t, (int)op);
+		*err = xasprintf("unknown data type %d or reduction %d", (int)t, (int)op);
 		return -EINVAL;
 	}
 	if (old && (t == DT_BFLOAT16 || op == OP_AVG)) {
-		snprintf(why, size, "%s needs NCCL 2.10 or newer; this is %s", t == DT_BFLOAT16 ? "bfloat16" : "avg",
-			 api->version);
+		*err = xasprintf("%s needs NCCL 2.10 or newer; this is %s", t == DT_BFLOAT16 ? "bfloat16" : "avg",
+				 api->version);
 		return -ENOTSUP;
 	}
 	*ret_t = types[t];
@@ -525,13 +525,13 @@ static int nccl_run(struct backend *b, enum coll c, void *const *send, void *con
 {
 	struct nccl_backend *n = nb(b);
 	struct coll_args a = { .c = c, .count = count, .root = root };
-	char why[160];
+	_cleanup_free_ char *why = NULL;
 
 	if ((unsigned)c >= COLL__COUNT) {
 		backend_set_error(b, "nccl: unknown collective %d", (int)c);
 		return -EINVAL;
 	}
-	if (nccl_map(&n->nccl, t, op, &a.t, &a.op, why, sizeof(why)) < 0) {
+	if (nccl_map(&n->nccl, t, op, &a.t, &a.op, &why) < 0) {
 		backend_set_error(b, "nccl: %s", why);
 		return -ENOTSUP;
 	}
