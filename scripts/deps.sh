@@ -4,7 +4,7 @@
 # prints the command to run and fails.
 set -eu
 
-build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev"
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev"
 test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev"
 
 want=$build
