@@ -153,7 +153,7 @@ int cmd_bench_net(struct cmd_env *env)
 	const struct settings *s = env->set;
 	struct net_plan nc = { 0 };
 	_cleanup_free_ char *err = options_from(s, &nc);
-	char msg[256] = "";
+	_cleanup_free_ char *msg = NULL;
 
 	if (err) {
 		fprintf(stderr, "gpuready bench net: %s\n", err);
@@ -164,7 +164,7 @@ int cmd_bench_net(struct cmd_env *env)
 		return EXIT_TOOL_ERROR;
 	}
 	if (s->net.server) {
-		int lfd = tcp_listen(s->net.bind, s->net.port, msg, sizeof(msg));
+		int lfd = tcp_listen(s->net.bind, s->net.port, &msg);
 		if (lfd < 0) {
 			fprintf(stderr, "gpuready bench net: %s\n", msg);
 			return EXIT_TOOL_ERROR;
@@ -185,7 +185,7 @@ int cmd_bench_net(struct cmd_env *env)
 			nc.ro.dev = devs;
 			snc.ro.dev = comma + 1;
 		}
-		struct loop_server ls = { .nc = &snc, .lfd = tcp_listen("127.0.0.1", 0, msg, sizeof(msg)) };
+		struct loop_server ls = { .nc = &snc, .lfd = tcp_listen("127.0.0.1", 0, &msg) };
 		pthread_t th;
 		if (ls.lfd < 0 || pthread_create(&th, NULL, loop_server_main, &ls)) {
 			fprintf(stderr, "gpuready bench net: --loopback: %s\n", ls.lfd < 0 ? msg : "cannot start the server");

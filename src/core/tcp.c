@@ -3,6 +3,7 @@
  * the caller's deadline. */
 #define _GNU_SOURCE
 #include "tcp.h"
+#include "core/cleanup.h"
 #include "core/strbuf.h"
 
 #include <arpa/inet.h>
@@ -46,7 +47,7 @@ static int wait_fd(int fd, short events, double deadline)
 	}
 }
 
-static int resolve(const char *host, int port, bool passive, struct addrinfo **ret, char *msg, size_t msglen)
+static int resolve(const char *host, int port, bool passive, struct addrinfo **ret, char **err)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				  .ai_flags = passive ? AI_PASSIVE : AI_ADDRCONFIG };
@@ -54,22 +55,22 @@ static int resolve(const char *host, int port, bool passive, struct addrinfo **r
 	snprintf(ports, sizeof(ports), "%d", port);
 	int r = getaddrinfo(host && *host ? host : NULL, ports, &hints, ret);
 	if (r) {
-		snprintf(msg, msglen, "cannot resolve '%s': %s", host ? host : "*", gai_strerror(r));
+		*err = xasprintf("cannot resolve '%s': %s", host ? host : "*", gai_strerror(r));
 		return -EHOSTUNREACH;
 	}
 	return 0;
 }
 
-int tcp_listen(const char *host, int port, char *msg, size_t msglen)
+int tcp_listen(const char *host, int port, char **err)
 {
 	struct addrinfo *ai = NULL;
-	int r = resolve(host, port, true, &ai, msg, msglen), err = -EADDRNOTAVAIL;
+	int r = resolve(host, port, true, &ai, err), last = -EADDRNOTAVAIL;
 	if (r < 0)
 		return r;
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
 		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol), one = 1;
 		if (fd < 0) {
-			err = -errno;
+			last = -errno;
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -77,14 +78,17 @@ int tcp_listen(const char *host, int port, char *msg, size_t msglen)
 			freeaddrinfo(ai);
 			return fd;
 		}
-		err = -errno;
+		last = -errno;
 		close(fd);
 	}
 	freeaddrinfo(ai);
-	snprintf(msg, msglen, "cannot listen on %s:%d: %s%s", host && *host ? host : "*", port, strerror(-err),
-		 err == -EADDRINUSE ? " (another job or program holds the port: choose one with --master HOST:PORT)"
-		 : err == -EADDRNOTAVAIL ? " (the address is not one of this host's: is this rank 0's host?)" : "");
-	return err;
+	const char *hint = "";
+	if (last == -EADDRINUSE)
+		hint = " (another job or program holds the port: choose one with --master HOST:PORT)";
+	else if (last == -EADDRNOTAVAIL)
+		hint = " (the address is not one of this host's: is this rank 0's host?)";
+	*err = xasprintf("cannot listen on %s:%d: %s%s", host && *host ? host : "*", port, strerror(-last), hint);
+	return last;
 }
 
 int tcp_local_port(int fd)
@@ -131,14 +135,18 @@ static int try_connect(const struct addrinfo *a, double deadline, int *ret_fd)
 	return 0;
 }
 
-int tcp_connect(const char *host, int port, double deadline, char *msg, size_t msglen)
+int tcp_connect(const char *host, int port, double deadline, char **err)
 {
-	int err = -ETIMEDOUT;
-	*msg = '\0';
+	_cleanup_free_ char *unresolved = NULL; /* the last failure to resolve host */
+	int last = -ETIMEDOUT;
 	for (;;) {
 		struct addrinfo *ai = NULL;
-		int r = resolve(host, port, false, &ai, msg, msglen);
-		if (r == 0) {
+		char *why = NULL;
+		int r = resolve(host, port, false, &ai, &why);
+		if (r < 0) {
+			free(unresolved);
+			unresolved = why;
+		} else {
 			for (struct addrinfo *a = ai; a; a = a->ai_next) {
 				/* an address that drops SYNs must not eat the whole deadline */
 				double step = clock_now() + 5.0;
@@ -148,7 +156,7 @@ int tcp_connect(const char *host, int port, double deadline, char *msg, size_t m
 					freeaddrinfo(ai);
 					return fd;
 				}
-				err = r;
+				last = r;
 			}
 			freeaddrinfo(ai);
 		}
@@ -156,9 +164,11 @@ int tcp_connect(const char *host, int port, double deadline, char *msg, size_t m
 			break;
 		usleep(100000);
 	}
-	if (err != -EHOSTUNREACH || !*msg)
-		snprintf(msg, msglen, "cannot connect to %s:%d: %s", host, port, strerror(-err));
-	return err == -ECONNREFUSED ? -ETIMEDOUT : err;
+	if (last == -EHOSTUNREACH && unresolved)
+		*err = TAKE_PTR(unresolved);
+	else
+		*err = xasprintf("cannot connect to %s:%d: %s", host, port, strerror(-last));
+	return last == -ECONNREFUSED ? -ETIMEDOUT : last;
 }
 
 int tcp_accept(int lfd, double deadline)

@@ -3,8 +3,9 @@
  *
  * Every blocking step takes an absolute deadline on the monotonic clock
  * (clock_now() seconds, core/clock.h; 0 = none) and gives up with -ETIMEDOUT when it
- * passes: nothing here can hang. Errors are 0 or -errno; messages for the
- * caller to print are written into a caller buffer. */
+ * passes: nothing here can hang. Errors are 0 or -errno; where a call takes
+ * err, *err is then set to a message for the caller to print (malloc'd:
+ * free it). */
 #ifndef GPUREADY_TCP_H
 #define GPUREADY_TCP_H
 
@@ -15,12 +16,12 @@
 
 /* Listens on host:port (host NULL or "" = every address; port 0 = any
  * free port, read back with tcp_local_port). Returns the fd or -errno. */
-int tcp_listen(const char *host, int port, char *msg, size_t msglen);
+int tcp_listen(const char *host, int port, char **err);
 int tcp_local_port(int fd);
 
 /* Connects to host:port, retrying refused connections every 100 ms until
  * the deadline (rank 0 may not be listening yet). Returns the fd or -errno. */
-int tcp_connect(const char *host, int port, double deadline, char *msg, size_t msglen);
+int tcp_connect(const char *host, int port, double deadline, char **err);
 
 /* Accepts one connection by the deadline. Returns the fd or -errno. */
 int tcp_accept(int lfd, double deadline);

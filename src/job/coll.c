@@ -7,7 +7,6 @@
 #include "core/strbuf.h"
 #include "core/tcp.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <poll.h>
@@ -35,8 +34,9 @@ static const char *op_name(uint32_t op)
 static int send_data(struct job *c, int i, uint32_t op, const void *buf, size_t len, double deadline,
 		     char **err)
 {
-	struct data_hdr dh = { .op = htole32(op), .seq = htole64(c->op_seq) };
-	int r = job_send_frame(c, i, MSG_DATA, &dh, sizeof(dh), buf, len, deadline);
+	uint8_t dh[JOB_DATA_HDR_LEN];
+	job_data_hdr_encode(dh, op, c->op_seq);
+	int r = job_send_frame(c, i, MSG_DATA, dh, sizeof(dh), buf, len, deadline);
 	if (r < 0) {
 		char d[128];
 		job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
@@ -85,18 +85,15 @@ static int recv_data(struct job *c, int i, uint32_t op, void *buf, size_t len, d
 		return r;
 	}
 	struct data_hdr dh;
-	if (f->len >= sizeof(dh))
-		memcpy(&dh, f->buf, sizeof(dh));
-	if (f->len != sizeof(dh) + len || le32toh(dh.op) != op || le64toh(dh.seq) != c->op_seq) {
+	bool whole = job_data_hdr_decode(f->buf, f->len, &dh);
+	if (f->len != JOB_DATA_HDR_LEN + len || dh.op != op || dh.seq != c->op_seq) {
 		*err = xasprintf("%s: %s sent a %s of %zu bytes (#%llu) where this process expected %zu bytes (#%llu): "
 				 "the ranks run different gpuready versions or options",
-				 op_name(op), d, f->len >= sizeof(dh) ? op_name(le32toh(dh.op)) : "?",
-				 f->len >= sizeof(dh) ? f->len - sizeof(dh) : 0,
-				 (unsigned long long)(f->len >= sizeof(dh) ? le64toh(dh.seq) : 0), len,
-				 (unsigned long long)c->op_seq);
+				 op_name(op), d, whole ? op_name(dh.op) : "?", whole ? f->len - JOB_DATA_HDR_LEN : 0,
+				 (unsigned long long)dh.seq, len, (unsigned long long)c->op_seq);
 		r = -EPROTO;
 	} else if (len) {
-		memcpy(buf, f->buf + sizeof(dh), len);
+		memcpy(buf, f->buf + JOB_DATA_HDR_LEN, len);
 	}
 	free(f->buf);
 	free(f);

@@ -28,25 +28,26 @@ enum msg {
 #define HEARTBEAT_S 1.0
 #define SILENT_S 3.0
 
+/* The fixed parts of the frames, as wire.c encodes them. */
+#define JOB_HDR_LEN 16
+#define JOB_HELLO_LEN 224
+#define JOB_MEMBER_LEN 80
+#define JOB_DATA_HDR_LEN 16
+
 struct hdr {
-	uint32_t type, reserved;
+	uint32_t type;
 	uint64_t len;
 };
 
 struct hello {
 	char magic[8];
-	uint32_t proc, nprocs, ranks_per_proc, local_rank, pid, reserved;
-	char host[64];
-	char job[128];
-};
-
-struct member_wire {
-	uint32_t proc, pid, local_rank, reserved;
-	char host[64];
+	uint32_t proc, nprocs, ranks_per_proc, local_rank, pid;
+	char host[64];              /* always terminated */
+	char job[128];              /* as it came: not always terminated */
 };
 
 struct data_hdr {
-	uint32_t op, reserved;
+	uint32_t op;
 	uint64_t seq;
 };
 
@@ -60,7 +61,8 @@ struct peer {
 	int fd;
 	bool dead, bye;
 	/* frame being assembled by the receiver thread */
-	struct hdr hdr;
+	uint8_t raw_hdr[JOB_HDR_LEN];
+	struct hdr hdr;             /* decoded once raw_hdr is whole */
 	size_t got;                 /* bytes of header + payload read so far */
 	unsigned char *payload;
 	/* DATA frames for the main thread */
@@ -104,11 +106,25 @@ static inline int npeers(const struct job *c)
 }
 
 /* wire.c */
-void job_put_hdr(struct hdr *h, enum msg type, uint64_t len);
+void job_hdr_encode(uint8_t out[JOB_HDR_LEN], enum msg type, uint64_t len);
+struct hdr job_hdr_decode(const uint8_t in[JOB_HDR_LEN]);
+void job_hello_encode(const struct hello *h, uint8_t out[JOB_HELLO_LEN]);
+void job_hello_decode(const uint8_t in[JOB_HELLO_LEN], struct hello *h);
+/* WELCOME's roster: n members, JOB_MEMBER_LEN bytes each, member i as
+ * process i. */
+void job_roster_encode(const struct job_member *m, int n, uint8_t *out);
+void job_member_decode(const uint8_t in[JOB_MEMBER_LEN], struct job_member *m);
+void job_data_hdr_encode(uint8_t out[JOB_DATA_HDR_LEN], uint32_t op, uint64_t seq);
+/* false (and zeros) when len is too short for the header */
+bool job_data_hdr_decode(const uint8_t *in, size_t len, struct data_hdr *dh);
 int job_send_frame_ex(struct job *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
 		      size_t len, double deadline, double lock_wait);
 int job_send_frame(struct job *c, int i, enum msg type, const void *pre, size_t prelen, const void *body,
 		   size_t len, double deadline);
+int job_send_code(struct job *c, int i, enum msg type, int code, const char *text, double deadline,
+		  double lock_wait);
+int job_send_u64(struct job *c, int i, enum msg type, uint64_t v, const char *text, size_t len, double deadline,
+		 double lock_wait);
 int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double deadline);
 /* watchdog.c: the receiver thread's body */
 void *job_receiver(void *arg);

@@ -7,7 +7,6 @@
 #include "core/strbuf.h"
 #include "core/tcp.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <poll.h>
@@ -40,7 +39,6 @@ void job_describe(const struct job *c, int proc, char *buf, size_t len)
 int job_create(const struct job_opts *o, struct job **ret, char **err)
 {
 	struct job *c = xcalloc(1, sizeof(*c));
-	char msg[256] = "";
 
 	c->o = *o;
 	c->lfd = c->sfd = c->wake[0] = c->wake[1] = -1;
@@ -58,10 +56,9 @@ int job_create(const struct job_opts *o, struct job **ret, char **err)
 		pthread_mutex_init(&c->peers[i].wlock, NULL);
 	}
 	if (o->proc == 0 && o->nprocs > 1) {
-		c->lfd = tcp_listen(o->host, o->port, msg, sizeof(msg));
+		c->lfd = tcp_listen(o->host, o->port, err);
 		if (c->lfd < 0) {
 			int r = c->lfd;
-			*err = xstrdup(msg);
 			job_close(c);
 			return r;
 		}
@@ -94,11 +91,11 @@ static void fill_hello(const struct job *c, struct hello *h)
 {
 	memset(h, 0, sizeof(*h));
 	memcpy(h->magic, MAGIC, 8);
-	h->proc = htole32((uint32_t)c->o.proc);
-	h->nprocs = htole32((uint32_t)c->o.nprocs);
-	h->ranks_per_proc = htole32((uint32_t)c->o.ranks_per_proc);
-	h->local_rank = htole32((uint32_t)c->o.local_rank);
-	h->pid = htole32((uint32_t)getpid());
+	h->proc = (uint32_t)c->o.proc;
+	h->nprocs = (uint32_t)c->o.nprocs;
+	h->ranks_per_proc = (uint32_t)c->o.ranks_per_proc;
+	h->local_rank = (uint32_t)c->o.local_rank;
+	h->pid = (uint32_t)getpid();
 	snprintf(h->host, sizeof(h->host), "%s", c->host);
 	snprintf(h->job, sizeof(h->job), "%s", c->job);
 }
@@ -106,15 +103,15 @@ static void fill_hello(const struct job *c, struct hello *h)
 /* Why process 0 refuses a HELLO, or NULL. */
 static char *hello_problem(const struct job *c, const struct hello *h)
 {
-	int proc = (int)le32toh(h->proc);
+	int proc = (int)h->proc;
 	if (memcmp(h->magic, MAGIC, 8))
 		return xstrdup("not a gpuready process of this version");
 	if (strncmp(h->job, c->job, sizeof(h->job)))
 		return xasprintf("it belongs to job '%.*s', this is '%s'", (int)sizeof(h->job), h->job, c->job);
-	if ((int)le32toh(h->nprocs) != c->o.nprocs)
-		return xasprintf("it counts %u processes, rank 0 counts %d", le32toh(h->nprocs), c->o.nprocs);
-	if ((int)le32toh(h->ranks_per_proc) != c->o.ranks_per_proc)
-		return xasprintf("it drives %u GPUs per process (-g), rank 0 drives %d", le32toh(h->ranks_per_proc),
+	if ((int)h->nprocs != c->o.nprocs)
+		return xasprintf("it counts %u processes, rank 0 counts %d", h->nprocs, c->o.nprocs);
+	if ((int)h->ranks_per_proc != c->o.ranks_per_proc)
+		return xasprintf("it drives %u GPUs per process (-g), rank 0 drives %d", h->ranks_per_proc,
 				 c->o.ranks_per_proc);
 	if (proc <= 0 || proc >= c->o.nprocs)
 		return xasprintf("it claims process rank %d", proc);
@@ -145,25 +142,26 @@ static int accept_all(struct job *c, struct strbuf *rejected)
 		if (fd < 0)
 			return fd;
 		struct hello h;
-		if (tcp_read_all(fd, &h, sizeof(h), clock_now() + 5.0) < 0) {
+		uint8_t raw[JOB_HELLO_LEN];
+		if (tcp_read_all(fd, raw, sizeof(raw), clock_now() + 5.0) < 0) {
 			close(fd);
 			continue;
 		}
-		h.host[sizeof(h.host) - 1] = '\0';
+		job_hello_decode(raw, &h);
 		_cleanup_free_ char *why = hello_problem(c, &h);
 		if (why) {
-			strbuf_addf(rejected, "\n  refused a connection from %.64s (pid %u): %s", h.host, le32toh(h.pid), why);
-			struct hdr hd;
-			job_put_hdr(&hd, MSG_REJECT, strlen(why));
-			if (tcp_write_all(fd, &hd, sizeof(hd), clock_now() + 2.0) == 0)
+			strbuf_addf(rejected, "\n  refused a connection from %.64s (pid %u): %s", h.host, h.pid, why);
+			uint8_t hd[JOB_HDR_LEN];
+			job_hdr_encode(hd, MSG_REJECT, strlen(why));
+			if (tcp_write_all(fd, hd, sizeof(hd), clock_now() + 2.0) == 0)
 				tcp_write_all(fd, why, strlen(why), clock_now() + 2.0);
 			close(fd);
 			continue;
 		}
-		int p = (int)le32toh(h.proc);
+		int p = (int)h.proc;
 		c->peers[p].fd = fd;
 		c->peers[p].last_seen = clock_now();
-		set_member(&c->members[p], p, (int)le32toh(h.pid), (int)le32toh(h.local_rank), h.host);
+		set_member(&c->members[p], p, (int)h.pid, (int)h.local_rank, h.host);
 		arrived++;
 	}
 	return 0;
@@ -189,7 +187,6 @@ static int join_as_root(struct job *c, char **err)
 	_cleanup_strbuf_ struct strbuf rejected = STRBUF_INIT;
 	double start = clock_now();
 	int r = accept_all(c, &rejected);
-	struct member_wire *w = xcalloc((size_t)c->o.nprocs, sizeof(*w));
 
 	if (r < 0) {
 		_cleanup_free_ char *missing = missing_list(c);
@@ -198,24 +195,16 @@ static int join_as_root(struct job *c, char **err)
 				 rejected.len ? ";" : "", rejected.buf);
 		/* those that did come learn why the run ends (ABORT: a rank is
 		 * missing, not something wrong with them) */
-		struct {
-			uint32_t code, reserved;
-		} pre = { htole32(3), 0 };
 		for (int i = 1; i < c->o.nprocs; i++)
 			if (c->peers[i].fd >= 0)
-				job_send_frame(c, i, MSG_ABORT, &pre, sizeof(pre), *err, strlen(*err), clock_now() + 2.0);
-		free(w);
+				job_send_code(c, i, MSG_ABORT, 3, *err, clock_now() + 2.0, -1);
 		return r;
 	}
-	for (int i = 0; i < c->o.nprocs; i++) {
-		w[i].proc = htole32((uint32_t)i);
-		w[i].pid = htole32((uint32_t)c->members[i].pid);
-		w[i].local_rank = htole32((uint32_t)c->members[i].local_rank);
-		memcpy(w[i].host, c->members[i].host, sizeof(w[i].host));
-	}
+	size_t len = (size_t)c->o.nprocs * JOB_MEMBER_LEN;
+	_cleanup_free_ uint8_t *w = xcalloc(1, len);
+	job_roster_encode(c->members, c->o.nprocs, w);
 	for (int i = 1; i < c->o.nprocs && r == 0; i++)
-		r = job_send_frame(c, i, MSG_WELCOME, NULL, 0, w, (size_t)c->o.nprocs * sizeof(*w), c->o.deadline);
-	free(w);
+		r = job_send_frame(c, i, MSG_WELCOME, NULL, 0, w, len, c->o.deadline);
 	if (r < 0)
 		*err = xasprintf("rendezvous: sending the roster failed: %s", strerror(-r));
 	return r;
@@ -224,25 +213,28 @@ static int join_as_root(struct job *c, char **err)
 /* Connects to the first reachable address of hosts (comma-separated). */
 static int connect_any(struct job *c, const char *hosts, int port, char **err)
 {
-	_cleanup_free_ char *list = xstrdup(hosts);
-	char msg[256] = "", *save = NULL;
+	_cleanup_free_ char *list = xstrdup(hosts), *msg = NULL;
+	char *save = NULL;
 	int n = 0, fd = -ETIMEDOUT;
 	for (char *h = list; *h; h++)
 		n += *h == ',';
 	for (char *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
 		/* one address: the whole deadline; several: a few seconds each */
 		double dl = n == 0 ? c->o.deadline : clock_now() + 3.0;
-		fd = tcp_connect(h, port, dl, msg, sizeof(msg));
+		free(msg);
+		msg = NULL;
+		fd = tcp_connect(h, port, dl, &msg);
 		if (fd >= 0)
 			return fd;
 	}
-	*err = xasprintf("rank 0: %s (rank 0 did not come up: look at its output)", msg);
+	*err = xasprintf("rank 0: %s (rank 0 did not come up: look at its output)", msg ? msg : "");
 	return fd;
 }
 
 static int join_as_peer(struct job *c, const char *hosts, int port, char **err)
 {
 	struct hello h;
+	uint8_t raw[JOB_HELLO_LEN];
 	enum msg type = 0;
 	char *payload = NULL;
 	size_t len = 0;
@@ -253,7 +245,8 @@ static int join_as_peer(struct job *c, const char *hosts, int port, char **err)
 	c->peers[0].fd = fd;
 	c->peers[0].last_seen = clock_now();
 	fill_hello(c, &h);
-	r = tcp_write_all(fd, &h, sizeof(h), c->o.deadline);
+	job_hello_encode(&h, raw);
+	r = tcp_write_all(fd, raw, sizeof(raw), c->o.deadline);
 	if (r == 0)
 		r = job_read_frame(fd, &type, &payload, &len, c->o.deadline + 5.0);
 	if (r < 0) {
@@ -266,18 +259,16 @@ static int join_as_peer(struct job *c, const char *hosts, int port, char **err)
 		free(payload);
 		return -ETIMEDOUT;
 	}
-	if (type != MSG_WELCOME || len != (size_t)c->o.nprocs * sizeof(struct member_wire)) {
+	if (type != MSG_WELCOME || len != (size_t)c->o.nprocs * JOB_MEMBER_LEN) {
 		*err = type == MSG_REJECT ? xasprintf("rank 0 refused this process: %s", payload)
 					  : xstrdup("rank 0 answered with something that is not a roster");
 		free(payload);
 		return -EPROTO;
 	}
-	const struct member_wire *w = (const void *)payload;
 	for (int i = 0; i < c->o.nprocs; i++) {
-		char host[65];
-		memcpy(host, w[i].host, 64);
-		host[64] = '\0';
-		set_member(&c->members[i], i, (int)le32toh(w[i].pid), (int)le32toh(w[i].local_rank), host);
+		struct job_member m;
+		job_member_decode((const uint8_t *)payload + (size_t)i * JOB_MEMBER_LEN, &m);
+		set_member(&c->members[i], i, m.pid, m.local_rank, m.host);
 	}
 	free(payload);
 	return 0;

@@ -6,8 +6,8 @@
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
+#include "core/wire.h"
 
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <poll.h>
@@ -71,16 +71,13 @@ static void do_fatal(struct job *c, const char *why, int code, bool from_receive
 		for (;;)
 			pause(); /* the other thread is exiting the process */
 	}
-	struct {
-		uint32_t code, reserved;
-	} pre = { htole32((uint32_t)code), 0 };
 	double dl = clock_now() + 2.0;
 	if (c->o.proc == 0) {
 		for (int i = 1; i < c->o.nprocs; i++)
-			job_send_frame_ex(c, i, MSG_ABORT, &pre, sizeof(pre), why, strlen(why), dl, 2.0);
+			job_send_code(c, i, MSG_ABORT, code, why, dl, 2.0);
 	} else if (c->peers && tell_root) {
 		/* tell process 0, which tells everyone */
-		job_send_frame_ex(c, 0, MSG_FAIL, &pre, sizeof(pre), why, strlen(why), dl, 2.0);
+		job_send_code(c, 0, MSG_FAIL, code, why, dl, 2.0);
 	}
 	/* no stdio here: the main thread may hold stdout's lock, blocked on a
 	 * full pipe; what it printed was flushed row by row */
@@ -185,6 +182,7 @@ static void peer_lost(struct job *c, int i, const char *how)
 static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload, size_t len)
 {
 	struct peer *p = &c->peers[i];
+	struct wire_r r = WIRE_R(payload, len);
 	char d[128];
 
 	switch (type) {
@@ -202,15 +200,14 @@ static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload
 	case MSG_PHASE:
 	case MSG_DONE:
 		if (len >= 8 && c->o.proc == 0) {
-			uint64_t seq;
-			memcpy(&seq, payload, 8);
+			uint64_t seq = wire_get_u64(&r);
 			pthread_mutex_lock(&c->m);
 			if (type == MSG_PHASE) {
-				p->begun = le64toh(seq);
-				snprintf(p->phase, sizeof(p->phase), "%.*s", (int)(len - 8), payload + 8);
+				p->begun = seq;
+				snprintf(p->phase, sizeof(p->phase), "%.*s", (int)wire_r_left(&r), payload + r.off);
 			} else {
 				/* a DONE may come without its PHASE (the rendezvous) */
-				p->done = le64toh(seq);
+				p->done = seq;
 				if (p->begun < p->done)
 					p->begun = p->done;
 			}
@@ -220,15 +217,15 @@ static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload
 	case MSG_ABORT:
 	case MSG_FAIL:
 		if (len >= 8) {
-			uint32_t code;
-			memcpy(&code, payload, 4);
-			char *text = xstrndup((char *)payload + 8, len - 8), *why = text;
+			int code = (int)wire_get_u32(&r);
+			wire_skip(&r, 4);
+			char *text = xstrndup((char *)payload + r.off, wire_r_left(&r)), *why = text;
 			if (type == MSG_FAIL) {
 				job_describe(c, i, d, sizeof(d));
 				if (strncmp(text, d, strlen(d)))
 					why = xasprintf("%s failed: %s", d, text);
 			}
-			do_fatal(c, why, (int)le32toh(code), true, false);
+			do_fatal(c, why, code, true, false);
 			if (why != text)
 				free(why);
 			free(text);
@@ -236,10 +233,9 @@ static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload
 		break;
 	case MSG_HEARTBEAT:
 		if (len >= 8) {
-			uint64_t v;
-			memcpy(&v, payload, 8);
+			uint64_t v = wire_get_u64(&r);
 			pthread_mutex_lock(&c->m);
-			p->progress = le64toh(v);
+			p->progress = v;
 			pthread_mutex_unlock(&c->m);
 		}
 		break;
@@ -261,27 +257,27 @@ static void peer_readable(struct job *c, int i)
 	struct peer *p = &c->peers[i];
 	for (;;) {
 		ssize_t n;
-		if (p->got < sizeof(p->hdr)) {
-			n = recv(p->fd, (char *)&p->hdr + p->got, sizeof(p->hdr) - p->got, MSG_DONTWAIT);
+		if (p->got < JOB_HDR_LEN) {
+			n = recv(p->fd, p->raw_hdr + p->got, JOB_HDR_LEN - p->got, MSG_DONTWAIT);
 		} else {
-			size_t len = le64toh(p->hdr.len);
-			n = len ? recv(p->fd, p->payload + (p->got - sizeof(p->hdr)), len - (p->got - sizeof(p->hdr)),
-				       MSG_DONTWAIT)
-				: 0;
+			size_t len = p->hdr.len;
+			size_t at = p->got - JOB_HDR_LEN;
+			n = len ? recv(p->fd, p->payload + at, len - at, MSG_DONTWAIT) : 0;
 			if (!len)
 				n = 0;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		if (n < 0 || (n == 0 && (p->got < sizeof(p->hdr) || le64toh(p->hdr.len) > 0))) {
+		if (n < 0 || (n == 0 && (p->got < JOB_HDR_LEN || p->hdr.len > 0))) {
 			peer_lost(c, i, n < 0 ? "lost its connection (reset: its process died or its host dropped it)"
 					  : "disconnected (its process exited or was killed)");
 			return;
 		}
 		p->got += (size_t)n;
 		p->last_seen = clock_now();
-		if (p->got == sizeof(p->hdr)) {
-			uint64_t len = le64toh(p->hdr.len);
+		if (p->got == JOB_HDR_LEN) {
+			p->hdr = job_hdr_decode(p->raw_hdr);
+			uint64_t len = p->hdr.len;
 			if (len > MAX_FRAME) {
 				peer_lost(c, i, "sent a malformed frame");
 				return;
@@ -292,12 +288,12 @@ static void peer_readable(struct job *c, int i)
 				return;
 			}
 		}
-		if (p->got >= sizeof(p->hdr) && p->got == sizeof(p->hdr) + le64toh(p->hdr.len)) {
+		if (p->got >= JOB_HDR_LEN && p->got == JOB_HDR_LEN + p->hdr.len) {
 			unsigned char *pl = p->payload;
-			size_t len = le64toh(p->hdr.len);
+			size_t len = p->hdr.len;
 			p->payload = NULL;
 			p->got = 0;
-			dispatch(c, i, (enum msg)le32toh(p->hdr.type), pl, len);
+			dispatch(c, i, (enum msg)p->hdr.type, pl, len);
 		}
 	}
 }
@@ -364,9 +360,9 @@ static void heartbeat(struct job *c)
 	if (now - c->last_beat < HEARTBEAT_S)
 		return;
 	c->last_beat = now;
-	uint64_t v = htole64((uint64_t)atomic_load(&c->progress));
+	uint64_t v = (uint64_t)atomic_load(&c->progress);
 	for (int i = c->o.proc == 0 ? 1 : 0; i < npeers(c); i++)
-		job_send_frame_ex(c, i, MSG_HEARTBEAT, NULL, 0, &v, sizeof(v), now + 1.0, 0);
+		job_send_u64(c, i, MSG_HEARTBEAT, v, NULL, 0, now + 1.0, 0);
 }
 
 void *job_receiver(void *arg)
@@ -417,10 +413,8 @@ void job_phase(struct job *c, const char *desc, double deadline)
 	c->phase_deadline = deadline;
 	atomic_store(&c->progress, 0);
 	pthread_mutex_unlock(&c->m);
-	if (c->o.proc != 0 && c->thread_started) {
-		uint64_t le = htole64(seq);
-		job_send_frame(c, 0, MSG_PHASE, &le, sizeof(le), desc, strlen(c->phase), clock_now() + 10.0);
-	}
+	if (c->o.proc != 0 && c->thread_started)
+		job_send_u64(c, 0, MSG_PHASE, seq, desc, strlen(c->phase), clock_now() + 10.0, -1);
 }
 
 void job_progress(struct job *c, uint64_t launches)
@@ -435,10 +429,8 @@ void job_phase_done(struct job *c)
 	c->in_phase = false;
 	seq = c->phase_seq;
 	pthread_mutex_unlock(&c->m);
-	if (c->o.proc != 0 && c->thread_started) {
-		uint64_t le = htole64(seq);
-		job_send_frame(c, 0, MSG_DONE, &le, sizeof(le), NULL, 0, clock_now() + 10.0);
-	}
+	if (c->o.proc != 0 && c->thread_started)
+		job_send_u64(c, 0, MSG_DONE, seq, NULL, 0, clock_now() + 10.0, -1);
 }
 
 /* ---- teardown ---- */

@@ -9,6 +9,7 @@
 #include "bench/net/rdma.h"
 #include "checks/rdma/common.h"
 #include "job/launch.h"
+#include "core/cleanup.h"
 #include "core/options.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
@@ -178,8 +179,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 19: {
 		/* what a server reads from a client it does not know */
 		struct net_hello h;
-		char why[256];
-		if (net_hello_decode((const uint8_t *)text, len, &h, why, sizeof(why)) == 0) {
+		_cleanup_free_ char *why = NULL;
+		if (net_hello_decode((const uint8_t *)text, len, &h, &why) == 0) {
 			char *e = net_params_check(&h.p);
 			sink += (unsigned)h.p.qps + (e ? 1u : 0u);
 			free(e);
@@ -188,39 +189,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 20: {
 		struct net_accept a;
-		char why[256];
-		sink += (unsigned)net_accept_decode((const uint8_t *)text, len, &a, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_accept_decode((const uint8_t *)text, len, &a, &why);
 		break;
 	}
 	case 21: {
 		struct net_start st;
-		char why[256];
-		sink += (unsigned)net_start_decode((const uint8_t *)text, len, &st, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_start_decode((const uint8_t *)text, len, &st, &why);
 		break;
 	}
 	case 22: {
 		struct net_samples r;
-		char why[256];
-		sink += (unsigned)net_result_decode((const uint8_t *)text, len, &r, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_result_decode((const uint8_t *)text, len, &r, &why);
 		break;
 	}
 	case 23: {
 		struct net_data_hello d;
-		char why[256];
-		sink += (unsigned)net_data_hello_decode((const uint8_t *)text, len, &d, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_data_hello_decode((const uint8_t *)text, len, &d, &why);
 		break;
 	}
 	case 24: {
 		/* a peer's QP attributes (RDMA) */
 		struct net_rdma_peer p;
-		char why[256];
-		sink += (unsigned)net_rdma_info_decode(text, len, &p, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_rdma_info_decode(text, len, &p, &why);
 		break;
 	}
 	case 25: {
 		struct net_rdma_sync y;
-		char why[256];
-		sink += (unsigned)net_rdma_sync_decode(text, len, &y, why, sizeof(why));
+		_cleanup_free_ char *why = NULL;
+		sink += (unsigned)net_rdma_sync_decode(text, len, &y, &why);
 		break;
 	}
 	}

@@ -4,6 +4,7 @@
  * process of another job refused, and a lost process named by rank 0. */
 #include "testutil.h"
 #include "job/job.h"
+#include "job/job_int.h"
 #include "job/launch.h"
 #include "core/tcp.h"
 
@@ -211,14 +212,63 @@ static void test_hostport(void **state)
 	assert_int_equal(launch_split_hostport("[::1]x", &h, &port), -EINVAL);
 }
 
+/* ---- the frames on the wire (job/wire.c) ---- */
+
+/* The header, HELLO, the roster and the DATA header byte by byte:
+ * little-endian, fixed sizes, reserved fields zero. */
+static void test_frame_bytes(void **state)
+{
+	(void)state;
+	uint8_t h[JOB_HDR_LEN];
+	job_hdr_encode(h, MSG_WELCOME, 0x0102030405060708ull);
+	assert_memory_equal(h, "\2\0\0\0\0\0\0\0\10\7\6\5\4\3\2\1", JOB_HDR_LEN);
+	struct hdr hd = job_hdr_decode(h);
+	assert_int_equal(hd.type, MSG_WELCOME);
+	assert_true(hd.len == 0x0102030405060708ull);
+
+	struct hello in = { .proc = 3, .nprocs = 4, .ranks_per_proc = 8, .local_rank = 1, .pid = 0x01020304,
+			    .host = "node-a", .job = "j1" }, out;
+	uint8_t b[JOB_HELLO_LEN];
+	memcpy(in.magic, MAGIC, sizeof(in.magic));
+	job_hello_encode(&in, b);
+	assert_memory_equal(b, MAGIC "\3\0\0\0\4\0\0\0\10\0\0\0\1\0\0\0\4\3\2\1\0\0\0\0node-a\0", 8 + 24 + 7);
+	assert_memory_equal(b + 96, "j1\0", 3);
+	job_hello_decode(b, &out);
+	assert_int_equal(memcmp(&in, &out, sizeof(in)), 0);
+	memset(b + 32, 'h', 64); /* an unterminated host comes back terminated */
+	job_hello_decode(b, &out);
+	assert_int_equal(strlen(out.host), 63);
+
+	struct job_member m[2] = { { .proc = 0, .pid = 77, .local_rank = 2, .host = "h0" },
+				   { .proc = 1, .pid = 0x10000, .local_rank = 0, .host = "h1" } }, back;
+	uint8_t roster[2 * JOB_MEMBER_LEN];
+	job_roster_encode(m, 2, roster);
+	assert_memory_equal(roster, "\0\0\0\0\115\0\0\0\2\0\0\0\0\0\0\0h0\0", 19);
+	assert_memory_equal(roster + JOB_MEMBER_LEN, "\1\0\0\0\0\0\1\0\0\0\0\0\0\0\0\0h1\0", 19);
+	job_member_decode(roster + JOB_MEMBER_LEN, &back);
+	assert_int_equal(back.proc, 1);
+	assert_int_equal(back.pid, 0x10000);
+	assert_string_equal(back.host, "h1");
+
+	uint8_t d[JOB_DATA_HDR_LEN];
+	struct data_hdr dh;
+	job_data_hdr_encode(d, 3, 0x1122334455667788ull);
+	assert_memory_equal(d, "\3\0\0\0\0\0\0\0\x88\x77\x66\x55\x44\x33\x22\x11", JOB_DATA_HDR_LEN);
+	assert_true(job_data_hdr_decode(d, sizeof(d), &dh));
+	assert_true(dh.op == 3 && dh.seq == 0x1122334455667788ull);
+	assert_false(job_data_hdr_decode(d, sizeof(d) - 1, &dh));
+	assert_true(dh.op == 3 && dh.seq == 0);
+}
+
 /* ---- the control plane across processes ---- */
 
 /* A free loopback port (bound and released; good enough for a test). */
 static int free_port(void)
 {
-	char msg[128];
-	int fd = tcp_listen("127.0.0.1", 0, msg, sizeof(msg));
+	char *msg = NULL;
+	int fd = tcp_listen("127.0.0.1", 0, &msg);
 	assert_true(fd >= 0);
+	assert_null(msg);
 	int p = tcp_local_port(fd);
 	close(fd);
 	return p;
@@ -409,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_cli_and_errors),
 		cmocka_unit_test(test_first_host),
 		cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_frame_bytes),
 		cmocka_unit_test(test_exchanges),
 		cmocka_unit_test(test_rendezvous_timeout),
 		cmocka_unit_test(test_other_job_refused),

@@ -16,6 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Runs a call that sets why (char **err) on failure, after freeing the
+ * message of the call before. */
+#define DECODE(call) (free(why), why = NULL, (call))
+
 static void test_names_and_params(void **state)
 {
 	(void)state;
@@ -122,7 +126,7 @@ static void test_hello(void **state)
 	(void)state;
 	struct net_hello h = { .version = NET_PROTO_VERSION, .host = "client-1" }, d;
 	uint8_t b[NET_HELLO_LEN];
-	char why[256];
+	char *why = NULL;
 	net_params_default(&h.p);
 	h.p.test = NET_WRITE_BW;
 	h.p.size = 4096;
@@ -134,7 +138,8 @@ static void test_hello(void **state)
 	h.p.tclass = 106;
 	h.p.sl = 3;
 	net_hello_encode(&h, b);
-	assert_int_equal(net_hello_decode(b, sizeof(b), &d, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_hello_decode(b, sizeof(b), &d, &why)), 0);
+	assert_null(why);
 	assert_int_equal(d.p.test, NET_WRITE_BW);
 	assert_int_equal(d.p.size, 4096);
 	assert_int_equal(d.p.iters, 777);
@@ -146,70 +151,82 @@ static void test_hello(void **state)
 	assert_string_equal(d.host, "client-1");
 	h.p.tclass = -1;
 	net_hello_encode(&h, b);
-	assert_int_equal(net_hello_decode(b, sizeof(b), &d, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_hello_decode(b, sizeof(b), &d, &why)), 0);
 	assert_int_equal(d.p.tclass, -1);
 
 	/* another version is named as such, before any length check */
 	uint8_t v2[8] = { 2, 0, 0, 0 };
-	assert_int_equal(net_hello_decode(v2, sizeof(v2), &d, why, sizeof(why)), -EPROTO);
-	assert_non_null(strstr(why, "version 2"));
-	assert_int_equal(net_hello_decode(b, sizeof(b) - 1, &d, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_hello_decode(v2, sizeof(v2), &d, &why)), -EPROTO);
+	assert_string_equal(why, "the client speaks protocol version 2, this server 1: "
+				 "run the same gpuready version on both ends");
+	assert_int_equal(DECODE(net_hello_decode(b, sizeof(b) - 1, &d, &why)), -EPROTO);
+	assert_string_equal(why, "a HELLO of 115 bytes where 116 are expected");
+	assert_int_equal(DECODE(net_hello_decode(b, 2, &d, &why)), -EPROTO);
+	assert_string_equal(why, "a HELLO of 2 bytes where 116 are expected");
 	uint8_t x[NET_HELLO_LEN];
 	memcpy(x, b, sizeof(x));
 	x[4] = 99; /* test */
-	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
+	assert_string_equal(why, "HELLO: unknown test");
 	memcpy(x, b, sizeof(x));
 	x[16] = 2; /* the "all" flag */
-	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
 	memcpy(x, b, sizeof(x));
 	memset(x + NET_HELLO_LEN - 64, 'a', 64); /* unterminated host */
-	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
+	assert_string_equal(why, "HELLO: the host name is not terminated");
 	memcpy(x, b, sizeof(x));
 	double nan_d = NAN;
 	memcpy(x + 28, &nan_d, 8); /* duration */
-	assert_int_equal(net_hello_decode(x, sizeof(x), &d, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
+	free(why);
 }
 
 static void test_other_messages(void **state)
 {
 	(void)state;
-	char why[256];
+	char *why = NULL;
 	struct net_accept a = { .version = NET_PROTO_VERSION, .token = 0x1122334455667788ull, .host = "srv",
 				.link = "eth0", .link_gbps = 100 }, ad;
 	uint8_t ab[NET_ACCEPT_LEN];
 	net_accept_encode(&a, ab);
-	assert_int_equal(net_accept_decode(ab, sizeof(ab), &ad, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_accept_decode(ab, sizeof(ab), &ad, &why)), 0);
 	assert_true(ad.token == a.token && ad.link_gbps == 100);
 	assert_string_equal(ad.link, "eth0");
 
 	struct net_start st = { .size = 65536, .iters = 5000 }, sd;
 	uint8_t sb[NET_START_LEN];
 	net_start_encode(&st, sb);
-	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_start_decode(sb, sizeof(sb), &sd, &why)), 0);
 	assert_int_equal(sd.size, 65536);
 	st.size = 0;
 	net_start_encode(&st, sb);
-	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_start_decode(sb, sizeof(sb), &sd, &why)), -EPROTO);
 	st = (struct net_start){ .size = 8 };
 	net_start_encode(&st, sb);
-	assert_int_equal(net_start_decode(sb, sizeof(sb), &sd, why, sizeof(why)), -EPROTO); /* no iters, no time */
+	assert_int_equal(DECODE(net_start_decode(sb, sizeof(sb), &sd, &why)), -EPROTO); /* no iters, no time */
+	assert_string_equal(why, "START: neither iterations nor a duration");
+	assert_int_equal(DECODE(net_start_decode(sb, 3, &sd, &why)), -EPROTO);
+	assert_string_equal(why, "a START of 3 bytes where 24 are expected");
 
 	struct net_samples r = { .bytes = 1000, .msgs = 10, .seconds = 0.25, .errors = 1, .n_windows = 2,
 				 .window_s = { 0.1, 0.15 } }, rd;
 	uint8_t rb[NET_RESULT_LEN];
 	net_result_encode(&r, rb);
-	assert_int_equal(net_result_decode(rb, sizeof(rb), &rd, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_result_decode(rb, sizeof(rb), &rd, &why)), 0);
 	assert_true(rd.bytes == 1000 && rd.msgs == 10 && rd.errors == 1 && rd.n_windows == 2 && rd.window_s[1] == 0.15);
 	rb[NET_RESULT_LEN - 4] = 200; /* window count */
-	assert_int_equal(net_result_decode(rb, sizeof(rb), &rd, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_result_decode(rb, sizeof(rb), &rd, &why)), -EPROTO);
 
 	struct net_data_hello dh = { .token = 5, .stream = 3, .nstreams = 4 }, dd;
 	uint8_t db[NET_DATA_HELLO_LEN];
 	net_data_hello_encode(&dh, db);
-	assert_int_equal(net_data_hello_decode(db, sizeof(db), &dd, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_data_hello_decode(db, sizeof(db), &dd, &why)), 0);
 	dh.stream = 4;
 	net_data_hello_encode(&dh, db);
-	assert_int_equal(net_data_hello_decode(db, sizeof(db), &dd, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_data_hello_decode(db, sizeof(db), &dd, &why)), -EPROTO);
+	assert_string_equal(why, "a data connection with a stream number out of range");
+	free(why);
 }
 
 static void test_framing(void **state)
@@ -220,7 +237,7 @@ static void test_framing(void **state)
 	uint32_t type;
 	uint8_t *p = NULL;
 	size_t len;
-	char why[256];
+	char *why = NULL;
 	assert_int_equal(net_msg_send(sv[0], NETMSG_START, "abc", 3, clock_now() + 1), 0);
 	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 100, clock_now() + 1), 0);
 	assert_int_equal(type, NETMSG_START);
@@ -228,8 +245,27 @@ static void test_framing(void **state)
 	free(p);
 	/* a REFUSE where an ACCEPT is wanted: the peer's words come through */
 	assert_int_equal(net_msg_send(sv[0], NETMSG_REFUSE, "busy", 4, clock_now() + 1), 0);
-	assert_int_equal(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 1, why, sizeof(why)), -ECONNABORTED);
+	assert_int_equal(DECODE(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 1, &why)), -ECONNABORTED);
 	assert_string_equal(why, "busy");
+	/* another type: named, its payload dropped */
+	assert_int_equal(net_msg_send(sv[0], NETMSG_READY, "x", 1, clock_now() + 1), 0);
+	assert_int_equal(DECODE(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 1, &why)), -EPROTO);
+	assert_string_equal(why, "the peer sent message type 5 where 2 was expected");
+	assert_null(p);
+	/* a peer's long text: its first 255 bytes */
+	char text[400];
+	memset(text, 'z', sizeof(text));
+	assert_int_equal(net_msg_send(sv[0], NETMSG_ERROR, text, sizeof(text), clock_now() + 1), 0);
+	assert_int_equal(DECODE(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 1, &why)), -ECONNABORTED);
+	assert_int_equal(strlen(why), 255);
+	assert_int_equal(DECODE(net_msg_expect(sv[1], NETMSG_ACCEPT, &p, &len, clock_now() + 0.1, &why)), -ETIMEDOUT);
+	assert_string_equal(why, "the peer said nothing by the deadline");
+	free(why);
+	/* the header on the wire: magic "GNET", type, length, little-endian */
+	uint8_t raw[13];
+	assert_int_equal(net_msg_send(sv[0], NETMSG_BYE, "x", 1, clock_now() + 1), 0);
+	assert_int_equal(read(sv[1], raw, sizeof(raw)), (ssize_t)sizeof(raw));
+	assert_memory_equal(raw, "GNET\12\0\0\0\1\0\0\0x", sizeof(raw));
 	/* a frame above the limit is refused unread */
 	assert_int_equal(net_msg_send(sv[0], NETMSG_INFO, "0123456789", 10, clock_now() + 1), 0);
 	assert_int_equal(net_msg_recv(sv[1], &type, &p, &len, 5, clock_now() + 1), -EMSGSIZE);

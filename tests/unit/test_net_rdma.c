@@ -42,6 +42,9 @@ static struct rdma_port port_of(const char *link, struct rdma_gid *g, size_t n)
 	return (struct rdma_port){ .num = 1, .link_layer = (char *)link, .gids = g, .n_gids = n };
 }
 
+/* Runs a call that sets why (char **err) on failure, after freeing the
+ * message of the call before. */
+#define DECODE(call) (free(why), why = NULL, (call))
 #define GID(i, text, t) { .index = (i), .gid = (char *)(text), .type = (char *)(t) }
 #define LL1 "fe80:0000:0000:0000:a288:c2ff:fe4e:2764"
 #define LL2 "fe80:0000:0000:0000:a288:c2ff:fe4e:2765"
@@ -281,7 +284,7 @@ static void test_info_roundtrip(void **state)
 {
 	(void)state;
 	static struct net_rdma_peer in, out;
-	char why[200];
+	char *why = NULL;
 	for (int qps = 1; qps <= NET_RDMA_MAX_QPS; qps += 21) {
 		size_t len = net_rdma_info_size(qps);
 		assert_int_equal(len, 48 + 24 * (size_t)qps);
@@ -289,7 +292,8 @@ static void test_info_roundtrip(void **state)
 		sample_peer(&in, qps);
 		assert_int_equal(net_rdma_info_encode(&in, b, len), 0);
 		assert_memory_equal(b, "GRDM\1\0", 6);
-		assert_int_equal(net_rdma_info_decode(b, len, &out, why, sizeof(why)), 0);
+		assert_int_equal(DECODE(net_rdma_info_decode(b, len, &out, &why)), 0);
+		assert_null(why);
 		assert_int_equal(memcmp(&in, &out, sizeof(in)), 0);
 		free(b);
 	}
@@ -309,13 +313,14 @@ static void expect_refused(void (*mut)(uint8_t *b, size_t *len), int rc, const c
 	static struct net_rdma_peer in, out;
 	uint8_t b[200];
 	size_t len = net_rdma_info_size(2);
-	char why[200];
+	char *why = NULL;
 	sample_peer(&in, 2);
 	assert_int_equal(net_rdma_info_encode(&in, b, len), 0);
 	mut(b, &len);
-	assert_int_equal(net_rdma_info_decode(b, len, &out, why, sizeof(why)), rc);
+	assert_int_equal(DECODE(net_rdma_info_decode(b, len, &out, &why)), rc);
 	if (!strstr(why, word))
 		fail_msg("reason '%s' lacks '%s'", why, word);
+	free(why);
 }
 
 static void mut_version(uint8_t *b, size_t *len) { (void)len; b[4] = 2; }
@@ -344,6 +349,32 @@ static void test_info_refused(void **state)
 	expect_refused(mut_reserved, -EINVAL, "flags 0x1/0x7");
 	expect_refused(mut_psn, -EINVAL, "QP 1");
 	expect_refused(mut_addr, -EINVAL, "QP 0");
+
+	/* the whole texts, and no blob at all */
+	struct net_rdma_peer out;
+	char *why = NULL;
+	assert_int_equal(DECODE(net_rdma_info_decode(NULL, 100, &out, &why)), -EMSGSIZE);
+	assert_string_equal(why, "RDMA info of 100 bytes is too short");
+	uint8_t b[72];
+	sample_peer(&out, 1);
+	assert_int_equal(net_rdma_info_encode(&out, b, sizeof(b)), 0);
+	assert_int_equal(DECODE(net_rdma_info_decode(b, 7, &out, &why)), -EMSGSIZE);
+	assert_string_equal(why, "RDMA info of 7 bytes is too short");
+	assert_int_equal(DECODE(net_rdma_info_decode(b, 47, &out, &why)), -EMSGSIZE);
+	assert_string_equal(why, "RDMA info of 47 bytes does not hold 0 QPs (1 .. 64, 48 + 24 bytes each)");
+	b[8] = 73; /* the total length */
+	assert_int_equal(DECODE(net_rdma_info_decode(b, sizeof(b), &out, &why)), -EMSGSIZE);
+	assert_string_equal(why, "RDMA info of 72 bytes does not hold 1 QPs (1 .. 64, 48 + 24 bytes each)");
+	b[8] = 72;
+	b[4] = 7;
+	assert_int_equal(DECODE(net_rdma_info_decode(b, sizeof(b), &out, &why)), -EPROTO);
+	assert_string_equal(why, "RDMA info version 7, this gpuready speaks version 1: "
+				 "run the same gpuready on both ends");
+	b[4] = 1;
+	b[12] = 3;
+	assert_int_equal(DECODE(net_rdma_info_decode(b, sizeof(b), &out, &why)), -EINVAL);
+	assert_string_equal(why, "RDMA info with link layer 3, MTU 5, flags 0x1/0x0, region 65536: out of range");
+	free(why);
 }
 
 /* Random bytes and random damage never crash the decoders, and what they
@@ -354,7 +385,7 @@ static void test_wire_random(void **state)
 	static struct net_rdma_peer in, out;
 	struct net_rdma_sync m;
 	uint8_t b[NET_RDMA_SYNC_BYTES + 64], again[NET_RDMA_SYNC_BYTES + 64];
-	char why[200];
+	char *why = NULL;
 	unsigned seed = 12345, accepted = 0;
 	for (int round = 0; round < 20000; round++) {
 		size_t len = net_rdma_info_size(1 + round % 4);
@@ -364,19 +395,20 @@ static void test_wire_random(void **state)
 			b[rand_r(&seed) % len] = (uint8_t)rand_r(&seed);
 		if (round % 5 == 0)
 			len = (size_t)rand_r(&seed) % sizeof(b);
-		if (net_rdma_info_decode(b, len, &out, why, sizeof(why)) == 0) {
+		if (DECODE(net_rdma_info_decode(b, len, &out, &why)) == 0) {
 			accepted++;
 			assert_int_equal(net_rdma_info_encode(&out, again, len), 0);
 			assert_memory_equal(b, again, len);
 		} else {
-			assert_true(why[0] != '\0');
+			assert_true(why && why[0] != '\0');
 		}
 		for (size_t i = 0; i < sizeof(b); i++)
 			b[i] = (uint8_t)rand_r(&seed);
-		(void)net_rdma_sync_decode(b, NET_RDMA_SYNC_BYTES, &m, why, sizeof(why));
-		(void)net_rdma_info_decode(b, (size_t)rand_r(&seed) % sizeof(b), &out, why, sizeof(why));
+		(void)DECODE(net_rdma_sync_decode(b, NET_RDMA_SYNC_BYTES, &m, &why));
+		(void)DECODE(net_rdma_info_decode(b, (size_t)rand_r(&seed) % sizeof(b), &out, &why));
 	}
 	assert_true(accepted > 0);
+	free(why);
 }
 
 static void test_sync_codec(void **state)
@@ -388,36 +420,41 @@ static void test_sync_codec(void **state)
 				    .seconds = 1.25, .n_windows = NET_WINDOWS },
 			      out;
 	uint8_t b[NET_RDMA_SYNC_BYTES];
-	char why[200];
+	char *why = NULL;
 	for (int i = 0; i < NET_WINDOWS; i++)
 		in.window_s[i] = 0.01 * (i + 1);
 	memset(in.text, 'x', sizeof(in.text) - 1);
 	in.text[sizeof(in.text) - 1] = '\0';
 	net_rdma_sync_encode(&in, b);
 	assert_memory_equal(b, "GRSY\1\0\4\0", 8);
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), 0);
 	assert_int_equal(memcmp(&in, &out, sizeof(in)), 0);
 
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b) - 1, &out, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b) - 1, &out, &why)), -EPROTO);
+	assert_string_equal(why, "not a version 1 gpuready RDMA control message (343 bytes)");
+	assert_int_equal(DECODE(net_rdma_sync_decode(NULL, sizeof(b), &out, &why)), -EPROTO);
+	assert_string_equal(why, "not a version 1 gpuready RDMA control message (344 bytes)");
 	b[6] = 9;
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), -EPROTO);
 	in.n_windows = NET_WINDOWS + 1;
 	net_rdma_sync_encode(&in, b);
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), -EPROTO);
 	in.n_windows = 1;
 	in.seconds = NAN;
 	net_rdma_sync_encode(&in, b);
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), -EPROTO);
 	in.seconds = 1;
 	in.status = 5;
 	net_rdma_sync_encode(&in, b);
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), -EPROTO);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), -EPROTO);
+	assert_string_equal(why, "RDMA control message of type 4, status 5, 1 windows: out of range");
 	/* the text always comes back terminated */
 	in.status = 0;
 	net_rdma_sync_encode(&in, b);
 	memset(b + NET_RDMA_SYNC_BYTES - 128, 'y', 128);
-	assert_int_equal(net_rdma_sync_decode(b, sizeof(b), &out, why, sizeof(why)), 0);
+	assert_int_equal(DECODE(net_rdma_sync_decode(b, sizeof(b), &out, &why)), 0);
 	assert_int_equal(strlen(out.text), sizeof(out.text) - 1);
+	free(why);
 }
 
 static void test_buf_bytes(void **state)

@@ -28,13 +28,13 @@
 int net_client_connect(struct net_client_side *cs, char **err)
 {
 	const struct net_plan *nc = cs->nc;
-	char msg[256] = "", why[256];
+	_cleanup_free_ char *msg = NULL, *why = NULL;
 	uint8_t hb[NET_HELLO_LEN], *pl = NULL;
 	size_t len = 0;
 	struct net_hello h = { .version = NET_PROTO_VERSION, .p = nc->p };
 	snprintf(h.host, sizeof(h.host), "%s", nc->host);
 
-	cs->fd = tcp_connect(cs->server, cs->port, clock_now() + nc->connect_timeout, msg, sizeof(msg));
+	cs->fd = tcp_connect(cs->server, cs->port, clock_now() + nc->connect_timeout, &msg);
 	if (cs->fd < 0) {
 		*err = xasprintf("%s (is `gpuready bench net --server` running there?)", msg);
 		return -EHOSTUNREACH; /* never reached: exit 2, not a peer lost */
@@ -42,12 +42,13 @@ int net_client_connect(struct net_client_side *cs, char **err)
 	net_hello_encode(&h, hb);
 	int r = net_msg_send(cs->fd, NETMSG_HELLO, hb, sizeof(hb), clock_now() + net_handshake_s(nc));
 	if (r == 0)
-		r = net_msg_expect(cs->fd, NETMSG_ACCEPT, &pl, &len, clock_now() + net_handshake_s(nc) + 30, why, sizeof(why));
+		r = net_msg_expect(cs->fd, NETMSG_ACCEPT, &pl, &len, clock_now() + net_handshake_s(nc) + 30, &why);
 	if (r == 0)
-		r = net_accept_decode(pl, len, &cs->acc, why, sizeof(why));
+		r = net_accept_decode(pl, len, &cs->acc, &why);
 	free(pl);
 	if (r < 0) {
-		*err = xasprintf("the server %s: %s%s", r == -ECONNABORTED ? "refused" : "did not accept", why,
+		*err = xasprintf("the server %s: %s%s", r == -ECONNABORTED ? "refused" : "did not accept",
+				 why ? why : strerror(-r),
 				 r == -ETIMEDOUT ? " (it serves one client at a time: it may be busy with another, or stuck)"
 						 : "");
 		return r;
@@ -83,7 +84,7 @@ int net_client_rdma(struct net_client_side *cs, char **err)
 	_cleanup_free_ uint8_t *mine = xcalloc(1, len);
 	uint8_t *theirs = NULL;
 	size_t got = 0;
-	char why[256];
+	_cleanup_free_ char *why = NULL;
 	uint64_t max = NET_ALL_MAX;
 	int r = net_rdma_open(&cs->nc->ro, p, p->all ? max : p->size, &cs->rdma, err);
 	if (r < 0)
@@ -91,7 +92,7 @@ int net_client_rdma(struct net_client_side *cs, char **err)
 	net_rdma_describe(cs->rdma, &cs->desc);
 	double dl = clock_now() + net_handshake_s(cs->nc);
 	if ((r = net_rdma_info(cs->rdma, mine, len)) < 0 || (r = net_msg_send(cs->fd, NETMSG_INFO, mine, len, dl)) < 0 ||
-	    (r = net_msg_expect(cs->fd, NETMSG_INFO, &theirs, &got, dl + 30, why, sizeof(why))) < 0) {
+	    (r = net_msg_expect(cs->fd, NETMSG_INFO, &theirs, &got, dl + 30, &why)) < 0) {
 		if (!*err)
 			*err = xasprintf("exchanging QP attributes: %s", r == -ECONNABORTED ? why : strerror(-r));
 		return r;
@@ -105,11 +106,11 @@ int net_client_rdma(struct net_client_side *cs, char **err)
 
 static int open_streams(struct net_client_side *cs, int n, int *fds, double deadline, char **err)
 {
-	char msg[256];
+	_cleanup_free_ char *msg = NULL;
 	for (int i = 0; i < n; i++) {
 		uint8_t b[NET_DATA_HELLO_LEN];
 		struct net_data_hello dh = { .token = cs->acc.token, .stream = (uint32_t)i, .nstreams = (uint32_t)n };
-		fds[i] = tcp_connect(cs->server, cs->port, deadline, msg, sizeof(msg));
+		fds[i] = tcp_connect(cs->server, cs->port, deadline, &msg);
 		int r = fds[i] < 0 ? fds[i] : 0;
 		if (r == 0) {
 			net_data_hello_encode(&dh, b);
@@ -140,13 +141,13 @@ static int client_tcp(struct net_client_side *cs, const struct net_start *st, do
 		struct net_samples mine = { 0 }, theirs = { 0 };
 		uint8_t *pl = NULL;
 		size_t len = 0;
-		char why[256];
+		_cleanup_free_ char *why = NULL;
 		r = net_tcp_bw(fds, n, true, p->bidir, st->size, st->iters * (uint64_t)n, st->duration, deadline, &mine,
 			       err);
-		if (r == 0 && (r = net_msg_expect(cs->fd, NETMSG_RESULT, &pl, &len, deadline, why, sizeof(why))) == 0)
-			r = net_result_decode(pl, len, &theirs, why, sizeof(why));
+		if (r == 0 && (r = net_msg_expect(cs->fd, NETMSG_RESULT, &pl, &len, deadline, &why)) == 0)
+			r = net_result_decode(pl, len, &theirs, &why);
 		if (r < 0 && !*err)
-			*err = xasprintf("the server's result: %s", why);
+			*err = xasprintf("the server's result: %s", why ? why : strerror(-r));
 		free(pl);
 		/* what the server received, plus what we received with -b */
 		*s = theirs;
@@ -169,12 +170,12 @@ static int net_client_run_size(struct net_client_side *cs, uint64_t size, struct
 	struct net_start st = { .size = size, .iters = p->duration > 0 ? 0 : p->iters, .duration = p->duration };
 	uint8_t b[NET_START_LEN], *pl = NULL;
 	size_t len = 0;
-	char why[256];
+	_cleanup_free_ char *why = NULL;
 	double deadline = net_step_deadline(cs->nc, p, size, st.iters, st.duration);
 	net_start_encode(&st, b);
 	int r = net_msg_send(cs->fd, NETMSG_START, b, sizeof(b), deadline);
 	if (r == 0)
-		r = net_msg_expect(cs->fd, NETMSG_READY, &pl, &len, deadline, why, sizeof(why));
+		r = net_msg_expect(cs->fd, NETMSG_READY, &pl, &len, deadline, &why);
 	free(pl);
 	if (r < 0) {
 		*err = xasprintf("starting %llu B: %s", (unsigned long long)size, r == -ECONNABORTED ? why : strerror(-r));

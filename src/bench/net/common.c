@@ -116,8 +116,8 @@ int net_ctrl_recv(struct net_ctrl *c, void *buf, size_t len, double deadline)
 {
 	uint8_t *p = NULL;
 	size_t n = 0;
-	char why[256];
-	int r = net_msg_expect(*(int *)c->ctx, NETMSG_CTRL, &p, &n, deadline, why, sizeof(why));
+	_cleanup_free_ char *why = NULL;
+	int r = net_msg_expect(*(int *)c->ctx, NETMSG_CTRL, &p, &n, deadline, &why);
 	if (r == 0 && n != len)
 		r = -EPROTO;
 	if (r == 0)

@@ -4,150 +4,77 @@
 #include "proto.h"
 #include "core/tcp.h"
 #include "core/strbuf.h"
+#include "core/wire.h"
 
 #include <errno.h>
-#include <endian.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A cursor over a fixed buffer. */
-struct cur {
-	uint8_t *p;
-	const uint8_t *r;
-};
-
-static void put32(struct cur *c, uint32_t v)
+/* Sets *err to what and returns -EPROTO. */
+static int bad(char **err, const char *what)
 {
-	v = htole32(v);
-	memcpy(c->p, &v, 4);
-	c->p += 4;
-}
-
-static void put64(struct cur *c, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(c->p, &v, 8);
-	c->p += 8;
-}
-
-static void putd(struct cur *c, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, 8);
-	put64(c, v);
-}
-
-static void putstr(struct cur *c, const char *s, size_t n)
-{
-	memset(c->p, 0, n);
-	if (s)
-		memcpy(c->p, s, strnlen(s, n - 1));
-	c->p += n;
-}
-
-static uint32_t get32(struct cur *c)
-{
-	uint32_t v;
-	memcpy(&v, c->r, 4);
-	c->r += 4;
-	return le32toh(v);
-}
-
-static uint64_t get64(struct cur *c)
-{
-	uint64_t v;
-	memcpy(&v, c->r, 8);
-	c->r += 8;
-	return le64toh(v);
-}
-
-static double getd(struct cur *c)
-{
-	uint64_t v = get64(c);
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
-
-/* A fixed-size string field: must be NUL-terminated inside it. */
-static bool getstr(struct cur *c, char *out, size_t n)
-{
-	bool ok = memchr(c->r, '\0', n) != NULL;
-	memcpy(out, c->r, n);
-	out[n - 1] = '\0';
-	c->r += n;
-	return ok;
-}
-
-static int bad(char *why, size_t len, const char *what)
-{
-	snprintf(why, len, "%s", what);
+	*err = xstrdup(what);
 	return -EPROTO;
 }
 
-static int check_len(size_t got, size_t want, const char *what, char *why, size_t whylen)
+static int check_len(size_t got, size_t want, const char *what, char **err)
 {
 	if (got == want)
 		return 0;
-	snprintf(why, whylen, "%s of %zu bytes where %zu are expected", what, got, want);
+	*err = xasprintf("%s of %zu bytes where %zu are expected", what, got, want);
 	return -EPROTO;
 }
 
 void net_hello_encode(const struct net_hello *h, uint8_t out[NET_HELLO_LEN])
 {
-	struct cur c = { .p = out };
-	put32(&c, h->version);
-	put32(&c, (uint32_t)h->p.test);
-	put64(&c, h->p.size);
-	*c.p++ = h->p.all;
-	*c.p++ = h->p.bidir;
-	*c.p++ = 0;
-	*c.p++ = 0;
-	put64(&c, h->p.iters);
-	putd(&c, h->p.duration);
-	put32(&c, (uint32_t)h->p.qps);
-	put32(&c, (uint32_t)h->p.mtu);
-	put32(&c, (uint32_t)h->p.tclass);
-	put32(&c, (uint32_t)h->p.sl);
-	putstr(&c, h->host, sizeof(h->host));
+	struct wire_w w = WIRE_W(out, NET_HELLO_LEN);
+	wire_put_u32(&w, h->version);
+	wire_put_u32(&w, (uint32_t)h->p.test);
+	wire_put_u64(&w, h->p.size);
+	wire_put_u8(&w, h->p.all);
+	wire_put_u8(&w, h->p.bidir);
+	wire_put_zeros(&w, 2);
+	wire_put_u64(&w, h->p.iters);
+	wire_put_f64(&w, h->p.duration);
+	wire_put_u32(&w, (uint32_t)h->p.qps);
+	wire_put_u32(&w, (uint32_t)h->p.mtu);
+	wire_put_u32(&w, (uint32_t)h->p.tclass);
+	wire_put_u32(&w, (uint32_t)h->p.sl);
+	wire_put_str(&w, h->host, sizeof(h->host));
 }
 
-int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *why, size_t whylen)
+int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char **err)
 {
-	struct cur c = { .r = buf };
-	if (len >= 4) {
-		uint32_t v;
-		memcpy(&v, buf, 4);
-		v = le32toh(v);
-		if (v != NET_PROTO_VERSION) {
-			snprintf(why, whylen, "the client speaks protocol version %u, this server %u: run the same "
-					      "gpuready version on both ends", v, NET_PROTO_VERSION);
-			return -EPROTO;
-		}
+	struct wire_r r = WIRE_R(buf, len);
+	uint32_t v = wire_get_u32(&r);
+	if (!r.short_read && v != NET_PROTO_VERSION) {
+		*err = xasprintf("the client speaks protocol version %u, this server %u: "
+				 "run the same gpuready version on both ends", v, NET_PROTO_VERSION);
+		return -EPROTO;
 	}
-	if (check_len(len, NET_HELLO_LEN, "a HELLO", why, whylen))
+	if (check_len(len, NET_HELLO_LEN, "a HELLO", err))
 		return -EPROTO;
 	memset(h, 0, sizeof(*h));
-	h->version = get32(&c);
-	uint32_t test = get32(&c);
-	h->p.size = get64(&c);
-	uint8_t all = *c.r++, bidir = *c.r++;
-	c.r += 2;
-	h->p.iters = get64(&c);
-	h->p.duration = getd(&c);
-	uint32_t qps = get32(&c), mtu = get32(&c), tclass = get32(&c), sl = get32(&c);
-	if (!getstr(&c, h->host, sizeof(h->host)))
-		return bad(why, whylen, "HELLO: the host name is not terminated");
+	h->version = v;
+	uint32_t test = wire_get_u32(&r);
+	h->p.size = wire_get_u64(&r);
+	uint8_t all = wire_get_u8(&r), bidir = wire_get_u8(&r);
+	wire_skip(&r, 2);
+	h->p.iters = wire_get_u64(&r);
+	h->p.duration = wire_get_f64(&r);
+	uint32_t qps = wire_get_u32(&r), mtu = wire_get_u32(&r), tclass = wire_get_u32(&r), sl = wire_get_u32(&r);
+	if (!wire_get_str(&r, h->host, sizeof(h->host)))
+		return bad(err, "HELLO: the host name is not terminated");
 	if (test >= NET__COUNT)
-		return bad(why, whylen, "HELLO: unknown test");
+		return bad(err, "HELLO: unknown test");
 	if (all > 1 || bidir > 1)
-		return bad(why, whylen, "HELLO: a flag is neither 0 nor 1");
+		return bad(err, "HELLO: a flag is neither 0 nor 1");
 	if (!isfinite(h->p.duration))
-		return bad(why, whylen, "HELLO: the duration is not a number");
+		return bad(err, "HELLO: the duration is not a number");
 	if (qps > 1024 || mtu > 65536 || sl > 15 || ((int32_t)tclass < -1 || (int32_t)tclass > 255))
-		return bad(why, whylen, "HELLO: a QP count, MTU, SL or traffic class out of range");
+		return bad(err, "HELLO: a QP count, MTU, SL or traffic class out of range");
 	h->p.test = (enum net_test)test;
 	h->p.all = all;
 	h->p.bidir = bidir;
@@ -160,131 +87,141 @@ int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *
 
 void net_accept_encode(const struct net_accept *a, uint8_t out[NET_ACCEPT_LEN])
 {
-	struct cur c = { .p = out };
-	put32(&c, a->version);
-	put64(&c, a->token);
-	putstr(&c, a->host, sizeof(a->host));
-	putstr(&c, a->link, sizeof(a->link));
-	putd(&c, a->link_gbps);
+	struct wire_w w = WIRE_W(out, NET_ACCEPT_LEN);
+	wire_put_u32(&w, a->version);
+	wire_put_u64(&w, a->token);
+	wire_put_str(&w, a->host, sizeof(a->host));
+	wire_put_str(&w, a->link, sizeof(a->link));
+	wire_put_f64(&w, a->link_gbps);
 }
 
-int net_accept_decode(const uint8_t *buf, size_t len, struct net_accept *a, char *why, size_t whylen)
+int net_accept_decode(const uint8_t *buf, size_t len, struct net_accept *a, char **err)
 {
-	struct cur c = { .r = buf };
-	if (check_len(len, NET_ACCEPT_LEN, "an ACCEPT", why, whylen))
+	struct wire_r r = WIRE_R(buf, len);
+	if (check_len(len, NET_ACCEPT_LEN, "an ACCEPT", err))
 		return -EPROTO;
-	a->version = get32(&c);
-	a->token = get64(&c);
-	if (!getstr(&c, a->host, sizeof(a->host)) || !getstr(&c, a->link, sizeof(a->link)))
-		return bad(why, whylen, "ACCEPT: a name is not terminated");
-	a->link_gbps = getd(&c);
+	a->version = wire_get_u32(&r);
+	a->token = wire_get_u64(&r);
+	if (!wire_get_str(&r, a->host, sizeof(a->host)) || !wire_get_str(&r, a->link, sizeof(a->link)))
+		return bad(err, "ACCEPT: a name is not terminated");
+	a->link_gbps = wire_get_f64(&r);
 	if (a->version != NET_PROTO_VERSION)
-		return bad(why, whylen, "ACCEPT: another protocol version");
+		return bad(err, "ACCEPT: another protocol version");
 	if (!isfinite(a->link_gbps) || a->link_gbps < 0)
-		return bad(why, whylen, "ACCEPT: the link rate is not a number");
+		return bad(err, "ACCEPT: the link rate is not a number");
 	return 0;
 }
 
 void net_start_encode(const struct net_start *s, uint8_t out[NET_START_LEN])
 {
-	struct cur c = { .p = out };
-	put64(&c, s->size);
-	put64(&c, s->iters);
-	putd(&c, s->duration);
+	struct wire_w w = WIRE_W(out, NET_START_LEN);
+	wire_put_u64(&w, s->size);
+	wire_put_u64(&w, s->iters);
+	wire_put_f64(&w, s->duration);
 }
 
-int net_start_decode(const uint8_t *buf, size_t len, struct net_start *s, char *why, size_t whylen)
+int net_start_decode(const uint8_t *buf, size_t len, struct net_start *s, char **err)
 {
-	struct cur c = { .r = buf };
-	if (check_len(len, NET_START_LEN, "a START", why, whylen))
+	struct wire_r r = WIRE_R(buf, len);
+	if (check_len(len, NET_START_LEN, "a START", err))
 		return -EPROTO;
-	s->size = get64(&c);
-	s->iters = get64(&c);
-	s->duration = getd(&c);
+	s->size = wire_get_u64(&r);
+	s->iters = wire_get_u64(&r);
+	s->duration = wire_get_f64(&r);
 	if (s->size == 0 || s->size > (1ull << 30))
-		return bad(why, whylen, "START: a message size of 0 or above 1 GiB");
+		return bad(err, "START: a message size of 0 or above 1 GiB");
 	if (!isfinite(s->duration) || s->duration < 0 || s->duration > 3600)
-		return bad(why, whylen, "START: a duration out of range");
+		return bad(err, "START: a duration out of range");
 	if (!s->iters && s->duration <= 0)
-		return bad(why, whylen, "START: neither iterations nor a duration");
+		return bad(err, "START: neither iterations nor a duration");
 	return 0;
 }
 
 void net_result_encode(const struct net_samples *s, uint8_t out[NET_RESULT_LEN])
 {
-	struct cur c = { .p = out };
-	put64(&c, s->bytes);
-	put64(&c, s->msgs);
-	putd(&c, s->seconds);
-	put64(&c, s->errors);
+	struct wire_w w = WIRE_W(out, NET_RESULT_LEN);
+	wire_put_u64(&w, s->bytes);
+	wire_put_u64(&w, s->msgs);
+	wire_put_f64(&w, s->seconds);
+	wire_put_u64(&w, s->errors);
 	for (int i = 0; i < NET_WINDOWS; i++)
-		putd(&c, i < s->n_windows ? s->window_s[i] : 0);
-	put32(&c, (uint32_t)s->n_windows);
+		wire_put_f64(&w, i < s->n_windows ? s->window_s[i] : 0);
+	wire_put_u32(&w, (uint32_t)s->n_windows);
 }
 
-int net_result_decode(const uint8_t *buf, size_t len, struct net_samples *s, char *why, size_t whylen)
+int net_result_decode(const uint8_t *buf, size_t len, struct net_samples *s, char **err)
 {
-	struct cur c = { .r = buf };
-	if (check_len(len, NET_RESULT_LEN, "a RESULT", why, whylen))
+	struct wire_r r = WIRE_R(buf, len);
+	if (check_len(len, NET_RESULT_LEN, "a RESULT", err))
 		return -EPROTO;
 	memset(s, 0, sizeof(*s));
-	s->bytes = get64(&c);
-	s->msgs = get64(&c);
-	s->seconds = getd(&c);
-	s->errors = get64(&c);
+	s->bytes = wire_get_u64(&r);
+	s->msgs = wire_get_u64(&r);
+	s->seconds = wire_get_f64(&r);
+	s->errors = wire_get_u64(&r);
 	for (int i = 0; i < NET_WINDOWS; i++)
-		s->window_s[i] = getd(&c);
-	uint32_t n = get32(&c);
+		s->window_s[i] = wire_get_f64(&r);
+	uint32_t n = wire_get_u32(&r);
 	if (n > NET_WINDOWS || !isfinite(s->seconds) || s->seconds < 0)
-		return bad(why, whylen, "RESULT: a time or window count out of range");
+		return bad(err, "RESULT: a time or window count out of range");
 	for (int i = 0; i < NET_WINDOWS; i++)
 		if (!isfinite(s->window_s[i]) || s->window_s[i] < 0)
-			return bad(why, whylen, "RESULT: a window time out of range");
+			return bad(err, "RESULT: a window time out of range");
 	s->n_windows = (int)n;
 	return 0;
 }
 
 void net_data_hello_encode(const struct net_data_hello *d, uint8_t out[NET_DATA_HELLO_LEN])
 {
-	struct cur c = { .p = out };
-	put64(&c, d->token);
-	put32(&c, d->stream);
-	put32(&c, d->nstreams);
+	struct wire_w w = WIRE_W(out, NET_DATA_HELLO_LEN);
+	wire_put_u64(&w, d->token);
+	wire_put_u32(&w, d->stream);
+	wire_put_u32(&w, d->nstreams);
 }
 
-int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello *d, char *why, size_t whylen)
+int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello *d, char **err)
 {
-	struct cur c = { .r = buf };
-	if (check_len(len, NET_DATA_HELLO_LEN, "a data connection's hello", why, whylen))
+	struct wire_r r = WIRE_R(buf, len);
+	if (check_len(len, NET_DATA_HELLO_LEN, "a data connection's hello", err))
 		return -EPROTO;
-	d->token = get64(&c);
-	d->stream = get32(&c);
-	d->nstreams = get32(&c);
+	d->token = wire_get_u64(&r);
+	d->stream = wire_get_u32(&r);
+	d->nstreams = wire_get_u32(&r);
 	if (d->nstreams == 0 || d->nstreams > 64 || d->stream >= d->nstreams)
-		return bad(why, whylen, "a data connection with a stream number out of range");
+		return bad(err, "a data connection with a stream number out of range");
 	return 0;
 }
 
 /* ---- framing ---- */
 
+#define NET_FRAME_HDR 12
+/* The most of a peer's ERROR or REFUSE text that is kept. */
+#define NET_PEER_TEXT_MAX 255
+
 int net_msg_send(int fd, uint32_t type, const void *payload, size_t len, double deadline)
 {
-	uint32_t h[3] = { htole32(NET_PROTO_MAGIC), htole32(type), htole32((uint32_t)len) };
+	uint8_t h[NET_FRAME_HDR];
+	struct wire_w w = WIRE_W(h, sizeof(h));
 	if (len > NET_MSG_MAX)
 		return -EMSGSIZE;
+	wire_put_u32(&w, NET_PROTO_MAGIC);
+	wire_put_u32(&w, type);
+	wire_put_u32(&w, (uint32_t)len);
 	int r = tcp_write_all(fd, h, sizeof(h), deadline);
 	return r == 0 && len ? tcp_write_all(fd, payload, len, deadline) : r;
 }
 
 int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t max, double deadline)
 {
-	uint32_t h[3];
+	uint8_t h[NET_FRAME_HDR];
 	int r = tcp_read_all(fd, h, sizeof(h), deadline);
 	if (r < 0)
 		return r;
-	if (le32toh(h[0]) != NET_PROTO_MAGIC)
+	struct wire_r rd = WIRE_R(h, sizeof(h));
+	uint32_t magic = wire_get_u32(&rd), t = wire_get_u32(&rd);
+	size_t n = wire_get_u32(&rd);
+	if (magic != NET_PROTO_MAGIC)
 		return -EPROTO;
-	size_t n = le32toh(h[2]);
 	if (n > max || n > NET_MSG_MAX)
 		return -EMSGSIZE;
 	uint8_t *p = malloc(n + 1);
@@ -296,31 +233,30 @@ int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t 
 		return r;
 	}
 	p[n] = '\0';
-	*type = le32toh(h[1]);
+	*type = t;
 	*payload = p;
 	*len = n;
 	return 0;
 }
 
-int net_msg_expect(int fd, uint32_t want, uint8_t **payload, size_t *len, double deadline, char *why,
-		   size_t whylen)
+int net_msg_expect(int fd, uint32_t want, uint8_t **payload, size_t *len, double deadline, char **err)
 {
 	uint32_t type;
 	int r = net_msg_recv(fd, &type, payload, len, NET_MSG_MAX, deadline);
 	if (r < 0) {
-		snprintf(why, whylen, "%s", r == -ETIMEDOUT ? "the peer said nothing by the deadline"
-					    : r == -ECONNRESET ? "the peer closed the connection"
-					    : r == -EPROTO ? "the peer does not speak gpuready's protocol"
-					    : r == -EMSGSIZE ? "the peer sent an oversized message"
-							     : strerror(-r));
+		*err = xstrdup(r == -ETIMEDOUT ? "the peer said nothing by the deadline"
+			       : r == -ECONNRESET ? "the peer closed the connection"
+			       : r == -EPROTO ? "the peer does not speak gpuready's protocol"
+			       : r == -EMSGSIZE ? "the peer sent an oversized message"
+						: strerror(-r));
 		return r;
 	}
 	if (type == want)
 		return 0;
 	if (type == NETMSG_ERROR || type == NETMSG_REFUSE)
-		snprintf(why, whylen, "%s", (char *)*payload);
+		*err = xasprintf("%.*s", NET_PEER_TEXT_MAX, (char *)*payload);
 	else
-		snprintf(why, whylen, "the peer sent message type %u where %u was expected", type, want);
+		*err = xasprintf("the peer sent message type %u where %u was expected", type, want);
 	free(*payload);
 	*payload = NULL;
 	return type == NETMSG_ERROR || type == NETMSG_REFUSE ? -ECONNABORTED : -EPROTO;

@@ -64,26 +64,27 @@ struct net_data_hello {
 #define NET_DATA_HELLO_LEN 16
 
 void net_hello_encode(const struct net_hello *h, uint8_t out[NET_HELLO_LEN]);
-/* 0, or -EPROTO with why filled (a version from another gpuready says so). */
-int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *why, size_t whylen);
+/* The decoders: 0, or -EPROTO with *err set to why (malloc'd; a version
+ * from another gpuready says so). Any input is safe. */
+int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char **err);
 void net_accept_encode(const struct net_accept *a, uint8_t out[NET_ACCEPT_LEN]);
-int net_accept_decode(const uint8_t *buf, size_t len, struct net_accept *a, char *why, size_t whylen);
+int net_accept_decode(const uint8_t *buf, size_t len, struct net_accept *a, char **err);
 void net_start_encode(const struct net_start *s, uint8_t out[NET_START_LEN]);
-int net_start_decode(const uint8_t *buf, size_t len, struct net_start *s, char *why, size_t whylen);
+int net_start_decode(const uint8_t *buf, size_t len, struct net_start *s, char **err);
 /* RESULT carries the receiving side's samples (no latency samples). */
 void net_result_encode(const struct net_samples *s, uint8_t out[NET_RESULT_LEN]);
-int net_result_decode(const uint8_t *buf, size_t len, struct net_samples *s, char *why, size_t whylen);
+int net_result_decode(const uint8_t *buf, size_t len, struct net_samples *s, char **err);
 void net_data_hello_encode(const struct net_data_hello *d, uint8_t out[NET_DATA_HELLO_LEN]);
-int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello *d, char *why, size_t whylen);
+int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello *d, char **err);
 
 /* Frames over a connected socket, by the deadline. recv allocates the
  * payload (*payload, NUL-terminated for text; free it) and refuses a wrong
  * magic or a length above max with -EPROTO. 0 or -errno. */
 int net_msg_send(int fd, uint32_t type, const void *payload, size_t len, double deadline);
 int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t max, double deadline);
-/* Receives one frame that must be `want` (an ERROR or REFUSE instead puts
- * the peer's text into why and gives -ECONNABORTED). */
-int net_msg_expect(int fd, uint32_t want, uint8_t **payload, size_t *len, double deadline, char *why,
-		   size_t whylen);
+/* Receives one frame that must be `want`. On failure *err (malloc'd) says
+ * why: an ERROR or REFUSE instead gives the peer's text (its first 255
+ * bytes) and -ECONNABORTED. */
+int net_msg_expect(int fd, uint32_t want, uint8_t **payload, size_t *len, double deadline, char **err);
 
 #endif

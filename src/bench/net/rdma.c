@@ -723,8 +723,8 @@ static int qp_to_rts(struct net_rdma *e, int q, const struct net_rdma_peer *peer
 int net_rdma_connect(struct net_rdma *e, const void *peer_blob, size_t len, char **err)
 {
 	_cleanup_free_ struct net_rdma_peer *peer = xcalloc(1, sizeof(*peer));
-	char why[200];
-	int r = net_rdma_info_decode(peer_blob, len, peer, why, sizeof(why));
+	_cleanup_free_ char *why = NULL;
+	int r = net_rdma_info_decode(peer_blob, len, peer, &why);
 	if (r < 0)
 		return nr_fail(err, r, "the peer's QP attributes: %s", why);
 	if (e->connected)

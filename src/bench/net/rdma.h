@@ -181,10 +181,10 @@ struct net_rdma_peer {
 /* 0, or -EINVAL (qps out of range) / -EMSGSIZE (len is not the size). */
 int net_rdma_info_encode(const struct net_rdma_peer *in, void *blob, size_t len);
 /* Decodes and validates a peer's blob into *out; any input is safe. 0, or
- * -EPROTO (not ours, another version: why says which) / -EMSGSIZE (the
+ * -EPROTO (not ours, another version: *err says which) / -EMSGSIZE (the
  * length does not match) / -EINVAL (a field out of range), with the
- * reason in why (always terminated). */
-int net_rdma_info_decode(const void *blob, size_t len, struct net_rdma_peer *out, char *why, size_t whylen);
+ * reason in *err (malloc'd). */
+int net_rdma_info_decode(const void *blob, size_t len, struct net_rdma_peer *out, char **err);
 
 /* The synchronisation message of net_rdma_run(), fixed size,
  * little-endian (magic "GRSY", version, then the fields in order; doubles
@@ -213,8 +213,8 @@ struct net_rdma_sync {
 	char text[128];          /* why, when status < 0 */
 };
 void net_rdma_sync_encode(const struct net_rdma_sync *m, uint8_t out[NET_RDMA_SYNC_BYTES]);
-/* 0 or -EPROTO with why; any input is safe. */
-int net_rdma_sync_decode(const void *buf, size_t len, struct net_rdma_sync *out, char *why, size_t whylen);
+/* 0 or -EPROTO with *err (malloc'd); any input is safe. */
+int net_rdma_sync_decode(const void *buf, size_t len, struct net_rdma_sync *out, char **err);
 
 /* Port counters before and after a run: the ones that moved, each with
  * what it means ("out_of_sequence +120: packets lost on the way: a lossy

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "rdma_int.h"
 
+#include "core/cleanup.h"
 #include "core/tcp.h"
 #include "core/strbuf.h"
 
@@ -112,12 +113,12 @@ static int sync_send(struct run *r, struct net_rdma_sync *m)
 static int sync_recv(struct run *r, uint32_t want, struct net_rdma_sync *m)
 {
 	uint8_t buf[NET_RDMA_SYNC_BYTES];
-	char why[200];
+	_cleanup_free_ char *why = NULL;
 	int rc = r->ctrl->recv(r->ctrl, buf, sizeof(buf), r->deadline);
 	if (rc < 0)
 		return nr_fail(r->err, rc, "waiting for %s from the peer: %s", sync_name(want),
 			    rc == -ETIMEDOUT ? "the deadline passed" : nr_errtext(rc));
-	if ((rc = net_rdma_sync_decode(buf, sizeof(buf), m, why, sizeof(why))) < 0)
+	if ((rc = net_rdma_sync_decode(buf, sizeof(buf), m, &why)) < 0)
 		return nr_fail(r->err, rc, "waiting for %s from the peer: %s", sync_name(want), why);
 	if (m->type != want)
 		return nr_fail(r->err, -EPROTO, "expected %s from the peer, got %s", sync_name(want), sync_name(m->type));

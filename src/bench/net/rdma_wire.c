@@ -7,6 +7,7 @@
 
 #include "core/cleanup.h"
 #include "core/strbuf.h"
+#include "core/wire.h"
 #include "inventory/inventory.h"
 
 #include <arpa/inet.h>
@@ -15,62 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- little-endian fields ---- */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void putf(uint8_t *p, double d)
-{
-	uint64_t u;
-	memcpy(&u, &d, sizeof(u));
-	put64(p, u);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static double getf(const uint8_t *p)
-{
-	uint64_t u = get64(p);
-	double d;
-	memcpy(&d, &u, sizeof(d));
-	return d;
-}
 
 /* ---- GIDs ---- */
 
@@ -207,157 +152,172 @@ int net_rdma_info_encode(const struct net_rdma_peer *in, void *blob, size_t len)
 	size_t need = net_rdma_info_size(in->qps);
 	if (len != need)
 		return -EMSGSIZE;
-	uint8_t *b = blob;
-	memset(b, 0, len);
-	memcpy(b, "GRDM", 4);
-	put16(b + 4, NET_RDMA_INFO_VERSION);
-	put16(b + 6, (uint16_t)in->qps);
-	put32(b + 8, (uint32_t)need);
-	b[12] = (uint8_t)in->link_layer;
-	b[13] = (uint8_t)in->mtu;
-	b[14] = (uint8_t)in->gid_index;
-	b[15] = in->grh ? INFO_FLAG_GRH : 0;
-	put16(b + 16, in->lid);
-	b[18] = in->out_reads;
-	put32(b + 20, in->rkey);
-	put64(b + 24, in->region);
-	memcpy(b + 32, in->gid, 16);
+	struct wire_w w = WIRE_W(blob, len);
+	wire_put_bytes(&w, "GRDM", 4);
+	wire_put_u16(&w, NET_RDMA_INFO_VERSION);
+	wire_put_u16(&w, (uint16_t)in->qps);
+	wire_put_u32(&w, (uint32_t)need);
+	wire_put_u8(&w, (uint8_t)in->link_layer);
+	wire_put_u8(&w, (uint8_t)in->mtu);
+	wire_put_u8(&w, (uint8_t)in->gid_index);
+	wire_put_u8(&w, in->grh ? INFO_FLAG_GRH : 0);
+	wire_put_u16(&w, in->lid);
+	wire_put_u8(&w, in->out_reads);
+	wire_put_u8(&w, 0);
+	wire_put_u32(&w, in->rkey);
+	wire_put_u64(&w, in->region);
+	wire_put_bytes(&w, in->gid, 16);
 	for (int q = 0; q < in->qps; q++) {
-		uint8_t *e = b + INFO_HDR + (size_t)q * INFO_PER_QP;
-		put32(e, in->qp[q].qpn);
-		put32(e + 4, in->qp[q].psn);
-		put64(e + 8, in->qp[q].rx_addr);
-		put64(e + 16, in->qp[q].tx_addr);
+		wire_put_u32(&w, in->qp[q].qpn);
+		wire_put_u32(&w, in->qp[q].psn);
+		wire_put_u64(&w, in->qp[q].rx_addr);
+		wire_put_u64(&w, in->qp[q].tx_addr);
 	}
 	return 0;
 }
 
-static int info_qps(const uint8_t *b, struct net_rdma_peer *out, char *why, size_t whylen)
+/* The per-QP entries, after the header. */
+static int info_qps(struct wire_r *r, struct net_rdma_peer *out, char **err)
 {
 	for (int q = 0; q < out->qps; q++) {
-		const uint8_t *e = b + INFO_HDR + (size_t)q * INFO_PER_QP;
 		struct net_rdma_qp_info *i = &out->qp[q];
-		i->qpn = get32(e);
-		i->psn = get32(e + 4);
-		i->rx_addr = get64(e + 8);
-		i->tx_addr = get64(e + 16);
+		i->qpn = wire_get_u32(r);
+		i->psn = wire_get_u32(r);
+		i->rx_addr = wire_get_u64(r);
+		i->tx_addr = wire_get_u64(r);
 		if (i->qpn > 0xffffff || i->psn > 0xffffff || !i->rx_addr || !i->tx_addr) {
-			snprintf(why, whylen, "QP %d: QPN 0x%x, PSN 0x%x or an address out of range", q, i->qpn, i->psn);
+			*err = xasprintf("QP %d: QPN 0x%x, PSN 0x%x or an address out of range", q, i->qpn, i->psn);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-int net_rdma_info_decode(const void *blob, size_t len, struct net_rdma_peer *out, char *why, size_t whylen)
+/* The magic, the version and the QP count, which gives the length; len
+ * is the caller's (the cursor holds 0 bytes when there is no blob). */
+static int info_head(struct wire_r *r, size_t len, unsigned *qps, char **err)
 {
-	const uint8_t *b = blob;
-	if (whylen)
-		why[0] = '\0';
-	if (!b || len < 8) {
-		snprintf(why, whylen, "RDMA info of %zu bytes is too short", len);
+	uint8_t magic[4];
+	wire_get_bytes(r, magic, 4);
+	uint16_t version = wire_get_u16(r);
+	if (r->short_read || len < 8) {
+		*err = xasprintf("RDMA info of %zu bytes is too short", len);
 		return -EMSGSIZE;
 	}
-	if (memcmp(b, "GRDM", 4)) {
-		snprintf(why, whylen, "not gpuready RDMA info (bad magic)");
+	if (memcmp(magic, "GRDM", 4)) {
+		*err = xstrdup("not gpuready RDMA info (bad magic)");
 		return -EPROTO;
 	}
-	if (get16(b + 4) != NET_RDMA_INFO_VERSION) {
-		snprintf(why, whylen, "RDMA info version %u, this gpuready speaks version %u: run the same gpuready on both "
-				      "ends", get16(b + 4), NET_RDMA_INFO_VERSION);
+	if (version != NET_RDMA_INFO_VERSION) {
+		*err = xasprintf("RDMA info version %u, this gpuready speaks version %u: "
+				 "run the same gpuready on both ends", version, NET_RDMA_INFO_VERSION);
 		return -EPROTO;
 	}
-	unsigned qps = len >= INFO_HDR ? get16(b + 6) : 0;
-	if (len < INFO_HDR || qps < 1 || qps > NET_RDMA_MAX_QPS || len != net_rdma_info_size((int)qps) ||
-	    get32(b + 8) != len) {
-		snprintf(why, whylen, "RDMA info of %zu bytes does not hold %u QPs (1 .. %d, %d + %d bytes each)", len, qps,
-			 NET_RDMA_MAX_QPS, INFO_HDR, INFO_PER_QP);
+	*qps = len >= INFO_HDR ? wire_get_u16(r) : 0;
+	uint32_t total = len >= INFO_HDR ? wire_get_u32(r) : 0;
+	if (len < INFO_HDR || *qps < 1 || *qps > NET_RDMA_MAX_QPS || len != net_rdma_info_size((int)*qps) ||
+	    total != len) {
+		*err = xasprintf("RDMA info of %zu bytes does not hold %u QPs (1 .. %d, %d + %d bytes each)", len, *qps,
+				 NET_RDMA_MAX_QPS, INFO_HDR, INFO_PER_QP);
 		return -EMSGSIZE;
 	}
+	return 0;
+}
+
+int net_rdma_info_decode(const void *blob, size_t len, struct net_rdma_peer *out, char **err)
+{
+	struct wire_r r = WIRE_R(blob, blob ? len : 0);
+	unsigned qps = 0;
+	int rc = info_head(&r, len, &qps, err);
+	if (rc < 0)
+		return rc;
 	memset(out, 0, sizeof(*out));
 	out->qps = (int)qps;
-	out->link_layer = b[12];
-	out->mtu = b[13];
-	out->gid_index = b[14];
-	out->grh = b[15] & INFO_FLAG_GRH;
-	out->lid = get16(b + 16);
-	out->out_reads = b[18];
-	out->rkey = get32(b + 20);
-	out->region = get64(b + 24);
-	memcpy(out->gid, b + 32, 16);
+	out->link_layer = wire_get_u8(&r);
+	out->mtu = wire_get_u8(&r);
+	out->gid_index = wire_get_u8(&r);
+	uint8_t flags = wire_get_u8(&r);
+	out->grh = flags & INFO_FLAG_GRH;
+	out->lid = wire_get_u16(&r);
+	out->out_reads = wire_get_u8(&r);
+	uint8_t reserved = wire_get_u8(&r);
+	out->rkey = wire_get_u32(&r);
+	out->region = wire_get_u64(&r);
+	wire_get_bytes(&r, out->gid, 16);
 	if ((out->link_layer != IBV_LINK_LAYER_INFINIBAND && out->link_layer != IBV_LINK_LAYER_ETHERNET) ||
-	    !verbs_mtu_bytes(out->mtu) || (b[15] & ~INFO_FLAG_GRH) || b[19] || out->region == 0) {
-		snprintf(why, whylen, "RDMA info with link layer %d, MTU %d, flags 0x%x/0x%x, region %llu: out of range",
-			 out->link_layer, out->mtu, b[15], b[19], (unsigned long long)out->region);
+	    !verbs_mtu_bytes(out->mtu) || (flags & ~INFO_FLAG_GRH) || reserved || out->region == 0) {
+		*err = xasprintf("RDMA info with link layer %d, MTU %d, flags 0x%x/0x%x, region %llu: out of range",
+				 out->link_layer, out->mtu, flags, reserved, (unsigned long long)out->region);
 		return -EINVAL;
 	}
-	return info_qps(b, out, why, whylen);
+	return info_qps(&r, out, err);
 }
 
 /* ---- the synchronisation message ---- */
 
-#define SYNC_TEXT 216
-
 void net_rdma_sync_encode(const struct net_rdma_sync *m, uint8_t out[NET_RDMA_SYNC_BYTES])
 {
-	memset(out, 0, NET_RDMA_SYNC_BYTES);
-	memcpy(out, "GRSY", 4);
-	put16(out + 4, NET_RDMA_SYNC_VERSION);
-	put16(out + 6, (uint16_t)m->type);
-	put32(out + 8, (uint32_t)m->status);
-	put32(out + 12, m->test);
-	put32(out + 16, m->flags);
-	put32(out + 20, m->n_windows);
-	put64(out + 24, m->size);
-	put64(out + 32, m->iters);
-	putf(out + 40, m->duration);
-	put64(out + 48, m->seed);
-	put64(out + 56, m->msgs);
-	put64(out + 64, m->bytes);
-	put64(out + 72, m->errors);
-	putf(out + 80, m->seconds);
+	struct wire_w w = WIRE_W(out, NET_RDMA_SYNC_BYTES);
+	wire_put_bytes(&w, "GRSY", 4);
+	wire_put_u16(&w, NET_RDMA_SYNC_VERSION);
+	wire_put_u16(&w, (uint16_t)m->type);
+	wire_put_u32(&w, (uint32_t)m->status);
+	wire_put_u32(&w, m->test);
+	wire_put_u32(&w, m->flags);
+	wire_put_u32(&w, m->n_windows);
+	wire_put_u64(&w, m->size);
+	wire_put_u64(&w, m->iters);
+	wire_put_f64(&w, m->duration);
+	wire_put_u64(&w, m->seed);
+	wire_put_u64(&w, m->msgs);
+	wire_put_u64(&w, m->bytes);
+	wire_put_u64(&w, m->errors);
+	wire_put_f64(&w, m->seconds);
 	for (int i = 0; i < NET_WINDOWS; i++)
-		putf(out + 88 + 8 * i, m->window_s[i]);
-	snprintf((char *)out + SYNC_TEXT, NET_RDMA_SYNC_BYTES - SYNC_TEXT, "%s", m->text);
+		wire_put_f64(&w, m->window_s[i]);
+	wire_put_str(&w, m->text, sizeof(m->text));
 }
 
-int net_rdma_sync_decode(const void *buf, size_t len, struct net_rdma_sync *out, char *why, size_t whylen)
+int net_rdma_sync_decode(const void *buf, size_t len, struct net_rdma_sync *out, char **err)
 {
-	const uint8_t *b = buf;
-	if (!b || len != NET_RDMA_SYNC_BYTES || memcmp(b, "GRSY", 4) || get16(b + 4) != NET_RDMA_SYNC_VERSION) {
-		snprintf(why, whylen, "not a version %d gpuready RDMA control message (%zu bytes)", NET_RDMA_SYNC_VERSION,
-			 len);
+	struct wire_r r = WIRE_R(buf, buf ? len : 0);
+	uint8_t magic[4];
+	wire_get_bytes(&r, magic, 4);
+	if (len != NET_RDMA_SYNC_BYTES || r.short_read || memcmp(magic, "GRSY", 4) ||
+	    wire_get_u16(&r) != NET_RDMA_SYNC_VERSION) {
+		*err = xasprintf("not a version %d gpuready RDMA control message (%zu bytes)", NET_RDMA_SYNC_VERSION,
+				 len);
 		return -EPROTO;
 	}
 	memset(out, 0, sizeof(*out));
-	out->type = get16(b + 6);
-	out->status = (int32_t)get32(b + 8);
-	out->test = get32(b + 12);
-	out->flags = get32(b + 16);
-	out->n_windows = get32(b + 20);
-	out->size = get64(b + 24);
-	out->iters = get64(b + 32);
-	out->duration = getf(b + 40);
-	out->seed = get64(b + 48);
-	out->msgs = get64(b + 56);
-	out->bytes = get64(b + 64);
-	out->errors = get64(b + 72);
-	out->seconds = getf(b + 80);
+	out->type = wire_get_u16(&r);
+	out->status = (int32_t)wire_get_u32(&r);
+	out->test = wire_get_u32(&r);
+	out->flags = wire_get_u32(&r);
+	out->n_windows = wire_get_u32(&r);
+	out->size = wire_get_u64(&r);
+	out->iters = wire_get_u64(&r);
+	out->duration = wire_get_f64(&r);
+	out->seed = wire_get_u64(&r);
+	out->msgs = wire_get_u64(&r);
+	out->bytes = wire_get_u64(&r);
+	out->errors = wire_get_u64(&r);
+	out->seconds = wire_get_f64(&r);
 	bool finite = isfinite(out->duration) && isfinite(out->seconds);
 	for (int i = 0; i < NET_WINDOWS; i++) {
-		out->window_s[i] = getf(b + 88 + 8 * i);
+		out->window_s[i] = wire_get_f64(&r);
 		finite = finite && isfinite(out->window_s[i]);
 	}
-	memcpy(out->text, b + SYNC_TEXT, sizeof(out->text));
-	out->text[sizeof(out->text) - 1] = '\0';
+	(void)wire_get_str(&r, out->text, sizeof(out->text));
 	if (out->type < NET_RDMA_SYNC_START || out->type > NET_RDMA_SYNC_RESULT || out->n_windows > NET_WINDOWS ||
 	    out->status > 0 || out->status < -4095 || !finite) {
-		snprintf(why, whylen, "RDMA control message of type %u, status %d, %u windows: out of range", out->type,
-			 out->status, out->n_windows);
+		*err = xasprintf("RDMA control message of type %u, status %d, %u windows: out of range", out->type,
+				 out->status, out->n_windows);
 		return -EPROTO;
 	}
 	return 0;
 }
 
-_Static_assert(SYNC_TEXT + sizeof(((struct net_rdma_sync *)0)->text) == NET_RDMA_SYNC_BYTES, "sync layout");
-_Static_assert(88 + 8 * NET_WINDOWS == SYNC_TEXT, "sync layout");
+/* The text field ends the message: 216 bytes of fields before it. */
+_Static_assert(4 + 2 + 2 + 4 * 4 + 8 * 8 + 8 * NET_WINDOWS + sizeof(((struct net_rdma_sync *)0)->text) ==
+		       NET_RDMA_SYNC_BYTES, "sync layout");

@@ -56,9 +56,9 @@ static int accept_data(int lfd, const struct client *c, int n, double hs, double
 		uint8_t *pl = NULL;
 		size_t len = 0;
 		struct net_data_hello dh;
-		char why[256];
+		_cleanup_free_ char *why = NULL;
 		int r = net_msg_recv(fd, &type, &pl, &len, NET_MSG_MAX, clock_now() + hs);
-		if (r == 0 && type == NETMSG_DATA_HELLO && net_data_hello_decode(pl, len, &dh, why, sizeof(why)) == 0 &&
+		if (r == 0 && type == NETMSG_DATA_HELLO && net_data_hello_decode(pl, len, &dh, &why) == 0 &&
 		    dh.token == c->token && (int)dh.nstreams == n && dh.stream == (uint32_t)got) {
 			fds[got++] = fd;
 		} else {
@@ -118,13 +118,13 @@ static int server_rdma(const struct net_plan *nc, struct client *c, char **err)
 	_cleanup_free_ uint8_t *mine = xcalloc(1, len);
 	uint8_t *theirs = NULL;
 	size_t got = 0;
-	char why[256];
+	_cleanup_free_ char *why = NULL;
 	uint64_t max = NET_ALL_MAX;
 	int r = net_rdma_open(&nc->ro, &c->hello.p, c->hello.p.all ? max : c->hello.p.size, &c->rdma, err);
 	if (r < 0)
 		return r;
 	double dl = clock_now() + net_handshake_s(nc);
-	if ((r = net_msg_expect(c->fd, NETMSG_INFO, &theirs, &got, dl, why, sizeof(why))) < 0 ||
+	if ((r = net_msg_expect(c->fd, NETMSG_INFO, &theirs, &got, dl, &why)) < 0 ||
 	    (r = net_rdma_info(c->rdma, mine, len)) < 0 || (r = net_msg_send(c->fd, NETMSG_INFO, mine, len, dl)) < 0) {
 		if (!*err)
 			*err = xasprintf("exchanging QP attributes: %s", r == -ECONNABORTED ? why : strerror(-r));
@@ -157,18 +157,13 @@ static int handshake(const struct net_plan *nc, struct client *c, char **err)
 {
 	uint8_t *pl = NULL, buf[NET_ACCEPT_LEN];
 	size_t len = 0;
-	char why[256];
-	int r = net_msg_expect(c->fd, NETMSG_HELLO, &pl, &len, clock_now() + net_handshake_s(nc), why, sizeof(why));
+	_cleanup_free_ char *why = NULL;
+	int r = net_msg_expect(c->fd, NETMSG_HELLO, &pl, &len, clock_now() + net_handshake_s(nc), &why);
 	if (r == 0)
-		r = net_hello_decode(pl, len, &c->hello, why, sizeof(why));
+		r = net_hello_decode(pl, len, &c->hello, &why);
 	free(pl);
-	if (r == 0) {
-		_cleanup_free_ char *perr = net_params_check(&c->hello.p);
-		if (perr) {
-			snprintf(why, sizeof(why), "%s", perr);
-			r = -EINVAL;
-		}
-	}
+	if (r == 0 && (why = net_params_check(&c->hello.p)))
+		r = -EINVAL;
 	if (r < 0) {
 		if (r != -ETIMEDOUT && r != -ECONNRESET)
 			refuse(c->fd, why);
@@ -176,9 +171,10 @@ static int handshake(const struct net_plan *nc, struct client *c, char **err)
 		return r;
 	}
 	if (r == 0 && server_cost(&c->hello.p) > SERVER_MEM_MAX) {
-		snprintf(why, sizeof(why), "the test needs %llu MiB of buffers on the server; it allows %llu MiB "
-					    "(use fewer QPs or streams, or smaller messages)",
-			 (unsigned long long)(server_cost(&c->hello.p) >> 20), (unsigned long long)(SERVER_MEM_MAX >> 20));
+		why = xasprintf("the test needs %llu MiB of buffers on the server; it allows %llu MiB "
+				"(use fewer QPs or streams, or smaller messages)",
+				(unsigned long long)(server_cost(&c->hello.p) >> 20),
+				(unsigned long long)(SERVER_MEM_MAX >> 20));
 		refuse(c->fd, why);
 		*err = xasprintf("refused: %s", why);
 		return -E2BIG;
@@ -231,7 +227,7 @@ static int serve_client(const struct net_plan *nc, int lfd, struct client *c, un
 		uint32_t type = 0;
 		uint8_t *pl = NULL;
 		size_t len = 0;
-		char why[256];
+		_cleanup_free_ char *why = NULL;
 		struct net_start st;
 		/* between sizes the client may think (print, read counters) */
 		r = net_msg_recv(c->fd, &type, &pl, &len, NET_MSG_MAX, clock_now() + STEP_BASE_S);
@@ -244,7 +240,7 @@ static int serve_client(const struct net_plan *nc, int lfd, struct client *c, un
 		} else if (type == NETMSG_ERROR) {
 			*err = xasprintf("the client stopped: %s", (char *)pl);
 			r = -ECONNABORTED;
-		} else if (type != NETMSG_START || net_start_decode(pl, len, &st, why, sizeof(why)) < 0) {
+		} else if (type != NETMSG_START || net_start_decode(pl, len, &st, &why) < 0) {
 			*err = xasprintf("the client sent a malformed step (%s)", type == NETMSG_START ? why : "not START");
 			r = -EPROTO;
 		} else if (!start_agrees(&c->hello.p, &st)) {
