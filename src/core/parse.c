@@ -231,3 +231,13 @@ bool is_pci_bdf(const char *s)
 		return false;
 	return s[3] >= '0' && s[3] <= '7' && s[4] == '\0';
 }
+
+char *str_printable(char *s, bool keep_newlines)
+{
+	for (char *p = s; p && *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if ((ch < 0x20 && !(ch == '\n' && keep_newlines)) || ch == 0x7f)
+			*p = '?';
+	}
+	return s;
+}

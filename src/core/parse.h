@@ -23,6 +23,10 @@ int parse_num_colon_name(const char *s, int *ret_num, char **ret_name);
 
 /* Trims whitespace in place; returns s. */
 char *str_trim(char *s);
+/* Text from a peer (a host name, a reason) made safe for a terminal, a log
+ * or JSON, in place: every control character (ESC, CR, NUL's neighbours,
+ * DEL; a newline too unless keep_newlines) becomes '?'. Returns s. */
+char *str_printable(char *s, bool keep_newlines);
 bool str_startswith(const char *s, const char *prefix);
 bool str_endswith(const char *s, const char *suffix);
 /* First line of s (without the newline), trimmed, malloc'd. */

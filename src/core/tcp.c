@@ -261,6 +261,61 @@ char *tcp_local_addresses(void)
 	return strbuf_detach(&sb);
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+char *tcp_resolve_addresses(const char *host, bool drop_loopback, char **err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	int r = getaddrinfo(host, NULL, &hints, &ai);
+
+	if (r) {
+		*err = xasprintf("cannot resolve '%s': %s", host, gai_strerror(r));
+		return NULL;
+	}
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		char num[INET6_ADDRSTRLEN];
+		if (drop_loopback && is_loopback(a->ai_addr))
+			continue;
+		if (getnameinfo(a->ai_addr, a->ai_addrlen, num, sizeof(num), NULL, 0, NI_NUMERICHOST))
+			continue;
+		/* each address once, as a whole item of the list */
+		size_t nl = strlen(num);
+		bool seen = false;
+		for (const char *at = sb.buf; !seen && (at = strstr(at, num)); at += nl)
+			seen = (at == sb.buf || at[-1] == ',') && (at[nl] == ',' || at[nl] == '\0');
+		if (!seen)
+			strbuf_addf(&sb, "%s%s", sb.len ? "," : "", num);
+	}
+	freeaddrinfo(ai);
+	return strbuf_detach(&sb);
+}
+
+void tcp_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	snprintf(buf, len, "?");
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(buf, len, "%s:%d", a, ntohs(s4->sin_port));
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%d", a, ntohs(s6->sin6_port));
+	}
+}
+
 void tcp_hostname(char *buf, size_t len)
 {
 	if (gethostname(buf, len) < 0 || !*buf)

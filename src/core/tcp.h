@@ -43,6 +43,16 @@ enum tcp_peer_state tcp_peer_state(int fd);
  * rank 0 through MPI. Returns a malloc'd string. */
 char *tcp_local_addresses(void);
 
+/* The numeric addresses host resolves to on this host (getaddrinfo, IPv4
+ * and IPv6, in its order, each once), comma-separated; loopback addresses
+ * (127.0.0.0/8, ::1) left out when drop_loopback, so the result may be "".
+ * NULL with *err when host does not resolve. */
+char *tcp_resolve_addresses(const char *host, bool drop_loopback, char **err);
+
+/* The peer's address of fd, "10.0.0.2:51234" or "[fe80::1]:51234", into
+ * buf ("?" when unknown). */
+void tcp_peer_name(int fd, char *buf, size_t len);
+
 /* The short host name (up to the first dot), into buf. */
 void tcp_hostname(char *buf, size_t len);
 

@@ -49,14 +49,20 @@ struct job_member {
  * it must, and calls _exit (job_fatal does that after it returns). */
 typedef void (*job_fatal_fn)(void *ctx, const char *why, int code);
 
+/* Process 0 listens on at most this many addresses. */
+#define JOB_MAX_LISTEN 8
+
+struct auth_key;
+
 struct job_opts {
 	int proc, nprocs;
 	int ranks_per_proc;     /* for messages: process p holds ranks p*k .. p*k+k-1 */
 	int local_rank;
-	const char *host;       /* process 0: address to bind ("" = all) */
+	const char *host;       /* process 0: addresses to listen on, comma-separated ("" = every address) */
 	int port;               /* process 0: port to bind; 0 = any free port (announced through MPI) */
 	const char *job;        /* must match on every process */
 	double deadline;        /* for the rendezvous (absolute, clock_now()) */
+	const struct auth_key *key; /* the job token's key (core/auth.h), or NULL: copied */
 	job_fatal_fn on_fatal;
 	void *fatal_ctx;
 };
@@ -66,6 +72,9 @@ struct job_opts {
 int job_create(const struct job_opts *o, struct job **ret, char **err);
 /* Process 0's listening port (after job_create). */
 int job_port(const struct job *c);
+/* Process 0, after job_join: the connections it refused or dropped while
+ * the others arrived (one per line, each starting "  "), or NULL. */
+const char *job_refusals(const struct job *c);
 /* Rendezvous: process 0 waits for every other process; the others connect
  * to `hosts` (a comma-separated list tried in order) at `port`.
  * Starts the receiver thread. On failure *err says which processes did

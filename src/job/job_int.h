@@ -5,6 +5,8 @@
 #define GPUREADY_JOB_INT_H
 
 #include "job.h"
+#include "core/auth.h"
+#include "core/strbuf.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -14,13 +16,16 @@
 
 enum msg {
 	MSG_HELLO = 1, MSG_WELCOME, MSG_REJECT, MSG_DATA, MSG_PHASE, MSG_DONE, MSG_ABORT, MSG_FAIL, MSG_BYE,
-	MSG_HEARTBEAT,
+	MSG_HEARTBEAT, MSG_CHALLENGE, MSG_PROOF,
 };
 
 /* Frames bigger than this are a protocol error, not a buffer to allocate:
  * 16 GiB covers the socket backend's largest gather. */
 #define MAX_FRAME (16ull << 30)
-#define MAGIC "GPURDY\0\1"
+/* The last byte is the protocol's version: 2 added the job token's
+ * challenge-response (flags and nonce in HELLO, CHALLENGE, PROOF). */
+#define MAGIC "GPURDY\0\2"
+#define HELLO_HAS_TOKEN 1u   /* hello.flags: this process holds a job token */
 
 /* Every process's receiver thread says it is alive this often, with the
  * main thread's progress; a peer silent for SILENT_S is frozen (stopped,
@@ -30,7 +35,7 @@ enum msg {
 
 /* The fixed parts of the frames, as wire.c encodes them. */
 #define JOB_HDR_LEN 16
-#define JOB_HELLO_LEN 224
+#define JOB_HELLO_LEN 256
 #define JOB_MEMBER_LEN 80
 #define JOB_DATA_HDR_LEN 16
 
@@ -41,9 +46,10 @@ struct hdr {
 
 struct hello {
 	char magic[8];
-	uint32_t proc, nprocs, ranks_per_proc, local_rank, pid;
+	uint32_t proc, nprocs, ranks_per_proc, local_rank, pid, flags;
 	char host[64];              /* always terminated */
 	char job[128];              /* as it came: not always terminated */
+	unsigned char nonce[32];    /* the connector's nonce (core/auth.h) */
 };
 
 struct data_hdr {
@@ -80,7 +86,10 @@ struct job {
 	char host[64], job[128];
 	struct job_member *members;
 	struct peer *peers;         /* process 0: one per process (index 0 unused); others: [0] = process 0 */
-	int lfd, sfd, wake[2];
+	int lfds[JOB_MAX_LISTEN], nlfd, port; /* process 0: where it listens */
+	struct auth_key key;        /* the job token's, when there is one */
+	char *refusals;             /* process 0: connections it refused while the rest arrived */
+	int sfd, wake[2];
 	bool thread_started, sigs_blocked;
 	sigset_t oldmask;
 	pthread_t thread;
@@ -126,6 +135,11 @@ int job_send_code(struct job *c, int i, enum msg type, int code, const char *tex
 int job_send_u64(struct job *c, int i, enum msg type, uint64_t v, const char *text, size_t len, double deadline,
 		 double lock_wait);
 int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double deadline);
+/* rendezvous.c */
+void job_set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host);
+/* admit.c: process 0 admits every other process by c->o.deadline; 0 or
+ * -ETIMEDOUT, refusals and dropped connections appended to rejected. */
+int job_admit_all(struct job *c, struct strbuf *rejected);
 /* watchdog.c: the receiver thread's body */
 void *job_receiver(void *arg);
 

@@ -5,10 +5,12 @@
  * torchrun inside Slurm, carries several sets, and the innermost launcher
  * (the one that started this process) is listed first. */
 #include "launch.h"
+#include "core/tcp.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -253,6 +255,39 @@ int launch_detect(const struct launch_cli *cli, launch_getenv_fn fn, void *ctx, 
 	}
 	*ret = l;
 	return 0;
+}
+
+char *launch_listen_addresses(const struct launch *l, const char *bind, char **note, char **err)
+{
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *m = l->master_host;
+
+	if (bind && *bind)
+		return xstrdup(!strcmp(bind, "0.0.0.0") || !strcmp(bind, "::") || !strcmp(bind, "*") ? "" : bind);
+	/* an address (or localhost) is where the others connect: exactly that */
+	if (inet_pton(AF_INET, m, bin) == 1 || inet_pton(AF_INET6, m, bin) == 1 || !strcmp(m, "localhost"))
+		return xstrdup(m);
+	char *a = tcp_resolve_addresses(m, false, err), *far = a ? tcp_resolve_addresses(m, true, err) : NULL;
+	bool one_host = l->nranks == 1 || (l->local_size > 0 && l->local_size == l->nranks);
+	if (!far || *far || one_host) {
+		free(far);
+		return a;
+	}
+	/* the name is loopback here only: listening there alone would shut
+	 * out every other host, so this host's other addresses join it */
+	char *all = tcp_local_addresses(), *lo = strrchr(all, ',');
+	if (lo) {
+		*lo = '\0';
+		*note = xasprintf("%s resolves to a loopback address on this host (/etc/hosts maps the host name to one on "
+				  "Debian and Ubuntu) and ranks may run on other hosts: listening on %s too (--bind ADDR "
+				  "chooses)", m, all);
+		char *both = xasprintf("%s,%s", a, all);
+		free(a);
+		a = both;
+	}
+	free(all);
+	free(far);
+	return a;
 }
 
 void launch_free(struct launch *l)

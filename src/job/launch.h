@@ -60,6 +60,16 @@ char *launch_first_host(const char *hostlist);
  * text has none. Returns 0 or -EINVAL. */
 int launch_split_hostport(const char *s, char **host, int *port);
 
+/* Where rank 0 listens (comma-separated addresses for job_opts.host):
+ * --bind if given (0.0.0.0, :: or * for every address: ""), the master
+ * address itself when it is one, else the addresses the master host name
+ * resolves to here. Never only loopback addresses when ranks may run on
+ * other hosts (the launcher does not say every rank is local): Debian and
+ * Ubuntu map the host's own name to 127.0.1.1 in /etc/hosts, where no
+ * other host can reach it; then this host's other addresses are added and
+ * *note says so. NULL with *err when the name does not resolve. */
+char *launch_listen_addresses(const struct launch *l, const char *bind, char **note, char **err);
+
 /* A port in [20000, 40000) derived from a job identity, so concurrent jobs
  * on one node do not collide. */
 int launch_port_for(const char *job);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "job_int.h"
 #include "core/cleanup.h"
+#include "core/parse.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
 
@@ -36,15 +37,37 @@ void job_describe(const struct job *c, int proc, char *buf, size_t len)
 		snprintf(buf, len, "%s", ranks);
 }
 
+/* Process 0 listens on each address of the comma-separated list hosts
+ * ("" = every address), all on one port (the first picks it when 0). */
+static int listen_all(struct job *c, const char *hosts, int port, char **err)
+{
+	_cleanup_free_ char *list = xstrdup(hosts ? hosts : "");
+	char *save = NULL, *h = strtok_r(list, ",", &save);
+	c->port = port;
+	do {
+		if (c->nlfd == JOB_MAX_LISTEN)
+			break;
+		int fd = tcp_listen(h ? h : "", c->port, err);
+		if (fd < 0)
+			return fd;
+		c->lfds[c->nlfd++] = fd;
+		c->port = tcp_local_port(fd);
+	} while (h && (h = strtok_r(NULL, ",", &save)));
+	return 0;
+}
+
 int job_create(const struct job_opts *o, struct job **ret, char **err)
 {
 	struct job *c = xcalloc(1, sizeof(*c));
 
 	c->o = *o;
-	c->lfd = c->sfd = c->wake[0] = c->wake[1] = -1;
+	c->sfd = c->wake[0] = c->wake[1] = -1;
 	snprintf(c->job, sizeof(c->job), "%s", o->job ? o->job : "");
 	c->o.job = c->job;
 	c->o.host = NULL; /* not kept: the caller's string */
+	c->o.key = NULL;
+	if (o->key)
+		c->key = *o->key;
 	tcp_hostname(c->host, sizeof(c->host));
 	pthread_mutex_init(&c->m, NULL);
 	pthread_cond_init(&c->cv, NULL);
@@ -56,9 +79,8 @@ int job_create(const struct job_opts *o, struct job **ret, char **err)
 		pthread_mutex_init(&c->peers[i].wlock, NULL);
 	}
 	if (o->proc == 0 && o->nprocs > 1) {
-		c->lfd = tcp_listen(o->host, o->port, err);
-		if (c->lfd < 0) {
-			int r = c->lfd;
+		int r = listen_all(c, o->host, o->port, err);
+		if (r < 0) {
 			job_close(c);
 			return r;
 		}
@@ -69,7 +91,12 @@ int job_create(const struct job_opts *o, struct job **ret, char **err)
 
 int job_port(const struct job *c)
 {
-	return c->lfd >= 0 ? tcp_local_port(c->lfd) : 0;
+	return c->port;
+}
+
+const char *job_refusals(const struct job *c)
+{
+	return c->refusals;
 }
 
 const struct job_member *job_members(const struct job *c)
@@ -96,32 +123,13 @@ static void fill_hello(const struct job *c, struct hello *h)
 	h->ranks_per_proc = (uint32_t)c->o.ranks_per_proc;
 	h->local_rank = (uint32_t)c->o.local_rank;
 	h->pid = (uint32_t)getpid();
+	h->flags = c->key.set ? HELLO_HAS_TOKEN : 0;
+	auth_nonce(h->nonce);
 	snprintf(h->host, sizeof(h->host), "%s", c->host);
 	snprintf(h->job, sizeof(h->job), "%s", c->job);
 }
 
-/* Why process 0 refuses a HELLO, or NULL. */
-static char *hello_problem(const struct job *c, const struct hello *h)
-{
-	int proc = (int)h->proc;
-	if (memcmp(h->magic, MAGIC, 8))
-		return xstrdup("not a gpuready process of this version");
-	if (strncmp(h->job, c->job, sizeof(h->job)))
-		return xasprintf("it belongs to job '%.*s', this is '%s'", (int)sizeof(h->job), h->job, c->job);
-	if ((int)h->nprocs != c->o.nprocs)
-		return xasprintf("it counts %u processes, rank 0 counts %d", h->nprocs, c->o.nprocs);
-	if ((int)h->ranks_per_proc != c->o.ranks_per_proc)
-		return xasprintf("it drives %u GPUs per process (-g), rank 0 drives %d", h->ranks_per_proc,
-				 c->o.ranks_per_proc);
-	if (proc <= 0 || proc >= c->o.nprocs)
-		return xasprintf("it claims process rank %d", proc);
-	if (c->peers[proc].fd >= 0)
-		return xasprintf("process rank %d is already here (%s, pid %d): two processes have the same rank",
-				 proc, c->members[proc].host, c->members[proc].pid);
-	return NULL;
-}
-
-static void set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host)
+void job_set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host)
 {
 	m->proc = proc;
 	m->pid = pid;
@@ -129,42 +137,6 @@ static void set_member(struct job_member *m, int proc, int pid, int local_rank, 
 	size_t n = strnlen(host, sizeof(m->host) - 1);
 	memcpy(m->host, host, n);
 	m->host[n] = '\0';
-}
-
-/* Process 0: accept until everyone is here or the deadline passes. */
-static int accept_all(struct job *c, struct strbuf *rejected)
-{
-	int arrived = 1;
-	while (arrived < c->o.nprocs) {
-		int fd = tcp_accept(c->lfd, c->o.deadline);
-		if (fd == -EAGAIN)
-			continue;
-		if (fd < 0)
-			return fd;
-		struct hello h;
-		uint8_t raw[JOB_HELLO_LEN];
-		if (tcp_read_all(fd, raw, sizeof(raw), clock_now() + 5.0) < 0) {
-			close(fd);
-			continue;
-		}
-		job_hello_decode(raw, &h);
-		_cleanup_free_ char *why = hello_problem(c, &h);
-		if (why) {
-			strbuf_addf(rejected, "\n  refused a connection from %.64s (pid %u): %s", h.host, h.pid, why);
-			uint8_t hd[JOB_HDR_LEN];
-			job_hdr_encode(hd, MSG_REJECT, strlen(why));
-			if (tcp_write_all(fd, hd, sizeof(hd), clock_now() + 2.0) == 0)
-				tcp_write_all(fd, why, strlen(why), clock_now() + 2.0);
-			close(fd);
-			continue;
-		}
-		int p = (int)h.proc;
-		c->peers[p].fd = fd;
-		c->peers[p].last_seen = clock_now();
-		set_member(&c->members[p], p, (int)h.pid, (int)h.local_rank, h.host);
-		arrived++;
-	}
-	return 0;
 }
 
 static char *missing_list(const struct job *c)
@@ -186,7 +158,7 @@ static int join_as_root(struct job *c, char **err)
 {
 	_cleanup_strbuf_ struct strbuf rejected = STRBUF_INIT;
 	double start = clock_now();
-	int r = accept_all(c, &rejected);
+	int r = job_admit_all(c, &rejected);
 
 	if (r < 0) {
 		_cleanup_free_ char *missing = missing_list(c);
@@ -200,6 +172,12 @@ static int join_as_root(struct job *c, char **err)
 				job_send_code(c, i, MSG_ABORT, 3, *err, clock_now() + 2.0, -1);
 		return r;
 	}
+	/* nothing else joins: the listeners close */
+	for (int l = 0; l < c->nlfd; l++)
+		close(c->lfds[l]);
+	c->nlfd = 0;
+	if (rejected.len)
+		c->refusals = xstrdup(rejected.buf + 1);
 	size_t len = (size_t)c->o.nprocs * JOB_MEMBER_LEN;
 	_cleanup_free_ uint8_t *w = xcalloc(1, len);
 	job_roster_encode(c->members, c->o.nprocs, w);
@@ -231,11 +209,73 @@ static int connect_any(struct job *c, const char *hosts, int port, char **err)
 	return fd;
 }
 
+/* With a job token: rank 0 proves it first (CHALLENGE), then this
+ * process (PROOF). Without one, rank 0 must not ask. 0, or -errno with
+ * *err. */
+static int answer_challenge(struct job *c, const struct hello *h, const char *payload, size_t len, char **err)
+{
+	if (!c->key.set) {
+		*err = xstrdup("rank 0 asks for a job token and this process has none: give every rank the same "
+			       "GPUREADY_JOB_TOKEN or --token-file");
+		return -EACCES;
+	}
+	const unsigned char *nonce_l = (const unsigned char *)payload;
+	if (len != 2 * AUTH_NONCE_LEN ||
+	    !auth_verify(&c->key, AUTH_LISTENER, h->nonce, nonce_l, c->job, h->proc, nonce_l + AUTH_NONCE_LEN)) {
+		*err = xstrdup("rank 0 could not prove the job token: a different token, or not this job's rank 0");
+		return -EACCES;
+	}
+	unsigned char proof[AUTH_PROOF_LEN];
+	auth_proof(&c->key, AUTH_CONNECTOR, h->nonce, nonce_l, c->job, h->proc, proof);
+	int r = job_send_frame(c, 0, MSG_PROOF, NULL, 0, proof, sizeof(proof), c->o.deadline);
+	if (r < 0)
+		*err = xasprintf("sending the job token's proof: %s", strerror(-r));
+	return r;
+}
+
+/* Rank 0's answer to HELLO: the roster, after the challenge when there is
+ * a token. Text from rank 0 is shown without its control characters. */
+static int read_welcome(struct job *c, const struct hello *h, char **payload, size_t *len, char **err)
+{
+	enum msg type = 0;
+	bool challenged = false;
+	for (;;) {
+		int r = job_read_frame(c->peers[0].fd, &type, payload, len, c->o.deadline + 5.0);
+		if (r < 0)
+			return r;
+		str_printable(*payload, true);
+		if (type != MSG_CHALLENGE || challenged)
+			break;
+		challenged = true;
+		r = answer_challenge(c, h, *payload, *len, err);
+		free(*payload);
+		*payload = NULL;
+		if (r < 0)
+			return r;
+	}
+	if (type == MSG_ABORT && *len >= 8) {
+		*err = xasprintf("rank 0 ended the rendezvous: %s", *payload + 8);
+		return -ETIMEDOUT;
+	}
+	if (type == MSG_REJECT) {
+		*err = xasprintf("rank 0 refused this process: %s", *payload);
+		return -EPROTO;
+	}
+	if (type != MSG_WELCOME || *len != (size_t)c->o.nprocs * JOB_MEMBER_LEN) {
+		*err = xstrdup("rank 0 answered with something that is not a roster");
+		return -EPROTO;
+	}
+	if (c->key.set && !challenged) {
+		*err = xstrdup("rank 0 did not ask for the job token: it has none, or it is not this job's rank 0");
+		return -EACCES;
+	}
+	return 0;
+}
+
 static int join_as_peer(struct job *c, const char *hosts, int port, char **err)
 {
 	struct hello h;
 	uint8_t raw[JOB_HELLO_LEN];
-	enum msg type = 0;
 	char *payload = NULL;
 	size_t len = 0;
 	int fd = connect_any(c, hosts, port, err), r;
@@ -248,27 +288,18 @@ static int join_as_peer(struct job *c, const char *hosts, int port, char **err)
 	job_hello_encode(&h, raw);
 	r = tcp_write_all(fd, raw, sizeof(raw), c->o.deadline);
 	if (r == 0)
-		r = job_read_frame(fd, &type, &payload, &len, c->o.deadline + 5.0);
+		r = read_welcome(c, &h, &payload, &len, err);
 	if (r < 0) {
-		*err = xasprintf("rendezvous with rank 0 at %s:%d: %s", hosts, port,
-				 r == -ECONNRESET ? "rank 0 closed the connection" : strerror(-r));
+		if (!*err)
+			*err = xasprintf("rendezvous with rank 0 at %s:%d: %s", hosts, port,
+					 r == -ECONNRESET ? "rank 0 closed the connection" : strerror(-r));
+		free(payload);
 		return r;
-	}
-	if (type == MSG_ABORT && len >= 8) {
-		*err = xasprintf("rank 0 ended the rendezvous: %s", payload + 8);
-		free(payload);
-		return -ETIMEDOUT;
-	}
-	if (type != MSG_WELCOME || len != (size_t)c->o.nprocs * JOB_MEMBER_LEN) {
-		*err = type == MSG_REJECT ? xasprintf("rank 0 refused this process: %s", payload)
-					  : xstrdup("rank 0 answered with something that is not a roster");
-		free(payload);
-		return -EPROTO;
 	}
 	for (int i = 0; i < c->o.nprocs; i++) {
 		struct job_member m;
 		job_member_decode((const uint8_t *)payload + (size_t)i * JOB_MEMBER_LEN, &m);
-		set_member(&c->members[i], i, m.pid, m.local_rank, m.host);
+		job_set_member(&c->members[i], i, m.pid, m.local_rank, str_printable(m.host, false));
 	}
 	free(payload);
 	return 0;
@@ -279,7 +310,7 @@ int job_join(struct job *c, const char *hosts, int port, char **err)
 	sigset_t set;
 	int r = 0;
 
-	set_member(&c->members[c->o.proc], c->o.proc, getpid(), c->o.local_rank, c->host);
+	job_set_member(&c->members[c->o.proc], c->o.proc, getpid(), c->o.local_rank, c->host);
 	if (c->o.nprocs > 1) {
 		job_phase(c, "rendezvous", c->o.deadline);
 		r = c->o.proc == 0 ? join_as_root(c, err) : join_as_peer(c, hosts, port, err);

@@ -242,6 +242,32 @@ static const char *env_get(void *ctx, const char *name)
 /* MPI: the ranks come from MPI_Init; process 0's control address goes out
  * with MPI_Bcast. Neither can be interrupted: the startup watchdog bounds
  * them. */
+/* Rank 0, once the others are here: what it listens on says who may
+ * join (no token, an address others reach), and whom it turned away. */
+static void listen_notes(struct session *s, const char *addrs, const char *note)
+{
+	if (s->proc != 0 || s->nprocs < 2)
+		return;
+	if (note)
+		session_error(s, "%s", note);
+	bool exposed = !*addrs;
+	_cleanup_free_ char *list = xstrdup(addrs);
+	char *save = NULL;
+	for (char *a = strtok_r(list, ",", &save); a && !exposed; a = strtok_r(NULL, ",", &save))
+		exposed = strncmp(a, "127.", 4) && strcmp(a, "::1") && strcmp(a, "localhost");
+	if (exposed && !s->key.set)
+		session_error(s, "the control port %d on %s is unauthenticated: any process that reaches it may take a "
+			      "rank that has not arrived; give every rank the same GPUREADY_JOB_TOKEN (or --token-file)",
+			      job_port(s->cl), *addrs ? addrs : "every address");
+}
+
+static void refusal_notes(const struct session *s)
+{
+	const char *r = s->cl && s->proc == 0 ? job_refusals(s->cl) : NULL;
+	if (r)
+		session_error(s, "the rendezvous turned connections away:\n%s", r);
+}
+
 static int open_mpi(struct session *s, double deadline, char **err)
 {
 	int local_rank = 0, r;
@@ -260,14 +286,17 @@ static int open_mpi(struct session *s, double deadline, char **err)
 	}
 	s->local = 1;
 	s->nranks = s->nprocs;
+	/* rank 0 listens where it tells the others to connect, unless --bind */
+	_cleanup_free_ char *hosts = tcp_local_addresses();
+	const char *bind = s->plan.bind && *s->plan.bind ? s->plan.bind : hosts;
+	if (!strcmp(bind, "0.0.0.0") || !strcmp(bind, "::") || !strcmp(bind, "*"))
+		bind = "";
 	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = 1, .local_rank = local_rank,
-				  .host = "", .port = 0, .job = "mpi", .deadline = deadline, .on_fatal = on_fatal,
-				  .fatal_ctx = s };
+				  .host = bind, .port = 0, .job = "mpi", .deadline = deadline, .on_fatal = on_fatal,
+				  .fatal_ctx = s, .key = &s->key };
 	r = job_create(&o, &s->cl, err);
-	if (r == 0 && s->proc == 0) {
-		_cleanup_free_ char *hosts = tcp_local_addresses();
-		snprintf(addr, sizeof(addr), "%d %s", job_port(s->cl), hosts);
-	}
+	if (r == 0 && s->proc == 0)
+		snprintf(addr, sizeof(addr), "%d %s", job_port(s->cl), *bind ? bind : hosts);
 	/* process 0 sends "" when its listener failed: everyone stops */
 	int b = s->b->ops->bcast(s->b, addr, sizeof(addr));
 	startup_end(&w);
@@ -284,8 +313,11 @@ static int open_mpi(struct session *s, double deadline, char **err)
 	}
 	*sp = '\0';
 	r = job_join(s->cl, sp + 1, atoi(addr), err);
-	if (r == 0)
+	if (r == 0) {
 		s->sync = job_bench_sync(s->cl);
+		listen_notes(s, bind, NULL);
+		refusal_notes(s);
+	}
 	return r;
 }
 
@@ -317,12 +349,23 @@ static int open_launcher(struct session *s, const struct session_plan *plan, int
 	s->nprocs = s->launch.nranks;
 	s->local = local;
 	s->nranks = s->nprocs * local;
+	_cleanup_free_ char *note = NULL, *addrs = NULL;
+	if (s->proc == 0 && s->nprocs > 1) {
+		addrs = launch_listen_addresses(&s->launch, plan->bind, &note, err);
+		if (!addrs)
+			return -EADDRNOTAVAIL;
+	}
 	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = local,
-				  .local_rank = s->launch.local_rank, .host = "", .port = s->launch.master_port,
-				  .job = s->launch.job, .deadline = deadline, .on_fatal = on_fatal, .fatal_ctx = s };
+				  .local_rank = s->launch.local_rank, .host = addrs ? addrs : "",
+				  .port = s->launch.master_port, .job = s->launch.job, .deadline = deadline,
+				  .on_fatal = on_fatal, .fatal_ctx = s, .key = &s->key };
 	r = job_create(&o, &s->cl, err);
 	if (r == 0)
 		r = job_join(s->cl, s->launch.master_host, s->launch.master_port, err);
+	if (r == 0 && addrs) {
+		listen_notes(s, addrs, note);
+		refusal_notes(s);
+	}
 	if (r < 0) {
 		char *why = *err;
 		*err = xasprintf("%s (%s: rank %d of %d, rank 0 at %s:%d, port %s)", why, s->launch.source, s->proc,
@@ -360,6 +403,7 @@ static void abandon(struct session *s)
 	s->b = NULL;
 	s->cl = NULL;
 	s->have_launch = false;
+	auth_key_wipe(&s->key);
 	if (s->sigs_blocked)
 		pthread_sigmask(SIG_SETMASK, &s->oldmask, NULL);
 	s->sigs_blocked = false;
@@ -383,8 +427,10 @@ int session_open(struct session *s, const struct session_plan *plan, const char 
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	s->sigs_blocked = pthread_sigmask(SIG_BLOCK, &sigs, &s->oldmask) == 0;
-	r = create_backend(backend, &s->b, &err);
+	r = auth_key_load(plan->token_file, &s->key, &err);
 	if (r < 0) {
+		/* err says why */
+	} else if ((r = create_backend(backend, &s->b, &err)) < 0) {
 		char *msg = xasprintf("the %s backend is not available: %s", backend, err);
 		free(err);
 		err = msg;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "bench/backend.h"
+#include "core/auth.h"
 #include "bench/sync.h"
 #include "job/job.h"
 #include "job/launch.h"
@@ -25,6 +26,8 @@
 struct session_plan {
 	int rank, nranks;            /* -1 / 0: from the launcher */
 	const char *master;          /* rank 0's host, if the launcher does not say */
+	const char *bind;            /* --bind: where rank 0 listens (NULL: the master address) */
+	const char *token_file;      /* --token-file (NULL: $GPUREADY_JOB_TOKEN, if set) */
 	double connect_timeout;      /* seconds for the rendezvous and setup */
 	bool blocking;               /* -z */
 	int graph;                   /* -G */
@@ -42,6 +45,7 @@ struct session {
 	struct bench_sync sync;      /* cl for the benchmarks (job_bench_sync) */
 	struct launch launch;
 	bool have_launch;
+	struct auth_key key;         /* the job token's (plan.token_file or $GPUREADY_JOB_TOKEN), if any */
 	int proc, nprocs, local, nranks;
 	/* what the fatal handler adds: called on process 0 before exiting
 	 * (writes the JSON with the error), from any thread; may be NULL */

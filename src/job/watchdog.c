@@ -3,6 +3,8 @@
  * name the culprit, the fatal path and the orderly teardown. */
 #define _GNU_SOURCE
 #include "job_int.h"
+#include "core/exitcodes.h"
+#include "core/parse.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
@@ -217,15 +219,24 @@ static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload
 	case MSG_ABORT:
 	case MSG_FAIL:
 		if (len >= 8) {
-			int code = (int)wire_get_u32(&r);
+			uint32_t code = wire_get_u32(&r);
 			wire_skip(&r, 4);
-			char *text = xstrndup((char *)payload + r.off, wire_r_left(&r)), *why = text;
+			char *text = str_printable(xstrndup((char *)payload + r.off, wire_r_left(&r)), true), *why = text;
 			if (type == MSG_FAIL) {
 				job_describe(c, i, d, sizeof(d));
 				if (strncmp(text, d, strlen(d)))
 					why = xasprintf("%s failed: %s", d, text);
 			}
-			do_fatal(c, why, code, true, false);
+			/* a peer can end the run, never with success: only the
+			 * failure codes pass (core/exitcodes.h) */
+			if (code < EXIT_CHECK_FAILED || code > EXIT_STALLED) {
+				char *t = xasprintf("%s (its frame carried exit code %u, which no peer may choose)", why, code);
+				if (why != text)
+					free(why);
+				why = t;
+				code = EXIT_TOOL_ERROR;
+			}
+			do_fatal(c, why, (int)code, true, false);
 			if (why != text)
 				free(why);
 			free(text);
@@ -504,7 +515,11 @@ void job_close(struct job *c)
 		free(p->payload);
 		pthread_mutex_destroy(&p->wlock);
 	}
-	int fds[] = { c->lfd, c->sfd, c->wake[0], c->wake[1] };
+	for (int l = 0; l < c->nlfd; l++)
+		close(c->lfds[l]);
+	free(c->refusals);
+	auth_key_wipe(&c->key);
+	int fds[] = { c->sfd, c->wake[0], c->wake[1] };
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

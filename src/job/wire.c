@@ -5,8 +5,10 @@
  * Wire format (little-endian, same on every process; core/wire.h): a
  * 16-byte header {u32 type, u32 reserved, u64 length} and the payload.
  * HELLO (sent bare, before any frame) is {char magic[8], u32 proc, nprocs,
- * ranks_per_proc, local_rank, pid, reserved, char host[64], char
- * job[128]}; WELCOME's roster is one {u32 proc, pid, local_rank, reserved,
+ * ranks_per_proc, local_rank, pid, flags, char host[64], char job[128],
+ * u8 nonce[32]}; with a job token, process 0 answers it with CHALLENGE
+ * {u8 nonce[32], u8 proof[32]} and the process with PROOF {u8 proof[32]}
+ * (core/auth.h); WELCOME's roster is one {u32 proc, pid, local_rank, reserved,
  * char host[64]} per process. DATA payloads start with {u32 op, u32
  * reserved, u64 seq}: every process performs the same exchanges in the
  * same order, so a mismatch means the processes run different programs or
@@ -54,9 +56,10 @@ void job_hello_encode(const struct hello *h, uint8_t out[JOB_HELLO_LEN])
 	wire_put_u32(&w, h->ranks_per_proc);
 	wire_put_u32(&w, h->local_rank);
 	wire_put_u32(&w, h->pid);
-	wire_put_u32(&w, 0);
+	wire_put_u32(&w, h->flags);
 	wire_put_str(&w, h->host, sizeof(h->host));
 	wire_put_str(&w, h->job, sizeof(h->job));
+	wire_put_bytes(&w, h->nonce, sizeof(h->nonce));
 }
 
 void job_hello_decode(const uint8_t in[JOB_HELLO_LEN], struct hello *h)
@@ -68,9 +71,10 @@ void job_hello_decode(const uint8_t in[JOB_HELLO_LEN], struct hello *h)
 	h->ranks_per_proc = wire_get_u32(&r);
 	h->local_rank = wire_get_u32(&r);
 	h->pid = wire_get_u32(&r);
-	wire_skip(&r, 4);
+	h->flags = wire_get_u32(&r);
 	(void)wire_get_str(&r, h->host, sizeof(h->host));
 	wire_get_bytes(&r, h->job, sizeof(h->job)); /* compared as it came */
+	wire_get_bytes(&r, h->nonce, sizeof(h->nonce));
 }
 
 void job_roster_encode(const struct job_member *m, int n, uint8_t *out)

@@ -92,6 +92,12 @@ static const struct opt job_rows[] = {
 	{ .name = "connect-timeout", .type = OPT_DOUBLE, .offset = OFF(connect_timeout), .metavar = "SEC",
 	  .help = "Seconds for every rank to arrive and for communicator setup (bench net: to reach the server).",
 	  .def = OPT_DEF_DOUBLE(120), .min = 1, .max = 1e6, .scope = SCOPE_RUN | SCOPE_NET },
+	{ .name = "bind", .type = OPT_STRING, .offset = OFF(job_bind), .metavar = "ADDR",
+	  .help = "Rank 0: listen for the other ranks on ADDR (0.0.0.0 or :: for every address) instead of the --master address.",
+	  .scope = SCOPE_RUN },
+	{ .name = "token-file", .type = OPT_STRING, .offset = OFF(token_file), .metavar = "FILE",
+	  .help = "Read the job token from FILE instead of $GPUREADY_JOB_TOKEN: every rank (and the bench net server and client) proves it holds the same one.",
+	  .scope = SCOPE_RUN | SCOPE_NET },
 };
 const struct opt_table job_opts = OPT_TABLE("job", job_rows);
 

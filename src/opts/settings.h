@@ -68,6 +68,8 @@ struct settings {
 	int rank, nranks;      /* -1 / 0: from the launcher */
 	char *master;
 	double connect_timeout;
+	char *job_bind;        /* --bind: rank 0's listening address */
+	char *token_file;      /* --token-file: the job token, instead of $GPUREADY_JOB_TOKEN */
 	char *require;         /* nccl --require ib,gdr,dmabuf */
 	char *keep_logs;       /* nccl --keep-logs DIR */
 	uint64_t nccl_bytes;   /* nccl --bytes: the element-by-element check's size */
