@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "job_int.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
 
@@ -87,6 +88,7 @@ static void do_fatal(struct job *c, const char *why, int code, bool from_receive
 	if (c->o.on_fatal)
 		c->o.on_fatal(c->o.fatal_ctx, why, code);
 	linger(c);
+	file_pending_remove(); /* a file the main thread was writing (core/fileio.h) */
 	_exit(code);
 }
 
