@@ -195,8 +195,8 @@ static int finish(struct bench_run_ctx *rc, const struct settings *s, const stru
 			code = EXIT_TOOL_ERROR;
 		}
 	}
-	if (fflush(stdout) != 0)
-		code = EXIT_TOOL_ERROR;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		code = EXIT_TOOL_ERROR; /* the job's verdict; main() names the error */
 	return code;
 }
 

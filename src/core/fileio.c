@@ -111,7 +111,8 @@ static void pending_drop(struct pending *p)
 
 /* NAME_RANDOM characters of [A-Za-z0-9] at x, from getrandom(2); where the
  * kernel has none to give yet, from the clock, the thread and the try:
- * O_EXCL keeps a guessable name safe, randomness only avoids collisions. */
+ * O_EXCL keeps a guessable name safe, randomness only avoids collisions
+ * (the step is Knuth's MMIX linear congruential generator). */
 static void random_name(char *x, unsigned try)
 {
 	static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

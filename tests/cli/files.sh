@@ -1,6 +1,6 @@
 #!/bin/sh
 # CLI tests of what gpuready writes: files (--prom, --json FILE, --plot,
-# snapshot).
+# snapshot) and standard output.
 #
 #   files.sh symlink   a symbolic link planted at the temporary file's name
 #                      (a group-writable directory, a root run) is never
@@ -8,6 +8,8 @@
 #   files.sh diskfull  every file writer on a full tmpfs: exit 2, "No space
 #                      left on device", no temporary file left behind (needs
 #                      mount(8) of a tmpfs: skipped, exit 77, where refused)
+#   files.sh stdout    every command with stdout on /dev/full and closed:
+#                      exit 2 and one line on stderr saying so
 #
 # Environment (tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
 # GPUREADY_FIXTURES, GPUREADY_FAKES (the libcuda/libnccl test doubles, for
@@ -79,9 +81,53 @@ t_diskfull() {
 		|| { fail "snapshot on a full disk exited $rc"; cat "$TMP/err" >&2; }
 }
 
+# stdout_lost WHAT CMD...: CMD with stdout on /dev/full, then closed: exit 2
+# and the one line that says standard output could not be written.
+stdout_lost() {
+	what=$1; shift
+	for how in full closed; do
+		if [ "$how" = full ]; then "$@" >/dev/full 2>"$TMP/err"; else "$@" >&- 2>"$TMP/err"; fi
+		rc=$?
+		n=$(grep -c "cannot write standard output" "$TMP/err")
+		[ "$rc" -eq 2 ] && [ "$n" -eq 1 ] && pass "$what, stdout $how: exit 2, said once" \
+			|| { fail "$what, stdout $how: exit $rc, $n error line(s)"; head -5 "$TMP/err" >&2; }
+	done
+	contains "$TMP/err" "Bad file descriptor" "$what, stdout closed: the error is named"
+}
+
+t_stdout() {
+	for cmd in check rdma gpu gpudirect topo; do
+		stdout_lost "$cmd" "$BIN" $cmd --sysroot "$ROOT"
+	done
+	stdout_lost "topo --json" "$BIN" topo --json --sysroot "$ROOT"
+	stdout_lost "check --json" "$BIN" check --json --sysroot "$ROOT"
+	stdout_lost "list-checks" "$BIN" list-checks
+	stdout_lost "help" "$BIN" help
+	stdout_lost "help rdma" "$BIN" help rdma
+	stdout_lost "rdma --help" "$BIN" rdma --help
+	stdout_lost "version" "$BIN" version
+	stdout_lost "--version" "$BIN" --version
+	stdout_lost "man" "$BIN" man
+	stdout_lost "bench" "$BIN" bench --backend socket --rank 0 --nranks 1 -b 8 -e 1K -n 1
+	stdout_lost "bench all_reduce --json FILE" "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --json "$TMP/b.json"
+	stdout_lost "bench net" "$BIN" bench net --loopback --test tcp_lat -s 8 -n 2 -p "$(free_port)"
+	"$BIN" bench --backend socket -b 8 -e 8 -n 1 --json "$TMP/b.json" >&- 2>/dev/null
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMP/b.json" \
+		&& pass "with stdout closed, --json FILE still holds only the JSON" || fail "--json FILE with stdout closed"
+	if [ -n "${GPUREADY_FAKES:-}" ]; then
+		stdout_lost "nccl" env LD_LIBRARY_PATH="$GPUREADY_FAKES" "$BIN" nccl -g 2 --bytes 4K
+	fi
+	# snapshot prints nothing on stdout (its summary goes to stderr): with
+	# stdout on /dev/full nothing is lost and the snapshot stands
+	"$BIN" snapshot --sysroot "$ROOT" "$TMP/snap" >/dev/full 2>"$TMP/err"
+	rc=$?
+	[ "$rc" -eq 0 ] && contains "$TMP/err" "recorded in" "snapshot writes nothing on stdout: /dev/full loses nothing" \
+		|| fail "snapshot with stdout on /dev/full exited $rc"
+}
+
 case "${1:-}" in
-symlink|diskfull) "t_$1" ;;
-*) echo "usage: $0 symlink | diskfull" >&2; exit 2 ;;
+symlink|diskfull|stdout) "t_$1" ;;
+*) echo "usage: $0 symlink | diskfull | stdout" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0
