@@ -11,8 +11,11 @@
 #include "core/parse.h"
 #include "core/strbuf.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The option tables each kind of command reads (opts/settings.h). */
 static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, NULL };
@@ -180,12 +183,56 @@ static void suggest(const char *name)
 		fprintf(stderr, "Did you mean '%s'?\n", best);
 }
 
+/* A standard descriptor the caller closed (`>&-`) is held by /dev/null,
+ * opened read-only: writes to it still fail (EBADF, as on a closed one),
+ * and no file or socket opened later can become fd 1 and receive stdout
+ * (git's sanitize_stdfds does the same with /dev/null for writing). */
+static void hold_closed_stdfds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", O_RDONLY);
+		if (n >= 0 && n != fd) {
+			dup2(n, fd);
+			close(n);
+		}
+	}
+}
+
+/* Whether something the command printed did not reach stdout: the
+ * stream's error flag (set by any failed write, also one whose data stdio
+ * then dropped), the last flush, the close. *err is the errno, or 0 where
+ * the flag is set and no call reports one any more; a zero-byte write(2)
+ * on fd 1 may still name it then (EBADF, or ENOSPC on /dev/full: write(2)
+ * leaves zero bytes to anything but a regular file unspecified, so only
+ * the message relies on it). git checks stdout so after every builtin;
+ * gnulib's close_stdout says "write error" when it knows no errno. */
+static bool stdout_lost(int *err)
+{
+	bool lost = ferror(stdout);
+	*err = 0;
+	if (fflush(stdout) != 0) {
+		*err = errno;
+		lost = true;
+	} else if (lost && write(STDOUT_FILENO, "", 0) < 0) {
+		*err = errno;
+	}
+	if (fclose(stdout) != 0 && !lost) {
+		*err = errno;
+		lost = true;
+	}
+	return lost;
+}
+
 int main(int argc, char **argv)
 {
 	const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
 	const char *progname = slash ? slash + 1 : argv[0] ? argv[0] : "gpuready";
 	const struct command *cmd = find_alias(progname);
 	int first = 1;
+
+	hold_closed_stdfds();
 
 	if (!cmd) {
 		progname = "gpuready";
@@ -225,12 +272,19 @@ int main(int argc, char **argv)
 		ret = EXIT_TOOL_ERROR;
 	} else if (s.help) {
 		print_command_help(stdout, cmd);
-		ret = fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+		ret = EXIT_OK;
 	} else if ((int)env.args.n < cmd->min_args || (int)env.args.n > cmd->max_args) {
 		fprintf(stderr, "usage: gpuready %s %s\n", cmd->name, cmd->usage);
 		ret = EXIT_TOOL_ERROR;
 	} else {
 		ret = cmd->fn(&env);
+	}
+	int werr;
+	if (stdout_lost(&werr)) {
+		fprintf(stderr, "%s %s: cannot write standard output: %s\n", progname, cmd->name,
+			werr ? strerror(werr) : "write error");
+		if (ret < EXIT_TOOL_ERROR)
+			ret = EXIT_TOOL_ERROR;
 	}
 	strv_free(&env.args);
 	settings_free(&s);

@@ -135,12 +135,6 @@ void bench_print_footer(FILE *out, const struct bench_info *info, const struct b
 
 /* ---- JSON ---- */
 
-static json_object *jstr(const char *s)
-{
-	_cleanup_free_ char *c = utf8_clean(s);
-	return json_object_new_string(c);
-}
-
 static json_object *jnum(double d)
 {
 	return json_object_new_double(isfinite(d) ? d : 0.0);
@@ -182,11 +176,11 @@ static json_object *json_devices(const struct bench_info *info)
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "rank", json_object_new_int(d->rank));
 		json_object_object_add(o, "process", json_object_new_int(d->proc));
-		json_object_object_add(o, "host", jstr(d->host));
+		json_object_object_add(o, "host", utf8_json_string(d->host));
 		json_object_object_add(o, "pid", json_object_new_int(d->pid));
 		json_object_object_add(o, "device", d->ordinal >= 0 ? json_object_new_int(d->ordinal) : NULL);
-		json_object_object_add(o, "bus_id", d->bus_id[0] ? jstr(d->bus_id) : NULL);
-		json_object_object_add(o, "name", jstr(d->name));
+		json_object_object_add(o, "bus_id", d->bus_id[0] ? utf8_json_string(d->bus_id) : NULL);
+		json_object_object_add(o, "name", utf8_json_string(d->name));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -224,7 +218,7 @@ static json_object *json_verdict(const struct bench_info *info, const struct ben
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "result", json_object_new_string(error ? "error" : v->pass ? "pass" : "fail"));
-	json_object_object_add(o, "error", error ? jstr(error) : NULL);
+	json_object_object_add(o, "error", error ? utf8_json_string(error) : NULL);
 	json_object_object_add(o, "avg_busbw_gbps", jnum(v->avg_busbw));
 	json_object_object_add(o, "out_of_bounds", json_object_new_int64(v->out_of_bounds));
 	json_object_object_add(o, "large_message_bytes", json_object_new_uint64(v->large_size));
@@ -247,13 +241,13 @@ static json_object *json_doc(const struct json_job *j)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "tool", json_object_new_string("gpuready"));
-	json_object_object_add(o, "version", jstr(j->info->version));
+	json_object_object_add(o, "version", utf8_json_string(j->info->version));
 	json_object_object_add(o, "kind", json_object_new_string("collective"));
 	json_object_object_add(o, "collective", json_object_new_string(coll_name(j->info->p->coll)));
-	json_object_object_add(o, "program", jstr(j->info->progname));
+	json_object_object_add(o, "program", utf8_json_string(j->info->progname));
 	json_object_object_add(o, "timestamp", json_object_new_int64((int64_t)time(NULL)));
 	json_object_object_add(o, "backend", json_object_new_string(j->info->backend));
-	json_object_object_add(o, "library", jstr(j->info->library));
+	json_object_object_add(o, "library", utf8_json_string(j->info->library));
 	json_object_object_add(o, "nranks", json_object_new_int(j->info->nranks));
 	json_object_object_add(o, "nprocs", json_object_new_int(j->info->nprocs));
 	json_object_object_add(o, "params", json_params(j->info->p));

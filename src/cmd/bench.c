@@ -184,8 +184,9 @@ static int finish(struct bench_run_ctx *rc, const struct settings *s, const stru
 	bench_verdict_compute(&rc->info, res, &v);
 	bench_print_footer(stdout, &rc->info, &v);
 	code = v.pass ? EXIT_OK : EXIT_CHECK_FAILED;
-	if (s->json_file && bench_write_json(s->json_file, &rc->info, res, &v, NULL) < 0) {
-		fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->json_file, strerror(errno));
+	int w = s->json_file ? bench_write_json(s->json_file, &rc->info, res, &v, NULL) : 0;
+	if (w < 0) {
+		fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->json_file, strerror(-w));
 		code = EXIT_TOOL_ERROR;
 	}
 	if (s->plot) {
@@ -195,8 +196,8 @@ static int finish(struct bench_run_ctx *rc, const struct settings *s, const stru
 			code = EXIT_TOOL_ERROR;
 		}
 	}
-	if (fflush(stdout) != 0)
-		code = EXIT_TOOL_ERROR;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		code = EXIT_TOOL_ERROR; /* the job's verdict; main() names the error */
 	return code;
 }
 

@@ -75,10 +75,11 @@ static int client_run(const struct net_plan *nc, const char *json_file, const ch
 	} else {
 		code = net_verdict(nc, &ro, bad);
 	}
-	if (json_file && net_write_json(json_file, &cs, &ro, cd, ncd,
-					   code == EXIT_OK ? "pass" : code == EXIT_CHECK_FAILED ? "fail" : "error",
-					   r < 0 ? err : NULL) < 0) {
-		fprintf(stderr, "gpuready bench net: cannot write %s\n", json_file);
+	int w = json_file ? net_write_json(json_file, &cs, &ro, cd, ncd,
+					  code == EXIT_OK ? "pass" : code == EXIT_CHECK_FAILED ? "fail" : "error",
+					  r < 0 ? err : NULL) : 0;
+	if (w < 0) {
+		fprintf(stderr, "gpuready bench net: cannot write %s: %s\n", json_file, strerror(-w));
 		code = EXIT_TOOL_ERROR;
 	}
 	inventory_free(before);

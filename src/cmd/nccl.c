@@ -283,7 +283,7 @@ int cmd_nccl(struct cmd_env *env)
 		remove_dir(dir);
 	else if (ss.proc == 0)
 		printf("test-nccl: NCCL's logs are in %s\n", dir);
-	if (fflush(stdout) != 0)
-		code = EXIT_TOOL_ERROR;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		code = EXIT_TOOL_ERROR; /* the job's verdict; main() names the error */
 	return session_close(&ss, code);
 }

@@ -6,9 +6,12 @@
  * with n the GPU's active NVLinks (what nvidia-smi shows on HGX systems;
  * derived from NVML's per-GPU link count, not per-pair link maps). Then
  * each device's CPU affinity and NUMA node, and the legend. --json gives
- * the same as one object. */
+ * the same as one object (docs/topo.schema.json), also with no device,
+ * with text from sysfs made valid UTF-8 (utf8_clean). Whether stdout was
+ * written is main()'s to check. */
 #include "cmd.h"
 #include "core/cleanup.h"
+#include "core/report.h"
 #include "inventory/inventory.h"
 #include "inventory/topo.h"
 
@@ -113,14 +116,14 @@ static int print_json(const struct node *v, size_t n, const char *sysroot)
 {
 	char c[16];
 	json_object *root = json_object_new_object(), *devs = json_object_new_array(), *m = json_object_new_array();
-	json_object_object_add(root, "sysroot", json_object_new_string(sysroot));
+	json_object_object_add(root, "sysroot", utf8_json_string(sysroot));
 	for (size_t i = 0; i < n; i++) {
 		json_object *d = json_object_new_object(), *row = json_object_new_array();
-		json_object_object_add(d, "name", json_object_new_string(v[i].label));
+		json_object_object_add(d, "name", utf8_json_string(v[i].label));
 		json_object_object_add(d, "kind", json_object_new_string(v[i].gpu ? "gpu" : "nic"));
-		json_object_object_add(d, "pci", json_object_new_string(v[i].pci->bdf));
+		json_object_object_add(d, "pci", utf8_json_string(v[i].pci->bdf));
 		json_object_object_add(d, "numa_node", json_object_new_int(v[i].pci->numa_node));
-		json_object_object_add(d, "cpus", v[i].pci->local_cpulist ? json_object_new_string(v[i].pci->local_cpulist) : NULL);
+		json_object_object_add(d, "cpus", v[i].pci->local_cpulist ? utf8_json_string(v[i].pci->local_cpulist) : NULL);
 		json_object_array_add(devs, d);
 		for (size_t j = 0; j < n; j++) {
 			cell(&v[i], &v[j], c, sizeof(c));
@@ -148,15 +151,13 @@ int cmd_topo(struct cmd_env *env)
 		return EXIT_TOOL_ERROR;
 	struct node *v = NULL;
 	size_t n = collect(inv, &v);
-	if (n == 0) {
+	if (n == 0)
 		fprintf(stderr, "%s topo: no NVIDIA GPU and no RDMA device on PCI\n", env->progname);
-		free(v);
-		return EXIT_CHECK_FAILED;
-	}
+	/* --json is a document in every case (docs/topo.schema.json) */
 	if (env->set->json)
 		print_json(v, n, env->set->sysroot ? env->set->sysroot : "/");
-	else
+	else if (n > 0)
 		print_text(v, n);
 	free(v);
-	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
+	return n == 0 ? EXIT_CHECK_FAILED : EXIT_OK;
 }

@@ -6,10 +6,21 @@
 
 #include <stdio.h>
 
-/* Calls write(f, ctx) on a temporary file beside path, flushes and syncs
- * it, and renames it over path. write returns 0 or -errno. Returns 0 or
- * -errno; the temporary file never stays behind. */
-int file_write_atomic(const char *path, int (*write)(FILE *f, void *ctx), void *ctx);
+/* Creates a temporary file beside path (a random name, O_CREAT|O_EXCL|
+ * O_NOFOLLOW, mode 0644 less the umask), calls render(f, ctx) with f a
+ * stream into memory, writes that to the file, syncs it and renames it
+ * over path. render returns 0 or -errno. Returns 0 or -errno: render's,
+ * or write(2)'s, fsync(2)'s, close(2)'s or rename(2)'s (-ENOSPC on a full
+ * disk), -ELOOP or -EEXIST when the temporary name no longer names the
+ * file written. The temporary file never stays behind: it is removed on
+ * every error, and on SIGINT or SIGTERM (see file_pending_remove()). Safe
+ * to call from several threads at once. */
+int file_write_atomic(const char *path, int (*render)(FILE *f, void *ctx), void *ctx);
+
+/* Unlinks the temporary files of the file_write_atomic() calls under way,
+ * for a process about to end without finishing them (a signal handler, a
+ * fatal path calling _exit(2)). Async-signal-safe. */
+void file_pending_remove(void);
 
 /* Writes the JSON document o to path atomically (as above): pretty, '/'
  * unescaped, a final newline. Returns 0 or -errno; o stays the caller's. */

@@ -234,7 +234,7 @@ char *utf8_clean(const char *s)
 	return strbuf_detach(&sb);
 }
 
-static json_object *jstr(const char *s)
+json_object *utf8_json_string(const char *s)
 {
 	char *clean = utf8_clean(s);
 	json_object *o = json_object_new_string(clean);
@@ -245,24 +245,24 @@ static json_object *jstr(const char *s)
 int report_write_json(const struct report *r, FILE *out)
 {
 	json_object *root = json_object_new_object();
-	json_object_object_add(root, "version", jstr(r->version));
-	json_object_object_add(root, "host", jstr(r->host));
-	json_object_object_add(root, "sysroot", jstr(r->sysroot));
+	json_object_object_add(root, "version", utf8_json_string(r->version));
+	json_object_object_add(root, "host", utf8_json_string(r->host));
+	json_object_object_add(root, "sysroot", utf8_json_string(r->sysroot));
 	json_object *checks = json_object_new_array();
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *f = r->v[i];
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "id", jstr(f->id));
-		json_object_object_add(o, "section", jstr(f->section));
-		json_object_object_add(o, "status", jstr(status_name(f->status)));
-		json_object_object_add(o, "subject", jstr(f->subject));
-		json_object_object_add(o, "message", jstr(f->message));
+		json_object_object_add(o, "id", utf8_json_string(f->id));
+		json_object_object_add(o, "section", utf8_json_string(f->section));
+		json_object_object_add(o, "status", utf8_json_string(status_name(f->status)));
+		json_object_object_add(o, "subject", utf8_json_string(f->subject));
+		json_object_object_add(o, "message", utf8_json_string(f->message));
 		if (f->hint)
-			json_object_object_add(o, "hint", jstr(f->hint));
+			json_object_object_add(o, "hint", utf8_json_string(f->hint));
 		if (f->details.n) {
 			json_object *d = json_object_new_array();
 			for (size_t k = 0; k < f->details.n; k++)
-				json_object_array_add(d, jstr(f->details.v[k]));
+				json_object_array_add(d, utf8_json_string(f->details.v[k]));
 			json_object_object_add(o, "details", d);
 		}
 		json_object_array_add(checks, o);

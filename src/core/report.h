@@ -81,4 +81,9 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now);
  * (malloc'd): JSON and the Prometheus format require UTF-8. */
 char *utf8_clean(const char *s);
 
+/* A new JSON string of utf8_clean(s): for any text read from the machine
+ * or given by the user. The caller owns the object. */
+struct json_object;
+struct json_object *utf8_json_string(const char *s);
+
 #endif

@@ -6,6 +6,7 @@
 #include "core/exitcodes.h"
 #include "core/parse.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
 #include "core/wire.h"
@@ -86,6 +87,7 @@ static void do_fatal(struct job *c, const char *why, int code, bool from_receive
 	if (c->o.on_fatal)
 		c->o.on_fatal(c->o.fatal_ctx, why, code);
 	linger(c);
+	file_pending_remove(); /* a file the main thread was writing (core/fileio.h) */
 	_exit(code);
 }
 

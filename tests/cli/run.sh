@@ -3,7 +3,7 @@
 #
 #   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
 #                         JSON, against tests/fixtures/NAME/expected/
-#   run.sh basics|config|output|schema|snapshot|realdata|man|install|nosubprocess
+#   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #
 # Environment (set by tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
@@ -32,9 +32,19 @@ t_fixture() {
 	done
 	"$BIN" topo --sysroot "$root" >"$TMP/topo.txt" 2>&1
 	echo $? >>"$TMP/topo.txt"
-	"$BIN" topo --sysroot "$root" --json 2>&1 | sed -e 's#"sysroot": ".*"#"sysroot": "ROOT"#' >"$TMP/topo.json"
+	# --json is a document on stdout whatever the tree holds (t_schema
+	# validates it), with the text's exit status and message
+	"$BIN" topo --sysroot "$root" --json >"$TMP/topo.raw" 2>"$TMP/topo.err"
+	echo $? >>"$TMP/topo.err"
+	sed -e 's#"sysroot": ".*"#"sysroot": "ROOT"#' "$TMP/topo.raw" >"$TMP/topo.json"
 	compare "$exp/topo.txt" "$TMP/topo.txt" "$name topo text"
 	compare "$exp/topo.json" "$TMP/topo.json" "$name topo json"
+	{ "$BIN" topo --sysroot "$root" 2>&1 >/dev/null; echo $?; } >"$TMP/topo.txt.err"
+	if cmp -s "$TMP/topo.err" "$TMP/topo.txt.err"; then
+		pass "$name topo --json: the text's exit status and stderr"
+	else
+		fail "$name topo --json: exit status or stderr differ from the text's"; cat "$TMP/topo.err" >&2
+	fi
 	# the busybox aliases are the same commands
 	for pair in verify-rdma:rdma verify-gpu:gpu verify-gpudirect:gpudirect; do
 		alias=${pair%%:*}; cmd=${pair#*:}
@@ -115,16 +125,49 @@ t_schema() {
 		if command -v "$p" >/dev/null && "$p" -c 'import jsonschema' 2>/dev/null; then PY=$p; break; fi
 	done
 	[ -n "$PY" ] || { echo "python3-jsonschema missing"; exit 77; }
+	mkdir "$TMP/topo"
 	for d in "$FIX"/*/; do
 		n=$(basename "$d")
 		[ -d "$d/root" ] || continue
 		"$BIN" check --sysroot "$d/root" --json >"$TMP/$n.json" 2>/dev/null
+		"$BIN" topo --sysroot "$d/root" --json >"$TMP/topo/$n.json" 2>/dev/null
 	done
 	"$BIN" check --json >"$TMP/live.json" 2>/dev/null
+	"$BIN" topo --json >"$TMP/topo/live.json" 2>/dev/null
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP"/*.json; then pass "reports validate against docs/report.schema.json"; else fail "schema validation"; fi
+	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/topo.schema.json" "$TMP"/topo/*.json; then pass "topo --json validates against docs/topo.schema.json"; else fail "topo schema validation"; fi
 	# The validator itself must reject a broken report.
 	echo '{"version": "x", "checks": [{"id": "Bad ID", "status": "great"}]}' >"$TMP/bad.json"
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi
+	echo '{"sysroot": "/", "devices": [{"name": "GPU0", "kind": "cpu"}], "matrix": [["FAR"]]}' >"$TMP/bad.json"
+	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/topo.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "topo schema accepts a broken document"; else pass "topo schema rejects a broken document"; fi
+}
+
+# topo --json on trees the fixtures do not cover: one with neither GPU nor
+# RDMA device still gets a document (and exit 1, as the text), and bytes
+# that are not UTF-8 in what sysfs says (a device name, local_cpulist)
+# come out as U+FFFD, so the document stays JSON (RFC 8259 requires UTF-8).
+t_topo() {
+	mkdir -p "$TMP/empty/sys" "$TMP/empty/proc"
+	expect_exit 1 "$BIN" topo --sysroot "$TMP/empty" --json
+	contains "$TMP/err" "no NVIDIA GPU and no RDMA device" "no GPU, no NIC: said on stderr"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["devices"]==[] and d["matrix"]==[], d' "$TMP/out" \
+		&& pass "no GPU, no NIC: topo --json prints an empty document" || { fail "topo --json on an empty tree"; head -5 "$TMP/out" >&2; }
+	schema_ok topo.schema.json "topo on an empty tree" "$TMP/out"
+	root=$TMP/latin1
+	cp -a "$FIX/dgx-spark-gb10/root" "$root"
+	mv "$root/sys/class/infiniband/roceP2p1s0f0" "$root/sys/class/infiniband/$(printf 'roce\377\376x')"
+	printf '0-19\351\n' >"$root/sys/devices/pci000f:00/000f:00:00.0/000f:01:00.0/local_cpulist"
+	expect_exit 0 "$BIN" topo --sysroot "$root" --json
+	python3 - "$TMP/out" <<-'PY' >"$TMP/py.out" 2>&1 && pass "invalid UTF-8 from sysfs: topo --json is UTF-8 JSON with U+FFFD" \
+		|| { fail "invalid UTF-8 from sysfs"; cat "$TMP/py.out" >&2; }
+	import json, sys
+	d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+	names = [v["name"] for v in d["devices"]]
+	assert "roce\ufffd\ufffdx" in names, names
+	assert d["devices"][0]["cpus"] == "0-19\ufffd", d["devices"][0]
+	PY
+	schema_ok topo.schema.json "topo with invalid UTF-8" "$TMP/out"
 }
 
 t_snapshot() {
@@ -273,8 +316,8 @@ t_fakenvml() {
 
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|snapshot|realdata|man|install|nosubprocess|fakenvml) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | snapshot | realdata | man | install | nosubprocess | fakenvml" >&2; exit 2 ;;
+basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0
