@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -361,6 +362,62 @@ static void test_tcp_kernels(void **state)
 	close(sv[1]);
 }
 
+/* A peer that drips a byte every 100 ms: each call's socket timeout starts
+ * afresh, so only the deadline checked between calls stops it. The drip
+ * itself ends after 12 s (the test stays bounded either way). */
+struct drip {
+	int fd;
+	atomic_bool stop;
+};
+
+static void *drip_thread(void *arg)
+{
+	struct drip *d = arg;
+	double end = clock_now() + 12;
+	while (!atomic_load(&d->stop) && clock_now() < end) {
+		if (write(d->fd, "x", 1) != 1)
+			break;
+		usleep(100000);
+	}
+	shutdown(d->fd, SHUT_WR);
+	return NULL;
+}
+
+static void drip_case(bool lat)
+{
+	int sv[2];
+	pthread_t th;
+	struct drip d = { .stop = false };
+	struct net_samples rx = { 0 };
+	char *err = NULL;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	d.fd = sv[0];
+	assert_int_equal(pthread_create(&th, NULL, drip_thread, &d), 0);
+	double t0 = clock_now();
+	int r = lat ? net_tcp_lat_server(sv[1], 1000, t0 + 2, &err)
+		    : net_tcp_bw(&sv[1], 1, false, true, 1000, 10, 0, t0 + 2, &rx, &err);
+	double took = clock_now() - t0;
+	atomic_store(&d.stop, true);
+	pthread_join(th, NULL);
+	if (r != -ETIMEDOUT || took > 2 * 2 + 5)
+		fail_msg("%s: %d after %.1f s (%s), want -ETIMEDOUT by the deadline", lat ? "lat" : "bw", r, took,
+			 err ? err : "");
+	if (!lat && !strstr(err, "bytes/s"))
+		fail_msg("no rate in \"%s\"", err);
+	free(err);
+	net_samples_free(&rx);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_tcp_drip(void **state)
+{
+	(void)state;
+	drip_case(false);
+	drip_case(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_other_messages),
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_tcp_kernels),
+		cmocka_unit_test(test_tcp_drip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,11 +40,26 @@ static void set_timeouts(int fd, double deadline)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/* A transfer that came back short: past the deadline it ends (a peer that
+ * drips a byte at a time renews the socket timeout with every call, so
+ * the deadline is checked here, between calls), else the timeout is
+ * shortened to what is left. */
+static int short_transfer(int fd, double deadline)
+{
+	if (deadline > 0 && clock_now() > deadline)
+		return -ETIMEDOUT;
+	if (deadline > 0)
+		set_timeouts(fd, deadline);
+	return 0;
+}
+
 /* 0, 1 at a clean end of stream before any byte, or -errno. */
-static int recv_full(int fd, uint8_t *buf, size_t len)
+static int recv_full(int fd, uint8_t *buf, size_t len, double deadline)
 {
 	size_t got = 0;
 	while (got < len) {
+		if (got && short_transfer(fd, deadline) < 0)
+			return -ETIMEDOUT;
 		size_t want = len - got < CHUNK ? len - got : CHUNK;
 		ssize_t n = recv(fd, buf + got, want, MSG_WAITALL);
 		if (n == 0)
@@ -59,10 +74,12 @@ static int recv_full(int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int send_full(int fd, const uint8_t *buf, size_t len)
+static int send_full(int fd, const uint8_t *buf, size_t len, double deadline)
 {
 	size_t put = 0;
 	while (put < len) {
+		if (put && short_transfer(fd, deadline) < 0)
+			return -ETIMEDOUT;
 		size_t want = len - put < CHUNK ? len - put : CHUNK;
 		ssize_t n = send(fd, buf + put, want, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -118,15 +135,18 @@ static void *sender(void *arg)
 		return NULL;
 	}
 	fill_pattern(buf, r->size, s->index);
-	double end = r->duration > 0 ? clock_now() + r->duration : 0;
+	s->first = clock_now();
+	double end = r->duration > 0 ? s->first + r->duration : 0;
 	for (uint64_t seq = 0; r->duration > 0 || seq < s->count; seq++) {
 		put_seq(buf, r->size, seq);
-		int e = send_full(s->fd, buf, r->size);
+		int e = send_full(s->fd, buf, r->size, r->deadline);
 		if (e < 0) {
 			s->err = e;
 			break;
 		}
 		double now = clock_now();
+		s->bytes += r->size;
+		s->last = now;
 		if (r->deadline > 0 && now > r->deadline) {
 			s->err = -ETIMEDOUT;
 			break;
@@ -192,11 +212,11 @@ static void *receiver(void *arg)
 			while (n < 0 && errno == EINTR);
 			s->first = clock_now();
 			e = n == 0 ? 1 : n < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno)
-					   : recv_full(s->fd, buf + n, r->size - (size_t)n);
+					   : recv_full(s->fd, buf + n, r->size - (size_t)n, r->deadline);
 			if (e == 1 && n > 0)
 				e = -EPIPE;
 		} else {
-			e = recv_full(s->fd, buf, r->size);
+			e = recv_full(s->fd, buf, r->size, r->deadline);
 		}
 		if (e == 1)
 			break;
@@ -314,6 +334,15 @@ int net_tcp_bw(const int *fds, int n, bool send, bool recv, uint64_t size, uint6
 		if (st[i].err && !ret) {
 			ret = st[i].err;
 			*err = xasprintf("stream %d %s: %s", i / 2, i % 2 ? "receiving" : "sending", bw_error(ret));
+			if (ret == -ETIMEDOUT) {
+				/* what the stream saw: a slow peer, or a silent one */
+				double t = (st[i].last > st[i].first ? st[i].last : clock_now()) - st[i].first;
+				char *more = xasprintf("%s (%llu bytes in %.1f s before that: %.0f bytes/s)", *err,
+						       (unsigned long long)st[i].bytes, t > 0 ? t : 0,
+						       t > 0 ? (double)st[i].bytes / t : 0.0);
+				free(*err);
+				*err = more;
+			}
 		}
 		if (i % 2 && rxs)
 			rxs[i / 2] = st[i];
@@ -361,9 +390,9 @@ int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, d
 		}
 		put_seq(buf, size, i);
 		double t0 = clock_now();
-		r = send_full(fd, buf, size);
+		r = send_full(fd, buf, size, deadline);
 		if (r == 0)
-			r = recv_full(fd, echo, size);
+			r = recv_full(fd, echo, size, deadline);
 		double t1 = clock_now();
 		if (r == 1)
 			r = -ECONNRESET;
@@ -394,8 +423,8 @@ int net_tcp_lat_server(int fd, uint64_t size, double deadline, char **err)
 		return -ENOMEM;
 	}
 	set_timeouts(fd, deadline);
-	while ((r = recv_full(fd, buf, size)) == 0) {
-		r = send_full(fd, buf, size);
+	while ((r = recv_full(fd, buf, size, deadline)) == 0) {
+		r = send_full(fd, buf, size, deadline);
 		if (r < 0)
 			break;
 		if (deadline > 0 && clock_now() > deadline) {
