@@ -177,7 +177,12 @@ static void on_readable(struct admit *a, size_t i)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		drop(a, i); /* closed before it said anything we could act on */
+		/* closed: before its HELLO nothing is known; after the
+		 * challenge, it did not accept rank 0's proof */
+		if (p->challenged)
+			strbuf_addf(a->rejected, "\n  %s (%s, pid %u) hung up on the job token's challenge: it holds a "
+				    "different token", p->addr, p->h.host, p->h.pid);
+		drop(a, i);
 		return;
 	}
 	p->got += (size_t)n;

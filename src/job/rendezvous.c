@@ -243,7 +243,6 @@ static int read_welcome(struct job *c, const struct hello *h, char **payload, si
 		int r = job_read_frame(c->peers[0].fd, &type, payload, len, c->o.deadline + 5.0);
 		if (r < 0)
 			return r;
-		str_printable(*payload, true);
 		if (type != MSG_CHALLENGE || challenged)
 			break;
 		challenged = true;
@@ -253,6 +252,8 @@ static int read_welcome(struct job *c, const struct hello *h, char **payload, si
 		if (r < 0)
 			return r;
 	}
+	if (type != MSG_WELCOME)
+		str_printable(*payload + (type == MSG_ABORT && *len >= 8 ? 8 : 0), true);
 	if (type == MSG_ABORT && *len >= 8) {
 		*err = xasprintf("rank 0 ended the rendezvous: %s", *payload + 8);
 		return -ETIMEDOUT;

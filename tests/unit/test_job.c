@@ -2,18 +2,25 @@
  * the control plane across real processes (fork) on loopback: the
  * exchanges, a rendezvous that times out naming the missing rank, a
  * process of another job refused, and a lost process named by rank 0. */
+#define _GNU_SOURCE
 #include "testutil.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "job/launch.h"
 #include "core/tcp.h"
+#include "core/auth.h"
+#include "core/cleanup.h"
+#include "core/strbuf.h"
+#include "core/wire.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -287,12 +294,16 @@ static void fatal_to_shm(void *ctx, const char *why, int code)
 	o->status = code;
 }
 
-static struct job *child_join(int proc, int nprocs, int port, const char *job, double timeout,
-				  struct child_out *out)
+/* Joins as process proc; token NULL: without a job token. */
+static struct job *child_join_token(int proc, int nprocs, int port, const char *job, double timeout,
+				   struct child_out *out, const char *token)
 {
+	struct auth_key key = { .set = false };
+	if (token)
+		assert_int_equal(auth_key_from(token, strlen(token), &key), 0);
 	struct job_opts o = { .proc = proc, .nprocs = nprocs, .ranks_per_proc = 1, .host = "127.0.0.1",
 				  .port = port, .job = job, .deadline = clock_now() + timeout, .on_fatal = fatal_to_shm,
-				  .fatal_ctx = out };
+				  .fatal_ctx = out, .key = &key };
 	struct job *c = NULL;
 	char *err = NULL;
 	if (job_create(&o, &c, &err) < 0 || job_join(c, "127.0.0.1", port, &err) < 0) {
@@ -301,6 +312,12 @@ static struct job *child_join(int proc, int nprocs, int port, const char *job, d
 		_exit(2);
 	}
 	return c;
+}
+
+static struct job *child_join(int proc, int nprocs, int port, const char *job, double timeout,
+			      struct child_out *out)
+{
+	return child_join_token(proc, nprocs, port, job, timeout, out, NULL);
 }
 
 /* Every exchange, checked on every process. */
@@ -450,6 +467,214 @@ static void test_lost_process(void **state)
 	munmap(out, sizeof(*out) * N);
 }
 
+/* ---- who may join ---- */
+
+/* Joins, then waits at a barrier the test decides about; exit 0 when the
+ * barrier completes. */
+static void child_barrier(int proc, int n, int port, double timeout, struct child_out *out, const char *token)
+{
+	struct job *c = child_join_token(proc, n, port, "job1", timeout, out, token);
+	char *err = NULL;
+	int r = job_barrier(c, clock_now() + timeout, &err);
+	if (r < 0)
+		snprintf(out->err, sizeof(out->err), "barrier: %s", err ? err : "?");
+	job_close(c);
+	_exit(r < 0 ? 1 : 0);
+}
+
+static pid_t spawn_barrier(int proc, int n, int port, double timeout, struct child_out *out, const char *token)
+{
+	pid_t p = fork();
+	if (p == 0)
+		child_barrier(proc, n, port, timeout, out, token);
+	return p;
+}
+
+/* A raw connection to process 0, retried until it listens. */
+static int raw_connect(int port)
+{
+	char *err = NULL, *host = xstrdup("127.0.0.1");
+	int fd = tcp_connect(host, port, clock_now() + 5, &err);
+	free(host);
+	free(err);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* A stranger's HELLO for process proc of job1 (2 or 3 processes). */
+static void raw_hello(int fd, int proc, int n)
+{
+	struct hello h = { .proc = (uint32_t)proc, .nprocs = (uint32_t)n, .ranks_per_proc = 1, .pid = 4242 };
+	uint8_t raw[JOB_HELLO_LEN];
+	memcpy(h.magic, MAGIC, sizeof(h.magic));
+	snprintf(h.host, sizeof(h.host), "rogue\033[2J");
+	snprintf(h.job, sizeof(h.job), "job1");
+	job_hello_encode(&h, raw);
+	assert_int_equal(tcp_write_all(fd, raw, sizeof(raw), clock_now() + 5), 0);
+}
+
+/* A process that is not of the job takes rank 1 first: the real rank 1 is
+ * refused with the holder named, and the stranger's FAIL frame carrying
+ * exit code 0 still ends the job as an error everywhere. */
+static void test_rogue_rank(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(3);
+	pid_t p0 = spawn_barrier(0, 3, port, 20, &out[0], NULL);
+	int rogue = raw_connect(port);
+	raw_hello(rogue, 1, 3);
+	usleep(300000); /* rank 0 holds rank 1 for the stranger now */
+	pid_t p1 = spawn_barrier(1, 3, port, 5, &out[1], NULL);
+	assert_int_equal(wait_child(p1), 2);
+	if (!strstr(out[1].err, "refused this process") || !strstr(out[1].err, "already here (rogue?[2J, pid 4242)"))
+		fail_msg("the real rank 1 said: %s", out[1].err);
+	pid_t p2 = spawn_barrier(2, 3, port, 20, &out[2], NULL);
+	enum msg type;
+	char *payload = NULL;
+	size_t len = 0;
+	assert_int_equal(job_read_frame(rogue, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, MSG_WELCOME);
+	free(payload);
+	/* FAIL {u32 code 0, u32 reserved} "all good" */
+	uint8_t frame[JOB_HDR_LEN + 8 + 8];
+	job_hdr_encode(frame, MSG_FAIL, 16);
+	memset(frame + JOB_HDR_LEN, 0, 8);
+	memcpy(frame + JOB_HDR_LEN + 8, "all good", 8);
+	assert_int_equal(tcp_write_all(rogue, frame, sizeof(frame), clock_now() + 5), 0);
+	int s0 = wait_child(p0), s2 = wait_child(p2);
+	close(rogue);
+	if (s0 == 0 || s2 == 0 || !strstr(out[0].err, "no peer may choose"))
+		fail_msg("exits %d %d; rank 0 said: %s", s0, s2, out[0].err);
+	munmap(out, sizeof(*out) * 3);
+}
+
+/* The cap plus 50 connections that never say anything: the job still
+ * forms, at once. */
+static void test_silent_connections(void **state)
+{
+	(void)state;
+	enum { SILENT = 64 + 50 };
+	int port = free_port(), fds[SILENT];
+	struct child_out *out = shm_outs(2);
+	double t0 = clock_now();
+	pid_t p0 = spawn_barrier(0, 2, port, 20, &out[0], NULL);
+	for (int i = 0; i < SILENT; i++)
+		fds[i] = raw_connect(port);
+	pid_t p1 = spawn_barrier(1, 2, port, 20, &out[1], NULL);
+	int s1 = wait_child(p1), s0 = wait_child(p0);
+	for (int i = 0; i < SILENT; i++)
+		close(fds[i]);
+	if (s0 || s1)
+		fail_msg("exits %d %d: %s / %s", s0, s1, out[0].err, out[1].err);
+	assert_true(clock_now() - t0 < 15);
+	munmap(out, sizeof(*out) * 2);
+}
+
+/* One two-process job with these tokens; returns the exits. */
+static void token_case(const char *t0, const char *t1, int *s0, int *s1, struct child_out *out)
+{
+	int port = free_port();
+	memset(out, 0, 2 * sizeof(*out));
+	pid_t p0 = spawn_barrier(0, 2, port, 3, &out[0], t0);
+	pid_t p1 = spawn_barrier(1, 2, port, 3, &out[1], t1);
+	*s1 = wait_child(p1);
+	*s0 = wait_child(p0);
+}
+
+static void test_job_token(void **state)
+{
+	(void)state;
+	struct child_out *out = shm_outs(2);
+	int s0, s1;
+	token_case("s3cret", "s3cret", &s0, &s1, out);
+	if (s0 || s1)
+		fail_msg("same token: exits %d %d: %s / %s", s0, s1, out[0].err, out[1].err);
+	token_case("s3cret", "other", &s0, &s1, out);
+	/* each side sees the other fail: the rank checks rank 0's proof first */
+	assert_int_equal(s1, 2);
+	assert_non_null(strstr(out[1].err, "rank 0 could not prove the job token"));
+	assert_int_equal(s0, 2);
+	assert_non_null(strstr(out[0].err, "hung up on the job token's challenge"));
+	token_case("s3cret", NULL, &s0, &s1, out);
+	assert_int_equal(s1, 2);
+	assert_non_null(strstr(out[1].err, "it has no job token and rank 0 requires one"));
+	token_case(NULL, "s3cret", &s0, &s1, out);
+	assert_int_equal(s1, 2);
+	assert_non_null(strstr(out[1].err, "it has a job token and rank 0 has none"));
+	munmap(out, sizeof(*out) * 2);
+}
+
+/* A listener that is not the job's rank 0 asks for the token with a
+ * made-up proof: the rank refuses to go on. */
+static void test_fake_rank0(void **state)
+{
+	(void)state;
+	char *err = NULL;
+	int lfd = tcp_listen("127.0.0.1", 0, &err), port = tcp_local_port(lfd);
+	struct child_out *out = shm_outs(1);
+	pid_t p1 = spawn_barrier(1, 2, port, 5, &out[0], "s3cret");
+	int fd = tcp_accept(lfd, clock_now() + 5);
+	assert_true(fd >= 0);
+	uint8_t hello[JOB_HELLO_LEN], frame[JOB_HDR_LEN + 2 * AUTH_NONCE_LEN];
+	assert_int_equal(tcp_read_all(fd, hello, sizeof(hello), clock_now() + 5), 0);
+	job_hdr_encode(frame, MSG_CHALLENGE, 2 * AUTH_NONCE_LEN);
+	memset(frame + JOB_HDR_LEN, 0x5a, 2 * AUTH_NONCE_LEN);
+	assert_int_equal(tcp_write_all(fd, frame, sizeof(frame), clock_now() + 5), 0);
+	assert_int_equal(wait_child(p1), 2);
+	assert_non_null(strstr(out[0].err, "rank 0 could not prove the job token"));
+	close(fd);
+	close(lfd);
+	munmap(out, sizeof(*out));
+}
+
+
+/* Debian and Ubuntu map the host's own name to 127.0.1.1 in /etc/hosts:
+ * when ranks may span hosts, rank 0 must not listen there alone. Run in a
+ * mount namespace of its own with such an /etc/hosts (needs root). */
+static void test_listen_not_loopback_alone(void **state)
+{
+	(void)state;
+	pid_t p = fork();
+	if (p == 0) {
+		char *dir = tu_mkdtemp(), *hosts = xasprintf("%s/hosts", dir), *note = NULL, *err = NULL;
+		tu_write(dir, "/hosts", "127.0.0.1 localhost\n127.0.1.1 gpuready-node0\n");
+		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(hosts, "/etc/hosts", NULL, MS_BIND, NULL) < 0)
+			_exit(77);
+		struct launch l = { .nranks = 4, .local_size = 0, .master_host = (char *)"gpuready-node0" };
+		char *a = launch_listen_addresses(&l, NULL, &note, &err);
+		_cleanup_free_ char *other = tcp_local_addresses();
+		bool has_other = strchr(other, ',') != NULL;
+		int bad = !a || !strstr(a, "127.0.1.1") || (has_other && (!note || !strchr(a, ','))) ? 1 : 0;
+		if (bad)
+			fprintf(stderr, "listen on '%s', note '%s', err '%s'\n", a ? a : "", note ? note : "", err ? err : "");
+		/* every rank here: the loopback address is right */
+		l.local_size = 4;
+		free(note);
+		note = NULL;
+		free(a);
+		a = launch_listen_addresses(&l, NULL, &note, &err);
+		bad |= !a || strcmp(a, "127.0.1.1") || note;
+		/* an address, or --bind, is taken as it is */
+		free(a);
+		l.master_host = (char *)"127.0.0.1";
+		l.local_size = 0;
+		a = launch_listen_addresses(&l, NULL, &note, &err);
+		bad |= strcmp(a, "127.0.0.1") != 0;
+		free(a);
+		a = launch_listen_addresses(&l, "0.0.0.0", &note, &err);
+		bad |= strcmp(a, "") != 0;
+		free(a);
+		_exit(bad);
+	}
+	int st = wait_child(p);
+	if (st == 77)
+		skip();
+	assert_int_equal(st, 0);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +689,11 @@ int main(void)
 		cmocka_unit_test(test_rendezvous_timeout),
 		cmocka_unit_test(test_other_job_refused),
 		cmocka_unit_test(test_lost_process),
+		cmocka_unit_test(test_rogue_rank),
+		cmocka_unit_test(test_silent_connections),
+		cmocka_unit_test(test_job_token),
+		cmocka_unit_test(test_fake_rank0),
+		cmocka_unit_test(test_listen_not_loopback_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
