@@ -114,6 +114,9 @@ static char *options_from(const struct settings *s, struct net_plan *nc)
 	nc->connect_timeout = s->connect_timeout;
 	nc->expect_gbps = s->net.expect_gbps;
 	nc->gbits = s->net.gbits;
+	char *kerr = NULL;
+	if (auth_key_load(s->token_file, &nc->key, &kerr) < 0)
+		return kerr;
 	if (s->net.test) {
 		int t = net_test_parse(s->net.test);
 		if (t < 0)

@@ -9,6 +9,9 @@
 #   net.sh robust    a silent client, garbage, another protocol version, an
 #                    oversized frame, a client that vanishes mid-run: the
 #                    server drops each, serves the next, and leaks nothing
+#   net.sh gate      200 idle connections (the gate's cap plus more) do not
+#                    keep a client out; the job token: the same on both
+#                    ends works, a different or a missing one is refused
 #   net.sh rdma      RDMA tests on a machine without RDMA: the missing piece
 #                    named, on the client and (refused) on the server
 #   net.sh netns     two namespaces, a veth pair, htb at 200 Mbit/s: the
@@ -78,7 +81,7 @@ t_loopback() {
 
 t_robust() {
 	port=$(free_port)
-	server "$port" --clients 8 -T 2
+	server "$port" --clients 5 -T 2
 	python3 - "$port" <<'EOF' >"$TMP/py.out" 2>&1 || fail "the misbehaving clients"
 import socket, struct, sys, time
 port = int(sys.argv[1])
@@ -100,13 +103,13 @@ print("v7:", drain(s)); s.close()
 s = conn(); s.sendall(struct.pack("<III", 0x54454e47, 1, 0x7fffffff)); s.recv(4096); s.close()  # oversized
 s = conn(); s.sendall(frame(1, b"\x01\x00\x00\x00" + b"\0" * 40)); s.close()                    # truncated, gone
 def hello(test, size, iters, qps):
-    return frame(1, struct.pack("<IIQBBBBQdIIiI", 1, test, size, 0, 0, 0, 0, iters, 0.0, qps, 0, -1, 0)
-                 + b"hostile".ljust(64, b"\0"))
+    return frame(1, struct.pack("<IIQBBBBQdIIiI", 2, test, size, 0, 0, 0, 0, iters, 0.0, qps, 0, -1, 0)
+                 + b"hostile".ljust(64, b"\0") + struct.pack("<I", 0) + b"\0" * 32)
 s = conn(); s.sendall(hello(6, 1 << 30, 10, 64)); print("greedy:", drain(s)); s.close()         # 128 GiB of buffers
 s = conn(); s.sendall(hello(6, 64, 100, 1)); time.sleep(0.5)                                      # then a step it never announced
 s.sendall(frame(4, struct.pack("<QQd", 64, 1 << 62, 0.0))); drain(s); s.close()
 EOF
-	contains "$TMP/py.out" "protocol version 7, this server 1" "another version is refused with the reason"
+	contains "$TMP/py.out" "protocol version 7, this server 2" "another version is refused with the reason"
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 && pass "after all that, a real client is served"
 	wait "$SERVER"; rc=$?
 	[ "$rc" -eq 0 ] && pass "the server exits cleanly (no leak reported)" || { fail "server exit $rc"; cat "$TMP/srv.err" >&2; }
@@ -126,6 +129,37 @@ EOF
 	wait "$SERVER"
 	grep "client 127.0.0.1 (" "$TMP/srv.err" | grep -qv "size.* served" && pass "the lost client is reported" \
 		|| { fail "lost client not reported"; cat "$TMP/srv.err" >&2; }
+}
+
+t_gate() {
+	port=$(free_port)
+	server "$port" --clients 1
+	python3 - "$port" <<'EOF' >"$TMP/idle.out" 2>&1 &
+import socket, sys, time
+idle = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(200)]
+print("open", len(idle), flush=True)
+time.sleep(30)
+EOF
+	idle=$!
+	i=0
+	while ! grep -q "open 200" "$TMP/idle.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -n 100 && pass "200 idle connections: a client is still served"
+	wait "$SERVER"; rc=$?
+	kill "$idle" 2>/dev/null; wait "$idle" 2>/dev/null
+	[ "$rc" -eq 0 ] && pass "the server served it and exited 0" || { fail "server exit $rc"; cat "$TMP/srv.err" >&2; }
+	contains "$TMP/srv.err" "connections were waiting and it was the oldest" "the oldest idle connections make room"
+
+	port=$(free_port)
+	export GPUREADY_JOB_TOKEN=s3cret
+	server "$port" --clients 3
+	unset GPUREADY_JOB_TOKEN
+	expect_exit 0 env GPUREADY_JOB_TOKEN=s3cret "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 50 && pass "the same token: served"
+	expect_exit 2 env GPUREADY_JOB_TOKEN=other "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 50 && \
+		contains "$TMP/err" "the server could not prove the job token" "a different token: refused, named"
+	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --test tcp_lat -n 50 && \
+		contains "$TMP/err" "the server requires a job token" "no token: refused, named"
+	wait "$SERVER"
+	contains "$TMP/srv.err" "requires a job token" "the server says why too"
 }
 
 t_rdma() {
@@ -232,8 +266,8 @@ t_fakerdma() {
 }
 
 case "${1:-}" in
-tcp|loopback|robust|rdma|netns|usage|fakerdma) "t_$1" ;;
-*) echo "usage: $0 tcp | loopback | robust | rdma | netns | usage | fakerdma" >&2; exit 2 ;;
+tcp|loopback|robust|gate|rdma|netns|usage|fakerdma) "t_$1" ;;
+*) echo "usage: $0 tcp | loopback | robust | gate | rdma | netns | usage | fakerdma" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

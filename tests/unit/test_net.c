@@ -138,9 +138,13 @@ static void test_hello(void **state)
 	h.p.mtu = 4096;
 	h.p.tclass = 106;
 	h.p.sl = 3;
+	h.flags = NET_HELLO_HAS_TOKEN;
+	memset(h.nonce, 0xa5, sizeof(h.nonce));
 	net_hello_encode(&h, b);
 	assert_int_equal(DECODE(net_hello_decode(b, sizeof(b), &d, &why)), 0);
 	assert_null(why);
+	assert_int_equal(d.flags, NET_HELLO_HAS_TOKEN);
+	assert_memory_equal(d.nonce, h.nonce, sizeof(h.nonce));
 	assert_int_equal(d.p.test, NET_WRITE_BW);
 	assert_int_equal(d.p.size, 4096);
 	assert_int_equal(d.p.iters, 777);
@@ -156,14 +160,14 @@ static void test_hello(void **state)
 	assert_int_equal(d.p.tclass, -1);
 
 	/* another version is named as such, before any length check */
-	uint8_t v2[8] = { 2, 0, 0, 0 };
-	assert_int_equal(DECODE(net_hello_decode(v2, sizeof(v2), &d, &why)), -EPROTO);
-	assert_string_equal(why, "the client speaks protocol version 2, this server 1: "
+	uint8_t v1[8] = { 1, 0, 0, 0 };
+	assert_int_equal(DECODE(net_hello_decode(v1, sizeof(v1), &d, &why)), -EPROTO);
+	assert_string_equal(why, "the client speaks protocol version 1, this server 2: "
 				 "run the same gpuready version on both ends");
 	assert_int_equal(DECODE(net_hello_decode(b, sizeof(b) - 1, &d, &why)), -EPROTO);
-	assert_string_equal(why, "a HELLO of 115 bytes where 116 are expected");
+	assert_string_equal(why, "a HELLO of 151 bytes where 152 are expected");
 	assert_int_equal(DECODE(net_hello_decode(b, 2, &d, &why)), -EPROTO);
-	assert_string_equal(why, "a HELLO of 2 bytes where 116 are expected");
+	assert_string_equal(why, "a HELLO of 2 bytes where 152 are expected");
 	uint8_t x[NET_HELLO_LEN];
 	memcpy(x, b, sizeof(x));
 	x[4] = 99; /* test */
@@ -173,7 +177,7 @@ static void test_hello(void **state)
 	x[16] = 2; /* the "all" flag */
 	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
 	memcpy(x, b, sizeof(x));
-	memset(x + NET_HELLO_LEN - 64, 'a', 64); /* unterminated host */
+	memset(x + NET_HELLO_LEN - 36 - 64, 'a', 64); /* unterminated host (then flags, nonce) */
 	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
 	assert_string_equal(why, "HELLO: the host name is not terminated");
 	memcpy(x, b, sizeof(x));

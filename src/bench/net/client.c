@@ -31,8 +31,10 @@ int net_client_connect(struct net_client_side *cs, char **err)
 	_cleanup_free_ char *msg = NULL, *why = NULL;
 	uint8_t hb[NET_HELLO_LEN], *pl = NULL;
 	size_t len = 0;
-	struct net_hello h = { .version = NET_PROTO_VERSION, .p = nc->p };
+	struct net_hello h = { .version = NET_PROTO_VERSION, .p = nc->p,
+			       .flags = nc->key.set ? NET_HELLO_HAS_TOKEN : 0 };
 	snprintf(h.host, sizeof(h.host), "%s", nc->host);
+	auth_nonce(h.nonce);
 
 	cs->fd = tcp_connect(cs->server, cs->port, clock_now() + nc->connect_timeout, &msg);
 	if (cs->fd < 0) {
@@ -41,6 +43,8 @@ int net_client_connect(struct net_client_side *cs, char **err)
 	}
 	net_hello_encode(&h, hb);
 	int r = net_msg_send(cs->fd, NETMSG_HELLO, hb, sizeof(hb), clock_now() + net_handshake_s(nc));
+	if (r == 0)
+		r = net_auth_client(nc, cs->fd, &h, &why);
 	if (r == 0)
 		r = net_msg_expect(cs->fd, NETMSG_ACCEPT, &pl, &len, clock_now() + net_handshake_s(nc) + 30, &why);
 	if (r == 0)

@@ -130,3 +130,71 @@ int net_ctrl_state(struct net_ctrl *c)
 {
 	return (int)tcp_peer_state(*(int *)c->ctx);
 }
+
+int net_auth_server(const struct net_plan *nc, int fd, const struct net_hello *h, char **err)
+{
+	bool has = h->flags & NET_HELLO_HAS_TOKEN;
+	unsigned char nonce_l[AUTH_NONCE_LEN], body[2 * AUTH_NONCE_LEN];
+	uint8_t *pl = NULL;
+	size_t len = 0;
+	double dl = clock_now() + net_handshake_s(nc);
+
+	if (nc->key.set != has) {
+		*err = xstrdup(has ? "the client has a job token and the server has none: give the server the same "
+				     "GPUREADY_JOB_TOKEN or --token-file"
+				   : "the server requires a job token: give the client the same GPUREADY_JOB_TOKEN or "
+				     "--token-file");
+		net_msg_send(fd, NETMSG_REFUSE, *err, strlen(*err), clock_now() + 2.0);
+		return -EACCES;
+	}
+	if (!has)
+		return 0;
+	auth_nonce(nonce_l);
+	memcpy(body, nonce_l, AUTH_NONCE_LEN);
+	auth_proof(&nc->key, AUTH_LISTENER, h->nonce, nonce_l, NET_AUTH_CONTEXT, 0, body + AUTH_NONCE_LEN);
+	_cleanup_free_ char *why = NULL;
+	int r = net_msg_send(fd, NETMSG_CHALLENGE, body, sizeof(body), dl);
+	if (r == 0)
+		r = net_msg_expect(fd, NETMSG_PROOF, &pl, &len, dl, &why);
+	if (r == 0 && (len != AUTH_PROOF_LEN ||
+		       !auth_verify(&nc->key, AUTH_CONNECTOR, h->nonce, nonce_l, NET_AUTH_CONTEXT, 0, pl))) {
+		*err = xstrdup("the client could not prove the job token (a different GPUREADY_JOB_TOKEN or --token-file?)");
+		net_msg_send(fd, NETMSG_REFUSE, *err, strlen(*err), clock_now() + 2.0);
+		r = -EACCES;
+	} else if (r < 0) {
+		*err = xasprintf("the job token's challenge: %s", why ? why : strerror(-r));
+	}
+	free(pl);
+	return r;
+}
+
+int net_auth_client(const struct net_plan *nc, int fd, const struct net_hello *h, char **err)
+{
+	uint8_t *pl = NULL;
+	size_t len = 0;
+	unsigned char proof[AUTH_PROOF_LEN];
+	double dl = clock_now() + net_handshake_s(nc) + 30;
+
+	if (!nc->key.set)
+		return 0;
+	int r = net_msg_expect(fd, NETMSG_CHALLENGE, &pl, &len, dl, err);
+	if (r == -EPROTO) {
+		free(*err);
+		*err = xstrdup("the server did not ask for the job token: it has none, or it is not the server you meant");
+		return -EACCES;
+	}
+	if (r < 0)
+		return r;
+	if (len != 2 * AUTH_NONCE_LEN ||
+	    !auth_verify(&nc->key, AUTH_LISTENER, h->nonce, pl, NET_AUTH_CONTEXT, 0, pl + AUTH_NONCE_LEN)) {
+		free(pl);
+		*err = xstrdup("the server could not prove the job token: a different token, or not the server you meant");
+		return -EACCES;
+	}
+	auth_proof(&nc->key, AUTH_CONNECTOR, h->nonce, pl, NET_AUTH_CONTEXT, 0, proof);
+	free(pl);
+	r = net_msg_send(fd, NETMSG_PROOF, proof, sizeof(proof), dl);
+	if (r < 0)
+		*err = xasprintf("sending the job token's proof: %s", strerror(-r));
+	return r;
+}

@@ -19,6 +19,7 @@
 #include "proto.h"
 #include "rdma.h"
 #include "tcp.h"
+#include "core/auth.h"
 #include "inventory/inventory.h"
 
 #include <stdbool.h>
@@ -51,6 +52,7 @@ struct net_plan {
 	double connect_timeout;  /* seconds to reach the server */
 	double expect_gbps;      /* --expect-gbps at the largest size; 0 none */
 	bool gbits;              /* report Gb/s, not MiB/s */
+	struct auth_key key;     /* the job token's (--token-file, $GPUREADY_JOB_TOKEN), if any */
 };
 
 struct net_run {
@@ -97,6 +99,13 @@ int net_ctrl_state(struct net_ctrl *c);
 
 /* server.c: serves clients on lfd (clients 0: forever); an exit code */
 int net_serve(const struct net_plan *nc, int lfd, int clients);
+/* The job token's exchange (core/auth.h), after HELLO: the server proves
+ * first (CHALLENGE), then the client (PROOF). Both return 0, or -errno
+ * with *err; the server has refused the client by then. The context is
+ * NET_AUTH_CONTEXT, the rank 0. */
+#define NET_AUTH_CONTEXT "gpuready bench net"
+int net_auth_server(const struct net_plan *nc, int fd, const struct net_hello *h, char **err);
+int net_auth_client(const struct net_plan *nc, int fd, const struct net_hello *h, char **err);
 
 /* client.c: each returns 0 or -errno with *err (malloc'd) */
 int net_client_connect(struct net_client_side *cs, char **err);

@@ -4,6 +4,7 @@
 #include "proto.h"
 #include "core/tcp.h"
 #include "core/strbuf.h"
+#include "core/parse.h"
 #include "core/wire.h"
 
 #include <errno.h>
@@ -43,6 +44,8 @@ void net_hello_encode(const struct net_hello *h, uint8_t out[NET_HELLO_LEN])
 	wire_put_u32(&w, (uint32_t)h->p.tclass);
 	wire_put_u32(&w, (uint32_t)h->p.sl);
 	wire_put_str(&w, h->host, sizeof(h->host));
+	wire_put_u32(&w, h->flags);
+	wire_put_bytes(&w, h->nonce, sizeof(h->nonce));
 }
 
 int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char **err)
@@ -67,6 +70,8 @@ int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *
 	uint32_t qps = wire_get_u32(&r), mtu = wire_get_u32(&r), tclass = wire_get_u32(&r), sl = wire_get_u32(&r);
 	if (!wire_get_str(&r, h->host, sizeof(h->host)))
 		return bad(err, "HELLO: the host name is not terminated");
+	h->flags = wire_get_u32(&r);
+	wire_get_bytes(&r, h->nonce, sizeof(h->nonce));
 	if (test >= NET__COUNT)
 		return bad(err, "HELLO: unknown test");
 	if (all > 1 || bidir > 1)
@@ -194,7 +199,6 @@ int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello 
 
 /* ---- framing ---- */
 
-#define NET_FRAME_HDR 12
 /* The most of a peer's ERROR or REFUSE text that is kept. */
 #define NET_PEER_TEXT_MAX 255
 
@@ -211,16 +215,24 @@ int net_msg_send(int fd, uint32_t type, const void *payload, size_t len, double 
 	return r == 0 && len ? tcp_write_all(fd, payload, len, deadline) : r;
 }
 
+int net_frame_hdr_decode(const uint8_t h[NET_FRAME_HDR], uint32_t *type, size_t *len)
+{
+	struct wire_r rd = WIRE_R(h, NET_FRAME_HDR);
+	uint32_t magic = wire_get_u32(&rd);
+	*type = wire_get_u32(&rd);
+	*len = wire_get_u32(&rd);
+	return magic == NET_PROTO_MAGIC ? 0 : -EPROTO;
+}
+
 int net_msg_recv(int fd, uint32_t *type, uint8_t **payload, size_t *len, size_t max, double deadline)
 {
 	uint8_t h[NET_FRAME_HDR];
 	int r = tcp_read_all(fd, h, sizeof(h), deadline);
 	if (r < 0)
 		return r;
-	struct wire_r rd = WIRE_R(h, sizeof(h));
-	uint32_t magic = wire_get_u32(&rd), t = wire_get_u32(&rd);
-	size_t n = wire_get_u32(&rd);
-	if (magic != NET_PROTO_MAGIC)
+	uint32_t t;
+	size_t n;
+	if (net_frame_hdr_decode(h, &t, &n) < 0)
 		return -EPROTO;
 	if (n > max || n > NET_MSG_MAX)
 		return -EMSGSIZE;
@@ -254,7 +266,7 @@ int net_msg_expect(int fd, uint32_t want, uint8_t **payload, size_t *len, double
 	if (type == want)
 		return 0;
 	if (type == NETMSG_ERROR || type == NETMSG_REFUSE)
-		*err = xasprintf("%.*s", NET_PEER_TEXT_MAX, (char *)*payload);
+		*err = str_printable(xasprintf("%.*s", NET_PEER_TEXT_MAX, (char *)*payload), false);
 	else
 		*err = xasprintf("the peer sent message type %u where %u was expected", type, want);
 	free(*payload);

@@ -21,21 +21,26 @@
 
 #include "net.h"
 
-#define NET_PROTO_VERSION 1
+/* 2: HELLO carries the job token flag and nonce; CHALLENGE and PROOF. */
+#define NET_PROTO_VERSION 2
 #define NET_PROTO_MAGIC 0x54454e47u /* "GNET" */
 #define NET_MSG_MAX (1u << 20)
-/* perftest's port (REFERENCE §10). */
+/* perftest's port (perftest's README: the default port 18515). */
 #define NET_DEFAULT_PORT 18515
 
 enum net_msg {
 	NETMSG_HELLO = 1, NETMSG_ACCEPT, NETMSG_REFUSE, NETMSG_START, NETMSG_READY, NETMSG_RESULT, NETMSG_INFO,
-	NETMSG_CTRL, NETMSG_ERROR, NETMSG_BYE, NETMSG_DATA_HELLO,
+	NETMSG_CTRL, NETMSG_ERROR, NETMSG_BYE, NETMSG_DATA_HELLO, NETMSG_CHALLENGE, NETMSG_PROOF,
 };
+
+#define NET_HELLO_HAS_TOKEN 1u  /* net_hello.flags: the client holds a job token */
 
 struct net_hello {
 	uint32_t version;
 	struct net_params p;
 	char host[64];
+	uint32_t flags;
+	unsigned char nonce[32];  /* the client's (core/auth.h) */
 };
 
 struct net_accept {
@@ -57,7 +62,7 @@ struct net_data_hello {
 	uint32_t nstreams;
 };
 
-#define NET_HELLO_LEN 116
+#define NET_HELLO_LEN 152
 #define NET_ACCEPT_LEN 148
 #define NET_START_LEN 24
 #define NET_RESULT_LEN (32 + 8 * NET_WINDOWS + 4)
@@ -76,6 +81,10 @@ void net_result_encode(const struct net_samples *s, uint8_t out[NET_RESULT_LEN])
 int net_result_decode(const uint8_t *buf, size_t len, struct net_samples *s, char **err);
 void net_data_hello_encode(const struct net_data_hello *d, uint8_t out[NET_DATA_HELLO_LEN]);
 int net_data_hello_decode(const uint8_t *buf, size_t len, struct net_data_hello *d, char **err);
+
+/* A frame's header: 0 and its type and length, or -EPROTO (not our magic). */
+#define NET_FRAME_HDR 12
+int net_frame_hdr_decode(const uint8_t h[NET_FRAME_HDR], uint32_t *type, size_t *len);
 
 /* Frames over a connected socket, by the deadline. recv allocates the
  * payload (*payload, NUL-terminated for text; free it) and refuses a wrong

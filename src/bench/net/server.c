@@ -10,7 +10,9 @@
 #include "core/readers.h"
 #include "core/root.h"
 #include "core/strbuf.h"
+#include "core/parse.h"
 #include "core/tcp.h"
+#include "gate.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +29,7 @@
 
 struct client {
 	int fd;
+	struct net_gate *gate;
 	struct net_hello hello;
 	uint64_t token;
 	struct net_rdma *rdma;
@@ -39,36 +42,34 @@ static void refuse(int fd, const char *why)
 }
 
 /* Accepts the client's n data connections, each presenting the token;
- * another client's control connection meanwhile is told we are busy. */
-static int accept_data(int lfd, const struct client *c, int n, double hs, double deadline, int *fds, char **err)
+ * another client's control connection meanwhile is told we are busy, and
+ * connections that say nothing wait at the gate, not in our way. */
+static int accept_data(int lfd, const struct client *c, int n, double deadline, int *fds, char **err)
 {
 	int got = 0;
 	while (got < n) {
-		int fd = tcp_accept(lfd, deadline);
-		if (fd == -EAGAIN)
+		struct net_gate_msg m;
+		int r = net_gate_next(c->gate, lfd, deadline, &m);
+		if (r == -EINTR)
 			continue;
-		if (fd < 0) {
+		if (r < 0) {
 			*err = xasprintf("waiting for data connection %d of %d: %s", got + 1, n,
-					 fd == -ETIMEDOUT ? "the client did not open it" : strerror(-fd));
-			return fd;
+					 r == -ETIMEDOUT ? "the client did not open it" : strerror(-r));
+			return r;
 		}
-		uint32_t type = 0;
-		uint8_t *pl = NULL;
-		size_t len = 0;
 		struct net_data_hello dh;
 		_cleanup_free_ char *why = NULL;
-		int r = net_msg_recv(fd, &type, &pl, &len, NET_MSG_MAX, clock_now() + hs);
-		if (r == 0 && type == NETMSG_DATA_HELLO && net_data_hello_decode(pl, len, &dh, &why) == 0 &&
+		if (m.type == NETMSG_DATA_HELLO && net_data_hello_decode(m.payload, m.len, &dh, &why) == 0 &&
 		    dh.token == c->token && (int)dh.nstreams == n && dh.stream == (uint32_t)got) {
-			fds[got++] = fd;
+			fds[got++] = m.fd;
 		} else {
-			if (r == 0 && type == NETMSG_HELLO) {
+			if (m.type == NETMSG_HELLO) {
 				_cleanup_free_ char *busy = xasprintf("the server is busy with %s; try again", c->who);
-				refuse(fd, busy);
+				refuse(m.fd, busy);
 			}
-			close(fd);
+			close(m.fd);
 		}
-		free(pl);
+		free(m.payload);
 	}
 	return 0;
 }
@@ -93,7 +94,7 @@ static int serve_size(const struct net_plan *nc, int lfd, struct client *c, cons
 		net_samples_free(&s);
 		return r;
 	}
-	if ((r = accept_data(lfd, c, n, net_handshake_s(nc), deadline, fds, err)) < 0)
+	if ((r = accept_data(lfd, c, n, deadline, fds, err)) < 0)
 		return r;
 	if (p->test == NET_TCP_LAT) {
 		r = net_tcp_lat_server(fds[0], st->size, deadline, err);
@@ -153,15 +154,13 @@ static uint64_t server_cost(const struct net_params *p)
 	return 2 * size * (uint64_t)p->qps * (p->bidir ? 2 : 1);
 }
 
-static int handshake(const struct net_plan *nc, struct client *c, char **err)
+/* The client's HELLO (pl, len: the gate read it) and the answer. */
+static int handshake(const struct net_plan *nc, struct client *c, const uint8_t *pl, size_t len, char **err)
 {
-	uint8_t *pl = NULL, buf[NET_ACCEPT_LEN];
-	size_t len = 0;
+	uint8_t buf[NET_ACCEPT_LEN];
 	_cleanup_free_ char *why = NULL;
-	int r = net_msg_expect(c->fd, NETMSG_HELLO, &pl, &len, clock_now() + net_handshake_s(nc), &why);
-	if (r == 0)
-		r = net_hello_decode(pl, len, &c->hello, &why);
-	free(pl);
+	int r = net_hello_decode(pl, len, &c->hello, &why);
+	str_printable(c->hello.host, false);
 	if (r == 0 && (why = net_params_check(&c->hello.p)))
 		r = -EINVAL;
 	if (r < 0) {
@@ -180,6 +179,8 @@ static int handshake(const struct net_plan *nc, struct client *c, char **err)
 		return -E2BIG;
 	}
 	snprintf(c->who + strlen(c->who), sizeof(c->who) - strlen(c->who), " (%.60s)", c->hello.host);
+	if ((r = net_auth_server(nc, c->fd, &c->hello, err)) < 0)
+		return r;
 	struct net_accept a = { .version = NET_PROTO_VERSION };
 	if (getrandom(&c->token, sizeof(c->token), 0) != sizeof(c->token))
 		c->token = (uint64_t)getpid() << 32 ^ (uint64_t)(clock_now() * 1e6);
@@ -218,9 +219,10 @@ static int handshake(const struct net_plan *nc, struct client *c, char **err)
 }
 
 /* Serves one client to the end; returns 0 or -errno with *err. */
-static int serve_client(const struct net_plan *nc, int lfd, struct client *c, unsigned *sizes, char **err)
+static int serve_client(const struct net_plan *nc, int lfd, struct client *c, const struct net_gate_msg *hello,
+			unsigned *sizes, char **err)
 {
-	int r = handshake(nc, c, err);
+	int r = handshake(nc, c, hello->payload, hello->len, err);
 	if (r < 0)
 		return r; /* the client was refused, or is gone */
 	while (r == 0) {
@@ -238,7 +240,7 @@ static int serve_client(const struct net_plan *nc, int lfd, struct client *c, un
 			free(pl);
 			break;
 		} else if (type == NETMSG_ERROR) {
-			*err = xasprintf("the client stopped: %s", (char *)pl);
+			*err = xasprintf("the client stopped: %s", str_printable((char *)pl, false));
 			r = -ECONNABORTED;
 		} else if (type != NETMSG_START || net_start_decode(pl, len, &st, &why) < 0) {
 			*err = xasprintf("the client sent a malformed step (%s)", type == NETMSG_START ? why : "not START");
@@ -257,43 +259,60 @@ static int serve_client(const struct net_plan *nc, int lfd, struct client *c, un
 	return r;
 }
 
-static void describe_peer(int fd, char *out, size_t len)
+/* Serves clients until stopped, or `clients` of them (0: forever; a
+ * client is a connection that sent a HELLO); returns the last client's
+ * outcome as an exit code. Whatever else comes to the gate is closed. */
+static void log_drop(void *ctx, const char *addr, const char *why)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	char a[INET6_ADDRSTRLEN] = "?";
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-		inet_ntop(ss.ss_family, ss.ss_family == AF_INET ? (void *)&((struct sockaddr_in *)&ss)->sin_addr
-								  : (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr,
-			  a, sizeof(a));
-	snprintf(out, len, "client %s", a);
+	(void)ctx;
+	fprintf(stderr, "gpuready bench net: client %s: %s\n", addr, why);
 }
 
-/* Serves clients until stopped, or `clients` of them (0: forever);
- * returns the last client's outcome as an exit code. */
 int net_serve(const struct net_plan *nc, int lfd, int clients)
 {
+	struct net_gate g;
+	int code = EXIT_OK;
+	net_gate_init(&g, net_handshake_s(nc), log_drop, NULL);
 	for (int served = 1;; served++) {
-		int fd = tcp_accept(lfd, 0);
-		if (fd == -EAGAIN || fd == -EINTR)
+		struct net_gate_msg m;
+		int r = net_gate_next(&g, lfd, 0, &m);
+		if (r == -EINTR) {
+			served--;
 			continue;
-		if (fd < 0) {
-			fprintf(stderr, "gpuready bench net: accept: %s\n", strerror(-fd));
-			return EXIT_TOOL_ERROR;
 		}
-		struct client c = { .fd = fd };
+		if (r < 0) {
+			fprintf(stderr, "gpuready bench net: accept: %s\n", strerror(-r));
+			code = EXIT_TOOL_ERROR;
+			break;
+		}
+		if (m.type != NETMSG_HELLO) {
+			close(m.fd);
+			free(m.payload);
+			served--;
+			continue;
+		}
+		struct client c = { .fd = m.fd, .gate = &g };
 		unsigned sizes = 0;
 		_cleanup_free_ char *err = NULL;
-		describe_peer(fd, c.who, sizeof(c.who));
-		int r = serve_client(nc, lfd, &c, &sizes, &err);
+		/* the address without its port, as the server has always said it */
+		char *host = m.addr[0] == '[' ? m.addr + 1 : m.addr, *end = strrchr(host, host == m.addr ? ':' : ']');
+		if (end)
+			*end = '\0';
+		snprintf(c.who, sizeof(c.who), "client %s", host);
+		r = serve_client(nc, lfd, &c, &m, &sizes, &err);
+		free(m.payload);
 		if (r < 0)
 			fprintf(stderr, "gpuready bench net: %s: %s\n", c.who, err ? err : strerror(-r));
 		else
 			fprintf(stderr, "gpuready bench net: %s: %s, %u size%s served\n", c.who,
 				net_test_name(c.hello.p.test), sizes, sizes == 1 ? "" : "s");
 		net_rdma_close(c.rdma);
-		close(fd);
-		if (clients && served >= clients)
-			return r == 0 ? EXIT_OK : r == -ETIMEDOUT || r == -ECONNRESET ? EXIT_STALLED : EXIT_TOOL_ERROR;
+		close(m.fd);
+		if (clients && served >= clients) {
+			code = r == 0 ? EXIT_OK : r == -ETIMEDOUT || r == -ECONNRESET ? EXIT_STALLED : EXIT_TOOL_ERROR;
+			break;
+		}
 	}
+	net_gate_free(&g);
+	return code;
 }
