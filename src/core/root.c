@@ -421,7 +421,7 @@ static int read_at(const struct root *r, const char *path, size_t max, int *link
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
-	struct stat st;
+	struct stat st = { 0 };
 	int ret = locate(r, path, links, &p, &st);
 	if (ret == 0) {
 		_cleanup_close_ int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -441,7 +441,7 @@ static int read_at(const struct root *r, const char *path, size_t max, int *link
 		return read_at(r, target.buf, max, links, record, out);
 	}
 	if (record && r->recording && r->rec.file && ret != -EFBIG && ret != -ENOENT && p.len)
-		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, ret);
+		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, st.st_mode, ret);
 	if (ret == 0) {
 		strbuf_release(out);
 		*out = data;
@@ -561,14 +561,33 @@ int root_stat(const struct root *r, const char *path, struct stat *st)
 	return 0;
 }
 
-void root_record_file(const struct root *r, const char *path, const char *data, size_t len)
+void root_record_file(const struct root *r, const char *path, const char *data, size_t len, mode_t mode)
 {
 	if (r->recording && r->rec.file)
-		r->rec.file(r->rec.ud, path, data, len, 0);
+		r->rec.file(r->rec.ud, path, data, len, S_IFREG | (mode & 07777), 0);
+}
+
+void root_record_kept(const struct root *r, const char *path, const char *data, size_t len)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	int links = 0;
+	struct stat st;
+	if (r->recording && r->rec.file && locate(r, path, &links, &p, &st) == 0)
+		r->rec.file(r->rec.ud, p.buf, data, len, st.st_mode, 0);
 }
 
 bool root_exists(const struct root *r, const char *path)
 {
 	struct stat st;
 	return root_stat(r, path, &st) == 0;
+}
+
+bool root_incomplete(const struct root *r)
+{
+	struct strbuf p = STRBUF_INIT;
+	struct stat st;
+	bool marked = !r->live && resolve(r, ROOT_INCOMPLETE, true, &p) == 0 &&
+		      fstatat(r->dirfd, root_rel(p.buf), &st, AT_SYMLINK_NOFOLLOW) == 0;
+	strbuf_release(&p);
+	return marked;
 }

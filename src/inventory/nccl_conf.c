@@ -95,7 +95,7 @@ static void record_nccl_lines(const struct root *r, const char *path, const stru
 		strbuf_addch(&keep, '\n');
 		i = j + 1;
 	}
-	root_record_file(r, path, keep.buf, keep.len);
+	root_record_kept(r, path, keep.buf, keep.len);
 }
 
 static void read_file(const struct root *r, struct collect *k, const char *path,

@@ -33,7 +33,7 @@ static bool file_mentions_tos(const struct root *r, const char *path)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0 || !mentions_tos(&sb))
 		return false;
-	root_record_file(r, path, sb.buf, sb.len);
+	root_record_kept(r, path, sb.buf, sb.len);
 	return true;
 }
 
@@ -112,7 +112,7 @@ static void scan_units(const struct root *r, struct persist_info *p)
 			_cleanup_free_ char *via = NULL;
 			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, &sb)))
 				continue;
-			root_record_file(r, path, sb.buf, sb.len);
+			root_record_kept(r, path, sb.buf, sb.len);
 			add(p, "systemd", path, names.v[i], unit_enabled(r, names.v[i]), via);
 		}
 	}
@@ -152,7 +152,7 @@ static void scan_udev(const struct root *r, struct persist_info *p)
 				continue;
 			_cleanup_free_ char *via = NULL;
 			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, sb.buf))) {
-				root_record_file(r, path, sb.buf, sb.len);
+				root_record_kept(r, path, sb.buf, sb.len);
 				add(p, "udev", path, NULL, true, via);
 			}
 		}

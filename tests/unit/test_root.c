@@ -1,7 +1,8 @@
 /* Unit tests for the root context (core/root): textual symlink resolution
  * inside a directory that stands for "/", clamping of absolute and ".."
  * targets, loops, dangling links, reads that refuse to truncate or block,
- * sorted listings, and the recorder callbacks used by `snapshot`.
+ * sorted listings, the recorder callbacks used by `snapshot` (with the
+ * modes of the files read), and the .gpuready/incomplete mark.
  *
  * One temporary tree shaped like sysfs is built for the whole group. */
 #define _GNU_SOURCE
@@ -598,6 +599,7 @@ static void test_stand_in(void **state)
 
 struct rec_log {
 	struct strv ev;
+	mode_t mode; /* of the last file() */
 };
 
 static void rec_link(void *ud, const char *path, const char *target)
@@ -612,11 +614,12 @@ static void rec_dir(void *ud, const char *path)
 	strv_push(&l->ev, xasprintf("dir %s", path));
 }
 
-static void rec_file(void *ud, const char *path, const char *data, size_t len, int err)
+static void rec_file(void *ud, const char *path, const char *data, size_t len, mode_t mode, int err)
 {
 	struct rec_log *l = ud;
 	assert_non_null(data);
 	strv_push(&l->ev, xasprintf("file %s len=%zu err=%d", path, len, err));
+	l->mode = mode;
 }
 
 static void rec_exists(void *ud, const char *path, mode_t mode)
@@ -765,6 +768,55 @@ static void test_recorder_efbig(void **state)
 	strv_free(&log.ev);
 }
 
+/* A file's mode comes with its bytes; data from elsewhere gets the mode it
+ * is given. */
+static void test_recorder_modes(void **state)
+{
+	(void)state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	struct rec_log log = { .ev = STRV_INIT };
+	const struct root_recorder rec = { .file = rec_file, .ud = &log };
+	struct strbuf out = STRBUF_INIT;
+	tu_write(d, "/etc/private", "p\n");
+	char *p = xasprintf("%s/etc/private", d);
+	assert_int_equal(chmod(p, 0600), 0);
+	free(p);
+	assert_int_equal(root_open(d, &r), 0);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
+	expect_event(&log, "file /etc/private len=2 err=0");
+	assert_int_equal(log.mode & 07777, 0600);
+	assert_true(S_ISREG(log.mode));
+	root_record_file(r, "/.gpuready/kmsg", "k\n", 2, 0600);
+	expect_event(&log, "file /.gpuready/kmsg len=2 err=0");
+	assert_int_equal(log.mode, S_IFREG | 0600);
+	root_set_recorder(r, NULL);
+	root_free(r);
+	strv_free(&log.ev);
+	strbuf_release(&out);
+	tu_rmtree(d);
+	free(d);
+}
+
+static void test_incomplete(void **state)
+{
+	struct fx *fx = *state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	tu_write(d, "/etc/x", "1\n");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_false(root_incomplete(r));
+	root_free(r);
+	tu_write(d, ROOT_INCOMPLETE, "");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_true(root_incomplete(r));
+	root_free(r);
+	assert_false(root_incomplete(fx->r));
+	tu_rmtree(d);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +839,8 @@ int main(void)
 		cmocka_unit_test(test_stand_in),
 		cmocka_unit_test(test_recorder),
 		cmocka_unit_test(test_recorder_efbig),
+		cmocka_unit_test(test_recorder_modes),
+		cmocka_unit_test(test_incomplete),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
