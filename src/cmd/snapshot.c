@@ -3,7 +3,8 @@
  * The inventory is loaded once with a recorder on the root (core/root.h)
  * that writes every symlink followed, directory listed, path tested and
  * file read into DIR at the same in-root path (snapshot/writer.h: modes
- * kept, the tree marked .gpuready/incomplete until it is all written).
+ * kept, read errors listed in .gpuready/unreadable, the tree marked
+ * .gpuready/incomplete until it is all written).
  * Symlinks keep their original target text (relative sysfs links stay
  * relative; absolute links such as systemd's .wants/ entries stay absolute
  * and are clamped into the root when read).
@@ -107,6 +108,9 @@ int cmd_snapshot(struct cmd_env *env)
 	const struct snap_stats *st = snap_writer_stats(w);
 	fprintf(stderr, "%s snapshot: %zu files, %zu links, %zu directories recorded in %s\n", env->progname,
 		st->files, st->links, st->dirs, dir);
+	if (st->unreadable)
+		fprintf(stderr, "%s snapshot: %zu files could not be read: %s%s lists them with their errors\n",
+			env->progname, st->unreadable, dir, ROOT_UNREADABLE);
 	if (src_incomplete)
 		fprintf(stderr, "%s snapshot: %s is marked incomplete, as its source was\n", env->progname, dir);
 	fprintf(stderr, "check it elsewhere with: gpuready check --sysroot %s\n", dir);

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "root.h"
 #include "cleanup.h"
+#include "errname.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,13 @@ static void dcache_put(struct dcache *c, const char *key, const char *val)
 	c->n++;
 }
 
+/* A file of a recorded tree that could not be read when it was recorded
+ * (ROOT_UNREADABLE): its canonical path and the positive errno. */
+struct unreadable {
+	char *path;
+	int err;
+};
+
 struct root {
 	int dirfd;
 	struct dcache *cache;
@@ -98,7 +106,11 @@ struct root {
 	bool live;
 	struct root_recorder rec;
 	bool recording;
+	struct unreadable *unr; /* sorted by path, one entry per path */
+	size_t n_unr;
 };
+
+static void load_unreadable(struct root *r);
 
 int root_open(const char *dir, struct root **ret)
 {
@@ -116,6 +128,8 @@ int root_open(const char *dir, struct root **ret)
 	r->dir = xstrdup(dir);
 	r->live = live;
 	r->cache = xcalloc(1, sizeof(*r->cache));
+	if (!live)
+		load_unreadable(r);
 	*ret = r;
 	return 0;
 }
@@ -129,6 +143,9 @@ void root_free(struct root *r)
 	free(r->dir);
 	dcache_clear(r->cache);
 	free(r->cache);
+	for (size_t i = 0; i < r->n_unr; i++)
+		free(r->unr[i].path);
+	free(r->unr);
 	free(r);
 }
 
@@ -417,12 +434,44 @@ static int slurp(int fd, off_t size, size_t max, struct strbuf *data)
 	}
 }
 
+/* The error ROOT_UNREADABLE lists for a canonical path, or 0. */
+static int replayed_error(const struct root *r, const char *canon)
+{
+	size_t lo = 0, hi = r->n_unr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(canon, r->unr[mid].path);
+		if (c == 0)
+			return r->unr[mid].err;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
+/* Tells the recorder about a read (canonical path: canon): the bytes and
+ * mode, or the error. A missing file is not recorded, nor one too large for
+ * this reader (another may read all of it), nor a link loop (the links
+ * are). An unrecorded read is recorded only if it failed. */
+static void record_read(const struct root *r, bool record, const char *canon, const struct strbuf *data, mode_t mode,
+			int err)
+{
+	if (!r->recording || !r->rec.file || !*canon || err == -ENOENT || err == -EFBIG || err == -ELOOP ||
+	    (!record && err == 0))
+		return;
+	r->rec.file(r->rec.ud, canon, err ? "" : data->buf, err ? 0 : data->len, mode, err);
+}
+
 static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
 	struct stat st = { 0 };
 	int ret = locate(r, path, links, &p, &st);
+	if (ret == 0)
+		ret = -replayed_error(r, p.buf);
 	if (ret == 0) {
 		_cleanup_close_ int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		ret = fd < 0 ? -errno : slurp(fd, st.st_size, max, &data);
@@ -440,8 +489,7 @@ static int read_at(const struct root *r, const char *path, size_t max, int *link
 		strbuf_add(&target, data.buf, data.len);
 		return read_at(r, target.buf, max, links, record, out);
 	}
-	if (record && r->recording && r->rec.file && ret != -EFBIG && ret != -ENOENT && p.len)
-		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, st.st_mode, ret);
+	record_read(r, record, p.buf, &data, st.st_mode, ret);
 	if (ret == 0) {
 		strbuf_release(out);
 		*out = data;
@@ -580,6 +628,99 @@ bool root_exists(const struct root *r, const char *path)
 {
 	struct stat st;
 	return root_stat(r, path, &st) == 0;
+}
+
+/* ---- the metadata of a recorded tree ----
+ * ROOT_UNREADABLE: one line per file that could not be read when the tree
+ * was recorded, "<errno name> <canonical in-root path>", sorted by path. A
+ * line that is not exactly that (no name or an unknown one, a number out of
+ * range, a path that is not absolute and canonical, a NUL) is ignored, and
+ * so is the whole file if it is larger than ROOT_UNREADABLE_MAX. */
+
+/* A path as the resolver writes it: absolute, no empty, "." or ".."
+ * component, no trailing slash, not "/" itself. */
+static bool canonical_path(const char *p, size_t n)
+{
+	if (n < 2 || p[0] != '/' || p[n - 1] == '/' || n >= 4096)
+		return false;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && p[j] != '/')
+			j++;
+		size_t c = j - i - 1; /* the component after p[i] == '/' */
+		if (c == 0 || (c == 1 && p[i + 1] == '.') || (c == 2 && p[i + 1] == '.' && p[i + 2] == '.'))
+			return false;
+		i = j;
+	}
+	return true;
+}
+
+static int unreadable_cmp(const void *a, const void *b)
+{
+	const struct unreadable *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	/* equal paths: the earlier line wins (err holds its line index) */
+	return c ? c : (x->err > y->err) - (x->err < y->err);
+}
+
+/* Parses the lines of text into r->unr, sorted by path; the first line for
+ * a path wins. */
+static void parse_unreadable(struct root *r, const char *text, size_t len)
+{
+	struct unreadable *v = NULL;
+	int *errs = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		const char *l = text + i, *nl = memchr(l, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - l) : len - i;
+		i += ll + 1;
+		const char *sp = memchr(l, ' ', ll);
+		if (!sp || memchr(l, '\0', ll))
+			continue;
+		int e = errno_parse(l, (size_t)(sp - l));
+		const char *path = sp + 1;
+		size_t pl = ll - (size_t)(path - l);
+		if (!e || !canonical_path(path, pl))
+			continue;
+		v = xreallocarray(v, n + 1, sizeof(*v));
+		errs = xreallocarray(errs, n + 1, sizeof(*errs));
+		v[n] = (struct unreadable){ .path = xstrndup(path, pl), .err = (int)n };
+		errs[n++] = e;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), unreadable_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1].path, v[i].path)) {
+			free(v[i].path);
+			continue;
+		}
+		v[k] = v[i];
+		v[k++].err = errs[v[i].err];
+	}
+	free(errs);
+	r->unr = v;
+	r->n_unr = k;
+}
+
+static void load_unreadable(struct root *r)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int links = 0;
+	if (read_at(r, ROOT_UNREADABLE, ROOT_UNREADABLE_MAX, &links, false, &sb) == 0)
+		parse_unreadable(r, sb.buf, sb.len);
+}
+
+bool root_unreadable_line(struct strbuf *out, const char *path, int err)
+{
+	if (strchr(path, '\n'))
+		return false;
+	const char *name = errno_name(err);
+	if (name)
+		strbuf_addf(out, "%s %s\n", name, path);
+	else
+		strbuf_addf(out, "%d %s\n", err, path);
+	return true;
 }
 
 bool root_incomplete(const struct root *r)

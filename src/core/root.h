@@ -16,8 +16,11 @@
  * (resolved directories are cached; setting a recorder empties the cache);
  * `gpuready snapshot` uses it to copy exactly what the checks looked at.
  *
- * A recorded tree (not the live root) is marked ROOT_INCOMPLETE while
- * `gpuready snapshot` writes it. */
+ * A recorded tree (not the live root) may say in ROOT_UNREADABLE which
+ * files could not be read when it was recorded, with the error: reading
+ * such a file here fails with that error, as it did on the machine, instead
+ * of giving the empty file that stands in for it. The same tree is marked
+ * ROOT_INCOMPLETE while `gpuready snapshot` writes it. */
 #ifndef GPUREADY_ROOT_H
 #define GPUREADY_ROOT_H
 
@@ -72,7 +75,8 @@ int root_read(const struct root *r, const char *path, size_t max, struct strbuf 
 /* root_read() without telling the recorder about the content (links on the
  * way are still recorded): for files that are scanned for something and
  * may hold secrets; the caller records what it keeps with
- * root_record_kept(). */
+ * root_record_kept(). A failed read is recorded with its error, as
+ * root_read() records it. */
 int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
 /* The raw target text of the symlink at path (the last component is not
@@ -97,7 +101,16 @@ void root_record_kept(const struct root *r, const char *path, const char *data, 
 void root_record_file(const struct root *r, const char *path, const char *data, size_t len, mode_t mode);
 
 /* The metadata of a recorded tree (see the top of this file). */
+#define ROOT_UNREADABLE "/.gpuready/unreadable"
 #define ROOT_INCOMPLETE "/.gpuready/incomplete"
+/* ROOT_UNREADABLE larger than this is not read at all. */
+#define ROOT_UNREADABLE_MAX (4u << 20)
+
+/* Appends the ROOT_UNREADABLE line for `path` (canonical, in-root) and the
+ * positive errno `err`: "<name> <path>\n", the name as <errno.h> spells it
+ * (core/errname.h), or the decimal number if it has none. A path with a
+ * newline cannot be listed: false, nothing appended. */
+bool root_unreadable_line(struct strbuf *out, const char *path, int err);
 
 /* A recorded tree that ROOT_INCOMPLETE marks: its snapshot did not finish. */
 bool root_incomplete(const struct root *r);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "writer.h"
 #include "core/cleanup.h"
+#include "core/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,12 +17,19 @@
 	"gpuready snapshot did not finish writing this tree: it may lack files that the checks read.\n" \
 	"The check commands refuse it; --force reads it anyway.\n"
 
+struct unreadable_ent {
+	char *path;
+	int err;
+};
+
 struct snap_writer {
 	char *dir;
 	int dirfd;
 	int err;        /* the first write error */
 	char *err_path; /* and where */
 	struct snap_stats st;
+	struct unreadable_ent *unr;
+	size_t n_unr;
 };
 
 static void note_err(struct snap_writer *w, int e, const char *path)
@@ -103,7 +111,7 @@ static int write_file(struct snap_writer *w, const char *path, const char *data,
 /* The writer's own metadata is never taken from the tree it records. */
 static bool own_metadata(const char *path)
 {
-	return !strcmp(path, ROOT_INCOMPLETE);
+	return !strcmp(path, ROOT_UNREADABLE) || !strcmp(path, ROOT_INCOMPLETE);
 }
 
 static void on_link(void *ud, const char *path, const char *target)
@@ -128,6 +136,13 @@ static void on_dir(void *ud, const char *path)
 		w->st.dirs++;
 }
 
+static void add_unreadable(struct snap_writer *w, const char *path, int err)
+{
+	w->unr = xreallocarray(w->unr, w->n_unr + 1, sizeof(*w->unr));
+	w->unr[w->n_unr++] = (struct unreadable_ent){ .path = xstrdup(path), .err = err };
+	w->st.unreadable++;
+}
+
 static void on_file(void *ud, const char *path, const char *data, size_t len, mode_t mode, int err)
 {
 	struct snap_writer *w = ud;
@@ -139,6 +154,10 @@ static void on_file(void *ud, const char *path, const char *data, size_t len, mo
 	} else {
 		e = write_file(w, path, err ? "" : data, err ? 0 : len, mode);
 		w->st.files += e == 1;
+		/* listed only where its empty stand-in was written now: a
+		 * file first read whole keeps its content */
+		if (e == 1 && err < 0)
+			add_unreadable(w, path, -err);
 	}
 	if (e < 0)
 		note_err(w, e, path);
@@ -208,8 +227,22 @@ int snap_writer_open(const char *dir, struct snap_writer **ret, char **err)
 	return 0;
 }
 
+static int unreadable_cmp(const void *a, const void *b)
+{
+	const struct unreadable_ent *x = a, *y = b;
+	return strcmp(x->path, y->path);
+}
+
 int snap_writer_finish(struct snap_writer *w, bool complete, char **err)
 {
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (w->n_unr)
+		qsort(w->unr, w->n_unr, sizeof(*w->unr), unreadable_cmp);
+	for (size_t i = 0; i < w->n_unr; i++)
+		root_unreadable_line(&sb, w->unr[i].path, w->unr[i].err);
+	int e = write_file(w, ROOT_UNREADABLE, sb.buf, sb.len, S_IFREG | 0644);
+	if (e < 0)
+		note_err(w, e, ROOT_UNREADABLE);
 	if (!w->err && complete && unlinkat(w->dirfd, root_rel(ROOT_INCOMPLETE), 0) < 0)
 		note_err(w, -errno, ROOT_INCOMPLETE);
 	if (!w->err)
@@ -230,6 +263,9 @@ void snap_writer_free(struct snap_writer *w)
 		return;
 	if (w->dirfd >= 0)
 		close(w->dirfd);
+	for (size_t i = 0; i < w->n_unr; i++)
+		free(w->unr[i].path);
+	free(w->unr);
 	free(w->err_path);
 	free(w->dir);
 	free(w);

@@ -4,9 +4,10 @@
  * Every link, directory and file is written into the snapshot directory at
  * the same in-root path. Symlinks keep their target text; files keep their
  * bytes and permission bits (never setuid, setgid or sticky); a file that
- * could not be read becomes an empty file of its mode; a device node or
- * FIFO whose existence was tested becomes an empty file. Directories are
- * made 0755 (less the umask).
+ * could not be read becomes an empty file of its mode and a line of
+ * ROOT_UNREADABLE with its errno, which the root layer replays when the
+ * snapshot is read; a device node or FIFO whose existence was tested
+ * becomes an empty file. Directories are made 0755 (less the umask).
  *
  * The directory is marked ROOT_INCOMPLETE before anything else is written,
  * and the mark is removed only after everything was: a snapshot that
@@ -24,7 +25,7 @@
 struct snap_writer;
 
 struct snap_stats {
-	size_t files, links, dirs;
+	size_t files, links, dirs, unreadable;
 };
 
 /* Makes dir (it must be new or empty) and marks it incomplete. On failure
@@ -41,9 +42,9 @@ struct root_recorder snap_writer_recorder(struct snap_writer *w);
  * the snapshot's metadata), with its permission bits. */
 void snap_writer_add(struct snap_writer *w, const char *path, const char *data, size_t len, mode_t mode);
 
-/* When everything was written and the caller says the recording is
- * `complete`, removes the incomplete mark. Returns 0, or the first write
- * error (-errno) with a message in *err (to free). */
+/* Writes ROOT_UNREADABLE and, when everything was written and the caller
+ * says the recording is `complete`, removes the incomplete mark. Returns 0,
+ * or the first write error (-errno) with a message in *err (to free). */
 int snap_writer_finish(struct snap_writer *w, bool complete, char **err);
 
 const struct snap_stats *snap_writer_stats(const struct snap_writer *w);

@@ -8,11 +8,31 @@
 #                           while it writes
 #   snapshot.sh diskfull    a snapshot that runs out of space (a small tmpfs) stays marked
 #                           incomplete, and the checks refuse it
+#   snapshot.sh unreadable  read errors are recorded in .gpuready/unreadable with their errno
+#                           and replayed when the snapshot is read: the verdicts are those of
+#                           the source, not those of an empty file
 #
 # Environment as tests/cli/run.sh (tests/meson.build). Exit 0 pass, 1 fail, 77 skip.
 set -u
 
 . "$(dirname "$0")/lib.sh"
+
+# check_json ROOT OUT [gpuready options]: the normalised `check --json` of ROOT.
+check_json() {
+	root=$1 out=$2; shift 2
+	"$BIN" check --sysroot "$root" --json "$@" 2>"$TMP/check.err" | normalize_json >"$out"
+}
+
+# same_verdicts SOURCE SNAPSHOT WHAT: the check report on both trees is the same.
+same_verdicts() {
+	check_json "$1" "$TMP/v1.json"
+	check_json "$2" "$TMP/v2.json"
+	if [ -s "$TMP/v1.json" ] && diff -u "$TMP/v1.json" "$TMP/v2.json" >"$TMP/diff"; then
+		pass "$3: the checks' verdicts on the snapshot are those on its source"
+	else
+		fail "$3: the report on the snapshot differs from the source's:"; head -40 "$TMP/diff" >&2
+	fi
+}
 
 t_modes() {
 	src=$TMP/src
@@ -102,9 +122,47 @@ t_diskfull() {
 		"check refuses the partial tree"
 }
 
+# A FIFO stands for a file the kernel refuses to read (root_read opens only
+# regular files: EINVAL), and a 0600 file read as nobody gives EACCES.
+t_unreadable() {
+	src=$TMP/src
+	cp -a "$FIX/h100-8x-cx7-roce/root" "$src"
+	tos=sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos
+	rm -f "$src/$tos" && mkfifo "$src/$tos"
+	expect_exit 0 "$BIN" snapshot --sysroot "$src" "$TMP/snap" || return
+	contains "$TMP/snap/.gpuready/unreadable" "EINVAL /$tos" "the read error is recorded with its errno"
+	[ -f "$TMP/snap/$tos" ] && [ ! -s "$TMP/snap/$tos" ] && pass "the unreadable file is an empty placeholder" ||
+		fail "no placeholder for the unreadable file"
+	same_verdicts "$src" "$TMP/snap" "unreadable"
+	expect_exit 0 "$BIN" snapshot --sysroot "$TMP/snap" "$TMP/snap2" &&
+		cmp -s "$TMP/snap/.gpuready/unreadable" "$TMP/snap2/.gpuready/unreadable" &&
+		pass "a snapshot of the snapshot records the same errors" || fail "the error list is not carried over"
+	# malformed lines are ignored; the good line among them still counts
+	cp -a "$TMP/snap" "$TMP/bad"
+	{ printf 'garbage\nEBOGUS /etc/profile.d/nccl-rdma.sh\nEACCES\nEACCES relative/path\n 13 /etc/profile.d/nccl-rdma.sh\n0 /etc/profile.d/nccl-rdma.sh\n'
+	  printf '99999 /etc/profile.d/nccl-rdma.sh\nEACCES /etc/profile.d/nccl-rdma.sh/\nEACCES  /etc/profile.d/nccl-rdma.sh\n\0EACCES /etc/profile.d/nccl-rdma.sh\n'
+	  cat "$TMP/snap/.gpuready/unreadable"
+	  head -c 3000 /dev/zero | tr '\0' x; printf ' /etc/profile.d/nccl-rdma.sh\nEACCES /etc/host'; } >"$TMP/bad/.gpuready/unreadable"
+	same_verdicts "$TMP/snap" "$TMP/bad" "malformed lines in .gpuready/unreadable are ignored"
+	# EACCES, as on the machine: a 0600 file read by another user
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null || { pass "not root: EACCES case skipped"; return; }
+	printf 'export NCCL_DEBUG=INFO\n' >"$src/etc/profile.d/private.sh"
+	chmod 0600 "$src/etc/profile.d/private.sh"
+	chmod 0755 "$TMP"
+	mkdir "$TMP/nb" && chown 65534:65534 "$TMP/nb"
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	nobody "$BIN" snapshot --sysroot "$src" "$TMP/nb/snap" >"$TMP/out" 2>"$TMP/err" ||
+		{ fail "snapshot as nobody"; cat "$TMP/err" >&2; return; }
+	contains "$TMP/nb/snap/.gpuready/unreadable" "EACCES /etc/profile.d/private.sh" "EACCES is recorded"
+	nobody "$BIN" check --sysroot "$src" --json 2>/dev/null | normalize_json >"$TMP/n1.json"
+	check_json "$TMP/nb/snap" "$TMP/n2.json"
+	if diff -u "$TMP/n1.json" "$TMP/n2.json" >"$TMP/diff"; then pass "EACCES is replayed (root reads the snapshot as nobody read the source)"
+	else fail "EACCES replay differs"; head -30 "$TMP/diff" >&2; fi
+}
+
 case "${1:-}" in
-modes|incomplete|diskfull) "t_$1" ;;
-*) echo "usage: $0 modes | incomplete | diskfull" >&2; exit 2 ;;
+modes|incomplete|diskfull|unreadable) "t_$1" ;;
+*) echo "usage: $0 modes | incomplete | diskfull | unreadable" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0
