@@ -4,10 +4,12 @@
  * that writes every symlink followed, directory listed, path tested and
  * file read into DIR at the same in-root path (snapshot/writer.h: modes
  * kept, read errors listed in .gpuready/unreadable, the tree marked
- * .gpuready/incomplete until it is all written).
- * Symlinks keep their original target text (relative sysfs links stay
- * relative; absolute links such as systemd's .wants/ entries stay absolute
- * and are clamped into the root when read).
+ * .gpuready/incomplete until it is all written). Symlinks keep their
+ * original target text (relative sysfs links stay relative; absolute links
+ * such as systemd's .wants/ entries stay absolute and are clamped into the
+ * root when read). Configuration files that may hold secrets (units,
+ * scripts, udev rules, nccl.conf, profile.d, /etc/environment) are kept
+ * only as far as the inventory parses them (it records what it keeps).
  *
  * From the live process only this is added, in DIR/.gpuready/: `environ`
  * (NUL-separated NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES only — no other
@@ -60,9 +62,13 @@ static int record(struct root *root, struct snap_writer *w)
 	struct load_opts lo = { .parts = INV_FILES };
 	int r = inventory_load(root, &lo, &inv);
 	if (r == 0) {
-		/* the site config is read by the check commands, not the inventory */
+		/* the site config is read by the check commands, not the
+		 * inventory; the host name, live, comes from gethostname(),
+		 * and in a recorded tree from this file */
 		struct strbuf sb = STRBUF_INIT;
 		root_read(root, "/etc/gpuready.conf", 1u << 20, &sb);
+		if (root_is_live(root))
+			root_read(root, "/proc/sys/kernel/hostname", 4096, &sb);
 		strbuf_release(&sb);
 	}
 	root_set_recorder(root, NULL);

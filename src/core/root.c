@@ -110,6 +110,16 @@ struct root {
 	size_t n_unr;
 };
 
+/* One walk through the tree (a read, a resolution): the links it followed
+ * so far, and whether the links it follows are kept from the recorder
+ * (root_read_unrecorded() while recording). A quiet walk caches no
+ * directory it reached through a link, so that a later recorded walk
+ * still sees, and records, that link. */
+struct walk {
+	int links;
+	bool quiet;
+};
+
 static void load_unreadable(struct root *r);
 
 int root_open(const char *dir, struct root **ret)
@@ -221,8 +231,9 @@ static ssize_t stand_in(const struct root *r, const char *path, const struct sta
  *   follow_last: follow a final symlink (and stand-in);
  *   standin_last: also treat a final regular file as a possible stand-in
  *                 (root_read checks that itself, after reading it once);
- *   links: hop counter shared across the recursion for link targets. */
-static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+ *   w: the walk, whose hop counter is shared across the recursion for
+ *      link targets. */
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, struct walk *w,
 		      struct strbuf *out);
 
 /* The link text of a link (or stand-in file) at cur, or -1 for anything
@@ -248,20 +259,20 @@ static ssize_t link_text(const struct root *r, const char *cur, const struct sta
  * `parent` bytes) by its resolved target. A target that must be a
  * directory (more components follow) is cached. */
 static int follow(const struct root *r, struct strbuf *cur, size_t parent, const char *text, bool need_dir, bool last,
-		  int *links, struct strbuf *out)
+		  struct walk *w, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
-	if (++*links > ROOT_MAX_LINKS)
+	if (++w->links > ROOT_MAX_LINKS)
 		return -ELOOP;
-	if (r->recording && r->rec.link)
+	if (r->recording && r->rec.link && !w->quiet)
 		r->rec.link(r->rec.ud, cur->buf, text);
 	if (text[0] != '/') {
 		strbuf_add(&target, cur->buf, parent);
 		strbuf_addch(&target, '/');
 	}
 	strbuf_adds(&target, text);
-	int e = resolve_at(r, target.buf, true, true, links, &sub);
+	int e = resolve_at(r, target.buf, true, true, w, &sub);
 	if (e < 0) {
 		if (e == -ENOENT && last) {
 			strbuf_reset(out);
@@ -275,14 +286,15 @@ static int follow(const struct root *r, struct strbuf *cur, size_t parent, const
 			return -errno;
 		if (!S_ISDIR(dst.st_mode))
 			return -ENOTDIR;
-		dcache_put(r->cache, cur->buf, sub.buf);
+		if (!w->quiet)
+			dcache_put(r->cache, cur->buf, sub.buf);
 	}
 	strbuf_reset(cur);
 	strbuf_add(cur, sub.buf, sub.len);
 	return 0;
 }
 
-static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, struct walk *w,
 		      struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
@@ -344,7 +356,7 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 				return -ENOTDIR;
 			continue;
 		}
-		int e = follow(r, &cur, parent, linkbuf, !last || want_dir, last, links, out);
+		int e = follow(r, &cur, parent, linkbuf, !last || want_dir, last, w, out);
 		if (e < 0)
 			return e;
 	}
@@ -355,8 +367,8 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 
 static int resolve(const struct root *r, const char *path, bool follow_last, struct strbuf *out)
 {
-	int links = 0;
-	return resolve_at(r, path, follow_last, true, &links, out);
+	struct walk w = { 0 };
+	return resolve_at(r, path, follow_last, true, &w, out);
 }
 
 int root_resolve(const struct root *r, const char *path, struct strbuf *out)
@@ -364,18 +376,18 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out)
 	return resolve(r, path, true, out);
 }
 
-static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out);
+static int read_at(const struct root *r, const char *path, size_t max, struct walk *w, struct strbuf *out);
 
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
-	int links = 0;
-	return read_at(r, path, max, &links, true, out);
+	struct walk w = { 0 };
+	return read_at(r, path, max, &w, out);
 }
 
 int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
-	int links = 0;
-	return read_at(r, path, max, &links, false, out);
+	struct walk w = { .quiet = r->recording };
+	return read_at(r, path, max, &w, out);
 }
 
 /* Finds the file to read: resolves the directory, then looks at the last
@@ -383,14 +395,14 @@ int root_read_unrecorded(const struct root *r, const char *path, size_t max, str
  * a full resolution. Never opens anything that is not a regular file: a
  * recorded tree may hold device nodes or FIFOs, and opening some devices
  * has side effects. On success p holds the canonical path, st its stat. */
-static int locate(const struct root *r, const char *path, int *links, struct strbuf *p, struct stat *st)
+static int locate(const struct root *r, const char *path, struct walk *w, struct strbuf *p, struct stat *st)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	int ret = -ELOOP;
 	if (slash && *base && strcmp(base, ".") && strcmp(base, "..")) {
 		_cleanup_free_ char *dir = xstrndup(path, (size_t)(slash - path) + 1);
-		ret = resolve_at(r, dir, true, true, links, p);
+		ret = resolve_at(r, dir, true, true, w, p);
 		if (ret < 0)
 			return ret;
 		push_component(p, base, strlen(base));
@@ -399,7 +411,7 @@ static int locate(const struct root *r, const char *path, int *links, struct str
 		ret = S_ISLNK(st->st_mode) ? -ELOOP : 0;
 	}
 	if (ret == -ELOOP) {
-		ret = resolve_at(r, path, true, false, links, p);
+		ret = resolve_at(r, path, true, false, w, p);
 		if (ret < 0)
 			return ret;
 		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -451,25 +463,33 @@ static int replayed_error(const struct root *r, const char *canon)
 	return 0;
 }
 
-/* Tells the recorder about a read (canonical path: canon): the bytes and
- * mode, or the error. A missing file is not recorded, nor one too large for
- * this reader (another may read all of it), nor a link loop (the links
- * are). An unrecorded read is recorded only if it failed. */
-static void record_read(const struct root *r, bool record, const char *canon, const struct strbuf *data, mode_t mode,
-			int err)
+/* Tells the recorder about a read of `path` (canonical: canon): the bytes
+ * and mode, or the error. A missing file is not recorded, nor one too large
+ * for this reader (another may read all of it), nor a link loop (the links
+ * are). A quiet walk records only an error, after the links on the way,
+ * which are walked again for that. */
+static void record_read(const struct root *r, const char *path, const struct walk *w, const char *canon,
+			const struct strbuf *data, mode_t mode, int err)
 {
-	if (!r->recording || !r->rec.file || !*canon || err == -ENOENT || err == -EFBIG || err == -ELOOP ||
-	    (!record && err == 0))
+	if (!r->recording || !r->rec.file || !*canon || err == -ENOENT || err == -EFBIG || err == -ELOOP)
 		return;
+	if (w->quiet) {
+		if (err == 0)
+			return;
+		struct walk again = { 0 };
+		_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+		struct stat st;
+		locate(r, path, &again, &p, &st);
+	}
 	r->rec.file(r->rec.ud, canon, err ? "" : data->buf, err ? 0 : data->len, mode, err);
 }
 
-static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out)
+static int read_at(const struct root *r, const char *path, size_t max, struct walk *w, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
 	struct stat st = { 0 };
-	int ret = locate(r, path, links, &p, &st);
+	int ret = locate(r, path, w, &p, &st);
 	if (ret == 0)
 		ret = -replayed_error(r, p.buf);
 	if (ret == 0) {
@@ -478,18 +498,18 @@ static int read_at(const struct root *r, const char *path, size_t max, int *link
 	}
 	if (ret == 0 && stand_in_text(r, data.buf, data.len)) {
 		/* A link stored as a file (see stand_in()): follow it. */
-		if (++*links > ROOT_MAX_LINKS)
+		if (++w->links > ROOT_MAX_LINKS)
 			return -ELOOP;
-		if (r->recording && r->rec.link)
+		if (r->recording && r->rec.link && !w->quiet)
 			r->rec.link(r->rec.ud, p.buf, data.buf);
 		_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
 		const char *ps = strrchr(p.buf, '/');
 		strbuf_add(&target, p.buf, ps ? (size_t)(ps - p.buf) : 0);
 		strbuf_addch(&target, '/');
 		strbuf_add(&target, data.buf, data.len);
-		return read_at(r, target.buf, max, links, record, out);
+		return read_at(r, target.buf, max, w, out);
 	}
-	record_read(r, record, p.buf, &data, st.st_mode, ret);
+	record_read(r, path, w, p.buf, &data, st.st_mode, ret);
 	if (ret == 0) {
 		strbuf_release(out);
 		*out = data;
@@ -618,9 +638,9 @@ void root_record_file(const struct root *r, const char *path, const char *data, 
 void root_record_kept(const struct root *r, const char *path, const char *data, size_t len)
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
-	int links = 0;
+	struct walk w = { 0 };
 	struct stat st;
-	if (r->recording && r->rec.file && locate(r, path, &links, &p, &st) == 0)
+	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st) == 0)
 		r->rec.file(r->rec.ud, p.buf, data, len, st.st_mode, 0);
 }
 
@@ -706,8 +726,8 @@ static void parse_unreadable(struct root *r, const char *text, size_t len)
 static void load_unreadable(struct root *r)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int links = 0;
-	if (read_at(r, ROOT_UNREADABLE, ROOT_UNREADABLE_MAX, &links, false, &sb) == 0)
+	struct walk w = { 0 };
+	if (read_at(r, ROOT_UNREADABLE, ROOT_UNREADABLE_MAX, &w, &sb) == 0)
 		parse_unreadable(r, sb.buf, sb.len);
 }
 

@@ -72,11 +72,11 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out);
  * Files larger than max give -EFBIG (never a silent truncation). */
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
-/* root_read() without telling the recorder about the content (links on the
- * way are still recorded): for files that are scanned for something and
- * may hold secrets; the caller records what it keeps with
- * root_record_kept(). A failed read is recorded with its error, as
- * root_read() records it. */
+/* root_read() without telling the recorder about the file, nor about the
+ * links on the way to it: for files that are scanned for something and may
+ * hold secrets; the caller records what it keeps of one with
+ * root_record_kept(). A failed read is recorded with its error (and its
+ * links) as root_read() records it. */
 int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
 /* The raw target text of the symlink at path (the last component is not

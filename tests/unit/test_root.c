@@ -1,9 +1,9 @@
 /* Unit tests for the root context (core/root): textual symlink resolution
  * inside a directory that stands for "/", clamping of absolute and ".."
  * targets, loops, dangling links, reads that refuse to truncate or block,
- * sorted listings, the recorder callbacks used by `snapshot` (with the
- * modes of the files read), and a recorded tree's metadata: read errors
- * replayed from .gpuready/unreadable, the .gpuready/incomplete mark.
+ * sorted listings, the recorder callbacks used by `snapshot`, and a
+ * recorded tree's metadata: read errors replayed from .gpuready/unreadable,
+ * the .gpuready/incomplete mark.
  *
  * One temporary tree shaped like sysfs is built for the whole group. */
 #define _GNU_SOURCE
@@ -915,37 +915,6 @@ static void test_unreadable_line(void **state)
 	assert_int_equal(errno_parse("", 0), 0);
 }
 
-/* A file's mode comes with its bytes; data from elsewhere gets the mode it
- * is given. */
-static void test_recorder_modes(void **state)
-{
-	(void)state;
-	char *d = tu_mkdtemp();
-	struct root *r = NULL;
-	struct rec_log log = { .ev = STRV_INIT };
-	const struct root_recorder rec = { .file = rec_file, .ud = &log };
-	struct strbuf out = STRBUF_INIT;
-	tu_write(d, "/etc/private", "p\n");
-	char *p = xasprintf("%s/etc/private", d);
-	assert_int_equal(chmod(p, 0600), 0);
-	free(p);
-	assert_int_equal(root_open(d, &r), 0);
-	root_set_recorder(r, &rec);
-	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
-	expect_event(&log, "file /etc/private len=2 err=0");
-	assert_int_equal(log.mode & 07777, 0600);
-	assert_true(S_ISREG(log.mode));
-	root_record_file(r, "/.gpuready/kmsg", "k\n", 2, 0600);
-	expect_event(&log, "file /.gpuready/kmsg len=2 err=0");
-	assert_int_equal(log.mode, S_IFREG | 0600);
-	root_set_recorder(r, NULL);
-	root_free(r);
-	strv_free(&log.ev);
-	strbuf_release(&out);
-	tu_rmtree(d);
-	free(d);
-}
-
 static void test_incomplete(void **state)
 {
 	struct fx *fx = *state;
@@ -960,6 +929,73 @@ static void test_incomplete(void **state)
 	assert_true(root_incomplete(r));
 	root_free(r);
 	assert_false(root_incomplete(fx->r));
+	tu_rmtree(d);
+	free(d);
+}
+
+/* What the recorder is told about modes, replayed errors and the reads of
+ * root_read_unrecorded(). */
+static void test_recorder_modes_quiet(void **state)
+{
+	(void)state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	struct rec_log log = { .ev = STRV_INIT };
+	const struct root_recorder rec = { .link = rec_link, .file = rec_file, .ud = &log };
+	struct strbuf out = STRBUF_INIT;
+	tu_write(d, "/real/secret.sh", "TOKEN=x\nexport NCCL_A=1\n");
+	tu_write(d, "/real/private", "p\n");
+	tu_write(d, "/real/gone", "");
+	tu_symlink(d, "/etc", "real");
+	char *p = xasprintf("%s/real/private", d);
+	assert_int_equal(chmod(p, 0600), 0);
+	free(p);
+	tu_write(d, ROOT_UNREADABLE, "ENODEV /real/gone\n");
+	assert_int_equal(root_open(d, &r), 0);
+	root_set_recorder(r, &rec);
+
+	/* a file's mode comes with its bytes; a replayed error is recorded */
+	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
+	expect_event(&log, "file /real/private len=2 err=0");
+	assert_int_equal(log.mode & 07777, 0600);
+	assert_true(S_ISREG(log.mode));
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read(r, "/etc/gone", ROOT_READ_MAX, &out), -ENODEV);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/gone len=0 err=-19");
+
+	/* unrecorded: neither the file nor the link to it... */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/secret.sh", ROOT_READ_MAX, &out), 0);
+	assert_int_equal(log.ev.n, 0);
+	/* ...until the caller records what it keeps, at the canonical path */
+	root_record_kept(r, "/etc/secret.sh", "\nexport NCCL_A=1\n", 17);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/secret.sh len=17 err=0");
+	assert_true(S_ISREG(log.mode));
+	/* the quiet walk did not cache the link away from a recorded one */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/secret.sh", ROOT_READ_MAX, &out), 0);
+	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
+	expect_event(&log, "link /etc -> real");
+	/* an unrecorded read that fails is recorded, links and all */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/gone", ROOT_READ_MAX, &out), -ENODEV);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/gone len=0 err=-19");
+	/* data from elsewhere gets the mode it is given */
+	root_record_file(r, "/.gpuready/kmsg", "k\n", 2, 0600);
+	expect_event(&log, "file /.gpuready/kmsg len=2 err=0");
+	assert_int_equal(log.mode, S_IFREG | 0600);
+	root_set_recorder(r, NULL);
+
+	root_free(r);
+	strv_free(&log.ev);
+	strbuf_release(&out);
 	tu_rmtree(d);
 	free(d);
 }
@@ -986,11 +1022,11 @@ int main(void)
 		cmocka_unit_test(test_stand_in),
 		cmocka_unit_test(test_recorder),
 		cmocka_unit_test(test_recorder_efbig),
-		cmocka_unit_test(test_recorder_modes),
 		cmocka_unit_test(test_unreadable_replay),
 		cmocka_unit_test(test_unreadable_garbage),
 		cmocka_unit_test(test_unreadable_line),
 		cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_recorder_modes_quiet),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
