@@ -19,6 +19,7 @@ import sys
 LAYERS = {
     "core": [],
     "inventory": ["core"],
+    "snapshot": ["core"],
     "lib": ["core"],
     "probe": ["core", "lib", "inventory"],
     "checks": ["core", "inventory"],
@@ -27,8 +28,8 @@ LAYERS = {
     "cluster": ["core", "lib", "inventory", "probe", "checks", "bench", "job", "opts"],
     "fix": ["core", "lib", "inventory", "probe", "checks", "bench", "job", "opts"],
     "opts": ["core", "checks", "bench", "job"],
-    "cmd": ["core", "lib", "inventory", "probe", "checks", "bench", "job", "cluster", "fix", "opts"],
-    "": ["core", "lib", "inventory", "probe", "checks", "bench", "job", "cluster", "fix", "opts", "cmd"],
+    "cmd": ["core", "lib", "inventory", "snapshot", "probe", "checks", "bench", "job", "cluster", "fix", "opts"],
+    "": ["core", "lib", "inventory", "snapshot", "probe", "checks", "bench", "job", "cluster", "fix", "opts", "cmd"],
 }
 # Option tables live in opts/ (and the command files that own them); checks/
 # read only the site expectations struct, which core/ defines.

@@ -106,10 +106,15 @@ const struct command commands[] = {
 	  .usage = "[--sysroot SRC] DIR",
 	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",
 	  .description = "Records this machine (or SRC) into DIR: every sysfs, procfs, configfs and /etc file "
-			 "the checks read, with symlinks kept as they are, plus the NCCL_*, UCX_* and "
-			 "CUDA_VISIBLE_DEVICES environment in DIR/.gpuready/environ. `gpuready check --sysroot DIR` "
-			 "elsewhere then reproduces the file-based result. Nothing else from the environment "
-			 "is captured. DIR must not exist or be empty." },
+			 "the checks read, with symlinks kept as they are and file modes kept, plus the NCCL_*, "
+			 "UCX_* and CUDA_VISIBLE_DEVICES environment in DIR/.gpuready/environ. Of systemd units, "
+			 "scripts, udev rules, rc.local, nccl.conf, profile.d and /etc/environment only the lines "
+			 "the checks parse are kept (those that set NCCL_* variables or the RDMA-CM ToS, the "
+			 "programs that Exec and RUN lines start); nothing else from the environment is captured. "
+			 "Files that could not be read are listed with their error in DIR/.gpuready/unreadable "
+			 "and read back with it. DIR is marked incomplete (DIR/.gpuready/incomplete) until "
+			 "everything is written. `gpuready check --sysroot DIR` elsewhere then reproduces the "
+			 "file-based result. DIR must not exist or be empty." },
 	{ .name = "list-checks", .fn = cmd_list_checks, .opts = plain_opts, .scope = SCOPE_LIST, .max_args = 0,
 	  .usage = "[--only P] [--skip P]",
 	  .summary = "List the check IDs (for --only and --skip)" },

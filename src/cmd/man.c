@@ -24,6 +24,25 @@ static void man_options(const char *name)
 			opt_print_man(stdout, c->opts, c->scope);
 }
 
+/* The FILES and EXAMPLES sections. */
+static void man_files_examples(void)
+{
+	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
+	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES "
+	       "environment, and the user and architecture it was taken as.\n.TP\nDIR/.gpuready/unreadable\n"
+	       "In a snapshot: one line per file that could not be read, \"<errno name> <path>\" (EACCES "
+	       "/etc/profile.d/x.sh); reading the snapshot fails for that file with that error.\n.TP\n"
+	       "DIR/.gpuready/incomplete\nIn a snapshot that did not finish (a full disk): the check "
+	       "commands and topo refuse it (exit status 2) unless \\-\\-force.\n");
+	printf(".SH EXAMPLES\n.nf\ngpuready check\nverify\\-rdma \\-\\-json\n"
+	       "gpuready rdma \\-\\-only 'rdma.nccl_*'\n"
+	       "gpuready check \\-\\-prom /var/lib/node_exporter/textfile/gpuready.prom\n"
+	       "gpuready snapshot /tmp/node17 && gpuready check \\-\\-sysroot /tmp/node17\n"
+	       "mpirun \\-np 4 gpuready bench all_reduce \\-\\-backend mpi \\-b 8 \\-e 64M \\-f 2\n"
+	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python all_reduce_perf \\-b 8 \\-e 8G \\-f 2\n"
+	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python test\\-nccl \\-\\-require ib,gdr\n.fi\n");
+}
+
 int cmd_man(struct cmd_env *env)
 {
 	(void)env;
@@ -90,15 +109,6 @@ int cmd_man(struct cmd_env *env)
 	       "deadline or was lost; every process names it on standard error.\n.PP\nFor bench and nccl, 1 "
 	       "means wrong results, or bandwidth below \\-\\-expect\\-busbw or NCCL_TESTS_MIN_BW, or an "
 	       "unmet \\-\\-require.\n");
-	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
-	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES "
-	       "environment, and the user and architecture it was taken as.\n");
-	printf(".SH EXAMPLES\n.nf\ngpuready check\nverify\\-rdma \\-\\-json\n"
-	       "gpuready rdma \\-\\-only 'rdma.nccl_*'\n"
-	       "gpuready check \\-\\-prom /var/lib/node_exporter/textfile/gpuready.prom\n"
-	       "gpuready snapshot /tmp/node17 && gpuready check \\-\\-sysroot /tmp/node17\n"
-	       "mpirun \\-np 4 gpuready bench all_reduce \\-\\-backend mpi \\-b 8 \\-e 64M \\-f 2\n"
-	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python all_reduce_perf \\-b 8 \\-e 8G \\-f 2\n"
-	       "torchrun \\-\\-nproc\\-per\\-node 8 \\-\\-no\\-python test\\-nccl \\-\\-require ib,gdr\n.fi\n");
+	man_files_examples();
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 }

@@ -38,6 +38,17 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 		fprintf(stderr, "%s: cannot open sysroot %s: %s\n", env->progname, dir, strerror(-r));
 		return EXIT_TOOL_ERROR;
 	}
+	if (root_incomplete(root)) {
+		if (!s->force) {
+			fprintf(stderr, "%s: %s is an incomplete snapshot (%s%s: its writing stopped part-way, so "
+					"files the checks read may be missing): take it again, or read it anyway with "
+					"--force\n",
+				env->progname, dir, dir, ROOT_INCOMPLETE);
+			root_free(root);
+			return EXIT_TOOL_ERROR;
+		}
+		fprintf(stderr, "%s: reading %s although it is an incomplete snapshot (--force)\n", env->progname, dir);
+	}
 	if (!root_is_live(root) && !root_exists(root, "/sys") && !root_exists(root, "/proc")) {
 		fprintf(stderr, "%s: %s has neither sys/ nor proc/: not a machine tree (see `gpuready snapshot`)\n",
 			env->progname, dir);

@@ -1,12 +1,15 @@
 /* `gpuready snapshot DIR`: record what the checks read.
  *
- * The inventory is loaded once with a recorder on the root (core/root.h):
- * every symlink followed, directory listed, path tested and file read is
- * written into DIR at the same in-root path. Symlinks keep their original
- * target text (relative sysfs links stay relative; absolute links such as
- * systemd's .wants/ entries stay absolute and are clamped into the root
- * when read). Files that could not be read become empty files, which is how
- * the readers see "unreadable"; device nodes become empty files.
+ * The inventory is loaded once with a recorder on the root (core/root.h)
+ * that writes every symlink followed, directory listed, path tested and
+ * file read into DIR at the same in-root path (snapshot/writer.h: modes
+ * kept, read errors listed in .gpuready/unreadable, the tree marked
+ * .gpuready/incomplete until it is all written). Symlinks keep their
+ * original target text (relative sysfs links stay relative; absolute links
+ * such as systemd's .wants/ entries stay absolute and are clamped into the
+ * root when read). Configuration files that may hold secrets (units,
+ * scripts, udev rules, nccl.conf, profile.d, /etc/environment) are kept
+ * only as far as the inventory parses them (it records what it keeps).
  *
  * From the live process only this is added, in DIR/.gpuready/: `environ`
  * (NUL-separated NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES only — no other
@@ -17,135 +20,17 @@
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "inventory/inventory.h"
+#include "snapshot/writer.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <unistd.h>
-
-struct snap {
-	int dirfd;
-	int err;        /* first write error */
-	char *err_path;
-	size_t files, links, dirs;
-};
-
-static void note_err(struct snap *s, int e, const char *path)
-{
-	if (!s->err) {
-		s->err = e;
-		s->err_path = xstrdup(path);
-	}
-}
-
-/* mkdir -p of an in-root directory path under the snapshot dir. */
-static int mkdirs(struct snap *s, const char *path)
-{
-	_cleanup_free_ char *p = xstrdup(path[0] == '/' ? path + 1 : path);
-	if (!*p)
-		return 0;
-	for (char *c = p;; c++) {
-		if (*c == '/' || *c == '\0') {
-			char save = *c;
-			*c = '\0';
-			if (mkdirat(s->dirfd, p, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			struct stat st;
-			if (fstatat(s->dirfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-				return -ENOTDIR;
-			*c = save;
-			if (!save)
-				break;
-		}
-	}
-	return 0;
-}
-
-static int mkparent(struct snap *s, const char *path)
-{
-	_cleanup_free_ char *p = xstrdup(path);
-	char *slash = strrchr(p, '/');
-	if (!slash || slash == p)
-		return 0;
-	*slash = '\0';
-	return mkdirs(s, p);
-}
-
-static void on_link(void *ud, const char *path, const char *target)
-{
-	struct snap *s = ud;
-	int e = mkparent(s, path);
-	if (e < 0)
-		return note_err(s, e, path);
-	if (symlinkat(target, s->dirfd, root_rel(path)) == 0)
-		s->links++;
-	else if (errno != EEXIST)
-		note_err(s, -errno, path);
-}
-
-static void on_dir(void *ud, const char *path)
-{
-	struct snap *s = ud;
-	int e = mkdirs(s, path);
-	if (e < 0)
-		note_err(s, e, path);
-	else
-		s->dirs++;
-}
-
-static int write_file(struct snap *s, const char *path, const char *data, size_t len)
-{
-	int e = mkparent(s, path);
-	if (e < 0)
-		return e;
-	_cleanup_close_ int fd = openat(s->dirfd, root_rel(path), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return errno == EEXIST ? 0 : -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	s->files++;
-	return 0;
-}
-
-static void on_file(void *ud, const char *path, const char *data, size_t len, int err)
-{
-	struct snap *s = ud;
-	int e;
-	if (err == -ENOENT)
-		return;
-	if (err == -EISDIR)
-		e = mkdirs(s, path);
-	else
-		e = write_file(s, path, err ? "" : data, err ? 0 : len);
-	if (e < 0)
-		note_err(s, e, path);
-}
-
-static void on_exists(void *ud, const char *path, mode_t mode)
-{
-	(void)mode;
-	struct snap *s = ud;
-	int e = write_file(s, path, "", 0);
-	if (e < 0)
-		note_err(s, e, path);
-}
 
 static bool keep_env(const char *kv)
 {
 	return str_startswith(kv, "NCCL_") || str_startswith(kv, "UCX_") || str_startswith(kv, "CUDA_VISIBLE_DEVICES=");
 }
 
-static int write_live_extras(struct snap *s, const struct inventory *inv)
+static void write_live_extras(struct snap_writer *w, const struct inventory *inv)
 {
 	struct strbuf env = STRBUF_INIT, meta = STRBUF_INIT;
 	extern char **environ;
@@ -162,26 +47,34 @@ static int write_live_extras(struct snap *s, const struct inventory *inv)
 	strbuf_addf(&meta, "uid = %ld\n", inv->user.uid);
 	if (inv->kernel.arch)
 		strbuf_addf(&meta, "arch = %s\n", inv->kernel.arch);
-	int e = write_file(s, "/.gpuready/environ", env.buf, env.len);
-	if (e == 0)
-		e = write_file(s, "/.gpuready/meta", meta.buf, meta.len);
+	snap_writer_add(w, "/.gpuready/environ", env.buf, env.len, 0644);
+	snap_writer_add(w, "/.gpuready/meta", meta.buf, meta.len, 0644);
 	strbuf_release(&env);
 	strbuf_release(&meta);
-	return e;
 }
 
-static int prepare_dir(const char *dir)
+/* Loads the inventory with the writer as the root's recorder. */
+static int record(struct root *root, struct snap_writer *w)
 {
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			return -ENOTEMPTY;
-	return 0;
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	struct root_recorder rec = snap_writer_recorder(w);
+	root_set_recorder(root, &rec);
+	struct load_opts lo = { .parts = INV_FILES };
+	int r = inventory_load(root, &lo, &inv);
+	if (r == 0) {
+		/* the site config is read by the check commands, not the
+		 * inventory; the host name, live, comes from gethostname(),
+		 * and in a recorded tree from this file */
+		struct strbuf sb = STRBUF_INIT;
+		root_read(root, "/etc/gpuready.conf", 1u << 20, &sb);
+		if (root_is_live(root))
+			root_read(root, "/proc/sys/kernel/hostname", 4096, &sb);
+		strbuf_release(&sb);
+	}
+	root_set_recorder(root, NULL);
+	if (r == 0 && root_is_live(root))
+		write_live_extras(w, inv);
+	return r;
 }
 
 int cmd_snapshot(struct cmd_env *env)
@@ -189,54 +82,43 @@ int cmd_snapshot(struct cmd_env *env)
 	const char *src = env->set->sysroot ? env->set->sysroot : "/";
 	const char *dir = env->args.v[0];
 	_cleanup_root_ struct root *root = NULL;
-	_cleanup_inventory_ struct inventory *inv = NULL;
-	struct snap s = { .dirfd = -1 };
+	_cleanup_snap_writer_ struct snap_writer *w = NULL;
+	_cleanup_free_ char *err = NULL;
 	int r;
 
-	if ((r = prepare_dir(dir)) < 0) {
-		fprintf(stderr, "%s snapshot: %s: %s\n", env->progname, dir,
-			r == -ENOTEMPTY ? "not empty (choose a new directory)" : strerror(-r));
-		return EXIT_TOOL_ERROR;
-	}
 	if ((r = root_open(src, &root)) < 0) {
 		fprintf(stderr, "%s snapshot: cannot open %s: %s\n", env->progname, src, strerror(-r));
 		return EXIT_TOOL_ERROR;
 	}
-	s.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s.dirfd < 0) {
-		fprintf(stderr, "%s snapshot: %s: %s\n", env->progname, dir, strerror(errno));
+	/* a copy of an incomplete tree is no more complete */
+	bool src_incomplete = root_incomplete(root);
+	if (src_incomplete && !env->set->force) {
+		fprintf(stderr, "%s snapshot: %s is an incomplete snapshot (%s%s): take it again, or copy it anyway "
+				"with --force (the copy is marked incomplete too)\n",
+			env->progname, src, src, ROOT_INCOMPLETE);
 		return EXIT_TOOL_ERROR;
 	}
-	struct root_recorder rec = { .link = on_link, .dir = on_dir, .file = on_file, .exists = on_exists, .ud = &s };
-	root_set_recorder(root, &rec);
-	struct load_opts lo = { .parts = INV_FILES };
-	r = inventory_load(root, &lo, &inv);
-	if (r == 0) {
-		/* the site config is read by the check commands, not the inventory */
-		struct strbuf sb = STRBUF_INIT;
-		root_read(root, "/etc/gpuready.conf", 1u << 20, &sb);
-		strbuf_release(&sb);
-	}
-	root_set_recorder(root, NULL);
-	if (r == 0 && root_is_live(root)) {
-		int e = write_live_extras(&s, inv);
-		if (e < 0)
-			note_err(&s, e, "/.gpuready");
-	}
-	close(s.dirfd);
-	if (r < 0) {
-		fprintf(stderr, "%s snapshot: reading the machine failed: %s\n", env->progname, strerror(-r));
-		free(s.err_path);
+	if (snap_writer_open(dir, &w, &err) < 0) {
+		fprintf(stderr, "%s snapshot: %s\n", env->progname, err);
 		return EXIT_TOOL_ERROR;
 	}
-	if (s.err) {
-		fprintf(stderr, "%s snapshot: writing %s%s failed: %s\n", env->progname, dir, s.err_path,
-			strerror(-s.err));
-		free(s.err_path);
+	if ((r = record(root, w)) < 0) {
+		fprintf(stderr, "%s snapshot: reading the machine failed: %s; %s is incomplete\n", env->progname,
+			strerror(-r), dir);
 		return EXIT_TOOL_ERROR;
 	}
-	fprintf(stderr, "%s snapshot: %zu files, %zu links, %zu directories recorded in %s\n"
-			"check it elsewhere with: gpuready check --sysroot %s\n",
-		env->progname, s.files, s.links, s.dirs, dir, dir);
+	if (snap_writer_finish(w, !src_incomplete, &err) < 0) {
+		fprintf(stderr, "%s snapshot: %s\n", env->progname, err);
+		return EXIT_TOOL_ERROR;
+	}
+	const struct snap_stats *st = snap_writer_stats(w);
+	fprintf(stderr, "%s snapshot: %zu files, %zu links, %zu directories recorded in %s\n", env->progname,
+		st->files, st->links, st->dirs, dir);
+	if (st->unreadable)
+		fprintf(stderr, "%s snapshot: %zu files could not be read: %s%s lists them with their errors\n",
+			env->progname, st->unreadable, dir, ROOT_UNREADABLE);
+	if (src_incomplete)
+		fprintf(stderr, "%s snapshot: %s is marked incomplete, as its source was\n", env->progname, dir);
+	fprintf(stderr, "check it elsewhere with: gpuready check --sysroot %s\n", dir);
 	return EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "root.h"
 #include "cleanup.h"
+#include "errname.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,13 @@ static void dcache_put(struct dcache *c, const char *key, const char *val)
 	c->n++;
 }
 
+/* A file of a recorded tree that could not be read when it was recorded
+ * (ROOT_UNREADABLE): its canonical path and the positive errno. */
+struct unreadable {
+	char *path;
+	int err;
+};
+
 struct root {
 	int dirfd;
 	struct dcache *cache;
@@ -98,7 +106,21 @@ struct root {
 	bool live;
 	struct root_recorder rec;
 	bool recording;
+	struct unreadable *unr; /* sorted by path, one entry per path */
+	size_t n_unr;
 };
+
+/* One walk through the tree (a read, a resolution): the links it followed
+ * so far, and whether the links it follows are kept from the recorder
+ * (root_read_unrecorded() while recording). A quiet walk caches no
+ * directory it reached through a link, so that a later recorded walk
+ * still sees, and records, that link. */
+struct walk {
+	int links;
+	bool quiet;
+};
+
+static void load_unreadable(struct root *r);
 
 int root_open(const char *dir, struct root **ret)
 {
@@ -116,6 +138,8 @@ int root_open(const char *dir, struct root **ret)
 	r->dir = xstrdup(dir);
 	r->live = live;
 	r->cache = xcalloc(1, sizeof(*r->cache));
+	if (!live)
+		load_unreadable(r);
 	*ret = r;
 	return 0;
 }
@@ -129,6 +153,9 @@ void root_free(struct root *r)
 	free(r->dir);
 	dcache_clear(r->cache);
 	free(r->cache);
+	for (size_t i = 0; i < r->n_unr; i++)
+		free(r->unr[i].path);
+	free(r->unr);
 	free(r);
 }
 
@@ -204,8 +231,9 @@ static ssize_t stand_in(const struct root *r, const char *path, const struct sta
  *   follow_last: follow a final symlink (and stand-in);
  *   standin_last: also treat a final regular file as a possible stand-in
  *                 (root_read checks that itself, after reading it once);
- *   links: hop counter shared across the recursion for link targets. */
-static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+ *   w: the walk, whose hop counter is shared across the recursion for
+ *      link targets. */
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, struct walk *w,
 		      struct strbuf *out);
 
 /* The link text of a link (or stand-in file) at cur, or -1 for anything
@@ -231,20 +259,20 @@ static ssize_t link_text(const struct root *r, const char *cur, const struct sta
  * `parent` bytes) by its resolved target. A target that must be a
  * directory (more components follow) is cached. */
 static int follow(const struct root *r, struct strbuf *cur, size_t parent, const char *text, bool need_dir, bool last,
-		  int *links, struct strbuf *out)
+		  struct walk *w, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
-	if (++*links > ROOT_MAX_LINKS)
+	if (++w->links > ROOT_MAX_LINKS)
 		return -ELOOP;
-	if (r->recording && r->rec.link)
+	if (r->recording && r->rec.link && !w->quiet)
 		r->rec.link(r->rec.ud, cur->buf, text);
 	if (text[0] != '/') {
 		strbuf_add(&target, cur->buf, parent);
 		strbuf_addch(&target, '/');
 	}
 	strbuf_adds(&target, text);
-	int e = resolve_at(r, target.buf, true, true, links, &sub);
+	int e = resolve_at(r, target.buf, true, true, w, &sub);
 	if (e < 0) {
 		if (e == -ENOENT && last) {
 			strbuf_reset(out);
@@ -258,14 +286,15 @@ static int follow(const struct root *r, struct strbuf *cur, size_t parent, const
 			return -errno;
 		if (!S_ISDIR(dst.st_mode))
 			return -ENOTDIR;
-		dcache_put(r->cache, cur->buf, sub.buf);
+		if (!w->quiet)
+			dcache_put(r->cache, cur->buf, sub.buf);
 	}
 	strbuf_reset(cur);
 	strbuf_add(cur, sub.buf, sub.len);
 	return 0;
 }
 
-static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, int *links,
+static int resolve_at(const struct root *r, const char *path, bool follow_last, bool standin_last, struct walk *w,
 		      struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
@@ -327,7 +356,7 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 				return -ENOTDIR;
 			continue;
 		}
-		int e = follow(r, &cur, parent, linkbuf, !last || want_dir, last, links, out);
+		int e = follow(r, &cur, parent, linkbuf, !last || want_dir, last, w, out);
 		if (e < 0)
 			return e;
 	}
@@ -338,8 +367,8 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 
 static int resolve(const struct root *r, const char *path, bool follow_last, struct strbuf *out)
 {
-	int links = 0;
-	return resolve_at(r, path, follow_last, true, &links, out);
+	struct walk w = { 0 };
+	return resolve_at(r, path, follow_last, true, &w, out);
 }
 
 int root_resolve(const struct root *r, const char *path, struct strbuf *out)
@@ -347,18 +376,18 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out)
 	return resolve(r, path, true, out);
 }
 
-static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out);
+static int read_at(const struct root *r, const char *path, size_t max, struct walk *w, struct strbuf *out);
 
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
-	int links = 0;
-	return read_at(r, path, max, &links, true, out);
+	struct walk w = { 0 };
+	return read_at(r, path, max, &w, out);
 }
 
 int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out)
 {
-	int links = 0;
-	return read_at(r, path, max, &links, false, out);
+	struct walk w = { .quiet = r->recording };
+	return read_at(r, path, max, &w, out);
 }
 
 /* Finds the file to read: resolves the directory, then looks at the last
@@ -366,14 +395,14 @@ int root_read_unrecorded(const struct root *r, const char *path, size_t max, str
  * a full resolution. Never opens anything that is not a regular file: a
  * recorded tree may hold device nodes or FIFOs, and opening some devices
  * has side effects. On success p holds the canonical path, st its stat. */
-static int locate(const struct root *r, const char *path, int *links, struct strbuf *p, struct stat *st)
+static int locate(const struct root *r, const char *path, struct walk *w, struct strbuf *p, struct stat *st)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	int ret = -ELOOP;
 	if (slash && *base && strcmp(base, ".") && strcmp(base, "..")) {
 		_cleanup_free_ char *dir = xstrndup(path, (size_t)(slash - path) + 1);
-		ret = resolve_at(r, dir, true, true, links, p);
+		ret = resolve_at(r, dir, true, true, w, p);
 		if (ret < 0)
 			return ret;
 		push_component(p, base, strlen(base));
@@ -382,7 +411,7 @@ static int locate(const struct root *r, const char *path, int *links, struct str
 		ret = S_ISLNK(st->st_mode) ? -ELOOP : 0;
 	}
 	if (ret == -ELOOP) {
-		ret = resolve_at(r, path, true, false, links, p);
+		ret = resolve_at(r, path, true, false, w, p);
 		if (ret < 0)
 			return ret;
 		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -417,31 +446,70 @@ static int slurp(int fd, off_t size, size_t max, struct strbuf *data)
 	}
 }
 
-static int read_at(const struct root *r, const char *path, size_t max, int *links, bool record, struct strbuf *out)
+/* The error ROOT_UNREADABLE lists for a canonical path, or 0. */
+static int replayed_error(const struct root *r, const char *canon)
+{
+	size_t lo = 0, hi = r->n_unr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(canon, r->unr[mid].path);
+		if (c == 0)
+			return r->unr[mid].err;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
+/* Tells the recorder about a read of `path` (canonical: canon): the bytes
+ * and mode, or the error. A missing file is not recorded, nor one too large
+ * for this reader (another may read all of it), nor a link loop (the links
+ * are). A quiet walk records only an error, after the links on the way,
+ * which are walked again for that. */
+static void record_read(const struct root *r, const char *path, const struct walk *w, const char *canon,
+			const struct strbuf *data, mode_t mode, int err)
+{
+	if (!r->recording || !r->rec.file || !*canon || err == -ENOENT || err == -EFBIG || err == -ELOOP)
+		return;
+	if (w->quiet) {
+		if (err == 0)
+			return;
+		struct walk again = { 0 };
+		_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+		struct stat st;
+		locate(r, path, &again, &p, &st);
+	}
+	r->rec.file(r->rec.ud, canon, err ? "" : data->buf, err ? 0 : data->len, mode, err);
+}
+
+static int read_at(const struct root *r, const char *path, size_t max, struct walk *w, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
-	struct stat st;
-	int ret = locate(r, path, links, &p, &st);
+	struct stat st = { 0 };
+	int ret = locate(r, path, w, &p, &st);
+	if (ret == 0)
+		ret = -replayed_error(r, p.buf);
 	if (ret == 0) {
 		_cleanup_close_ int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		ret = fd < 0 ? -errno : slurp(fd, st.st_size, max, &data);
 	}
 	if (ret == 0 && stand_in_text(r, data.buf, data.len)) {
 		/* A link stored as a file (see stand_in()): follow it. */
-		if (++*links > ROOT_MAX_LINKS)
+		if (++w->links > ROOT_MAX_LINKS)
 			return -ELOOP;
-		if (r->recording && r->rec.link)
+		if (r->recording && r->rec.link && !w->quiet)
 			r->rec.link(r->rec.ud, p.buf, data.buf);
 		_cleanup_strbuf_ struct strbuf target = STRBUF_INIT;
 		const char *ps = strrchr(p.buf, '/');
 		strbuf_add(&target, p.buf, ps ? (size_t)(ps - p.buf) : 0);
 		strbuf_addch(&target, '/');
 		strbuf_add(&target, data.buf, data.len);
-		return read_at(r, target.buf, max, links, record, out);
+		return read_at(r, target.buf, max, w, out);
 	}
-	if (record && r->recording && r->rec.file && ret != -EFBIG && ret != -ENOENT && p.len)
-		r->rec.file(r->rec.ud, p.buf, data.buf, data.len, ret);
+	record_read(r, path, w, p.buf, &data, st.st_mode, ret);
 	if (ret == 0) {
 		strbuf_release(out);
 		*out = data;
@@ -561,14 +629,126 @@ int root_stat(const struct root *r, const char *path, struct stat *st)
 	return 0;
 }
 
-void root_record_file(const struct root *r, const char *path, const char *data, size_t len)
+void root_record_file(const struct root *r, const char *path, const char *data, size_t len, mode_t mode)
 {
 	if (r->recording && r->rec.file)
-		r->rec.file(r->rec.ud, path, data, len, 0);
+		r->rec.file(r->rec.ud, path, data, len, S_IFREG | (mode & 07777), 0);
+}
+
+void root_record_kept(const struct root *r, const char *path, const char *data, size_t len)
+{
+	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
+	struct walk w = { 0 };
+	struct stat st;
+	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st) == 0)
+		r->rec.file(r->rec.ud, p.buf, data, len, st.st_mode, 0);
 }
 
 bool root_exists(const struct root *r, const char *path)
 {
 	struct stat st;
 	return root_stat(r, path, &st) == 0;
+}
+
+/* ---- the metadata of a recorded tree ----
+ * ROOT_UNREADABLE: one line per file that could not be read when the tree
+ * was recorded, "<errno name> <canonical in-root path>", sorted by path. A
+ * line that is not exactly that (no name or an unknown one, a number out of
+ * range, a path that is not absolute and canonical, a NUL) is ignored, and
+ * so is the whole file if it is larger than ROOT_UNREADABLE_MAX. */
+
+/* A path as the resolver writes it: absolute, no empty, "." or ".."
+ * component, no trailing slash, not "/" itself. */
+static bool canonical_path(const char *p, size_t n)
+{
+	if (n < 2 || p[0] != '/' || p[n - 1] == '/' || n >= 4096)
+		return false;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && p[j] != '/')
+			j++;
+		size_t c = j - i - 1; /* the component after p[i] == '/' */
+		if (c == 0 || (c == 1 && p[i + 1] == '.') || (c == 2 && p[i + 1] == '.' && p[i + 2] == '.'))
+			return false;
+		i = j;
+	}
+	return true;
+}
+
+static int unreadable_cmp(const void *a, const void *b)
+{
+	const struct unreadable *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	/* equal paths: the earlier line wins (err holds its line index) */
+	return c ? c : (x->err > y->err) - (x->err < y->err);
+}
+
+/* Parses the lines of text into r->unr, sorted by path; the first line for
+ * a path wins. */
+static void parse_unreadable(struct root *r, const char *text, size_t len)
+{
+	struct unreadable *v = NULL;
+	int *errs = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < len;) {
+		const char *l = text + i, *nl = memchr(l, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - l) : len - i;
+		i += ll + 1;
+		const char *sp = memchr(l, ' ', ll);
+		if (!sp || memchr(l, '\0', ll))
+			continue;
+		int e = errno_parse(l, (size_t)(sp - l));
+		const char *path = sp + 1;
+		size_t pl = ll - (size_t)(path - l);
+		if (!e || !canonical_path(path, pl))
+			continue;
+		v = xreallocarray(v, n + 1, sizeof(*v));
+		errs = xreallocarray(errs, n + 1, sizeof(*errs));
+		v[n] = (struct unreadable){ .path = xstrndup(path, pl), .err = (int)n };
+		errs[n++] = e;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), unreadable_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1].path, v[i].path)) {
+			free(v[i].path);
+			continue;
+		}
+		v[k] = v[i];
+		v[k++].err = errs[v[i].err];
+	}
+	free(errs);
+	r->unr = v;
+	r->n_unr = k;
+}
+
+static void load_unreadable(struct root *r)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct walk w = { 0 };
+	if (read_at(r, ROOT_UNREADABLE, ROOT_UNREADABLE_MAX, &w, &sb) == 0)
+		parse_unreadable(r, sb.buf, sb.len);
+}
+
+bool root_unreadable_line(struct strbuf *out, const char *path, int err)
+{
+	if (strchr(path, '\n'))
+		return false;
+	const char *name = errno_name(err);
+	if (name)
+		strbuf_addf(out, "%s %s\n", name, path);
+	else
+		strbuf_addf(out, "%d %s\n", err, path);
+	return true;
+}
+
+bool root_incomplete(const struct root *r)
+{
+	struct strbuf p = STRBUF_INIT;
+	struct stat st;
+	bool marked = !r->live && resolve(r, ROOT_INCOMPLETE, true, &p) == 0 &&
+		      fstatat(r->dirfd, root_rel(p.buf), &st, AT_SYMLINK_NOFOLLOW) == 0;
+	strbuf_release(&p);
+	return marked;
 }

@@ -14,7 +14,13 @@
  * A recorder, when set, is told about every file read, every directory
  * listed and every path tested, and about each link followed at least once
  * (resolved directories are cached; setting a recorder empties the cache);
- * `gpuready snapshot` uses it to copy exactly what the checks looked at. */
+ * `gpuready snapshot` uses it to copy exactly what the checks looked at.
+ *
+ * A recorded tree (not the live root) may say in ROOT_UNREADABLE which
+ * files could not be read when it was recorded, with the error: reading
+ * such a file here fails with that error, as it did on the machine, instead
+ * of giving the empty file that stands in for it. The same tree is marked
+ * ROOT_INCOMPLETE while `gpuready snapshot` writes it. */
 #ifndef GPUREADY_ROOT_H
 #define GPUREADY_ROOT_H
 
@@ -37,8 +43,9 @@ struct root_recorder {
 	void (*link)(void *ud, const char *path, const char *target);
 	/* A directory that was listed or traversed. */
 	void (*dir)(void *ud, const char *path);
-	/* A file that was read: its bytes, or err < 0 if reading failed. */
-	void (*file)(void *ud, const char *path, const char *data, size_t len, int err);
+	/* A file that was read: its bytes and its mode (st_mode; 0 if it is
+	 * not known), or err < 0 if reading failed (data is "" then). */
+	void (*file)(void *ud, const char *path, const char *data, size_t len, mode_t mode, int err);
 	/* A non-directory whose existence was tested (device nodes and such). */
 	void (*exists)(void *ud, const char *path, mode_t mode);
 	void *ud;
@@ -65,10 +72,11 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out);
  * Files larger than max give -EFBIG (never a silent truncation). */
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
-/* root_read() without telling the recorder about the content (links on the
- * way are still recorded): for files that are scanned for something and
- * may hold secrets; the caller records what it keeps with
- * root_record_file(). */
+/* root_read() without telling the recorder about the file, nor about the
+ * links on the way to it: for files that are scanned for something and may
+ * hold secrets; the caller records what it keeps of one with
+ * root_record_kept(). A failed read is recorded with its error (and its
+ * links) as root_read() records it. */
 int root_read_unrecorded(const struct root *r, const char *path, size_t max, struct strbuf *out);
 
 /* The raw target text of the symlink at path (the last component is not
@@ -82,9 +90,30 @@ int root_list(const struct root *r, const char *path, struct strv *out);
 int root_stat(const struct root *r, const char *path, struct stat *st);
 bool root_exists(const struct root *r, const char *path);
 
+/* Tells the recorder (if any) what a caller keeps of the file at `path`,
+ * which it read with root_read_unrecorded(): recorded at the file's
+ * canonical path, with its mode, and the links on the way. */
+void root_record_kept(const struct root *r, const char *path, const char *data, size_t len);
+
 /* Tells the recorder (if any) about data read by other means than
- * root_read() (the live kernel log), to be stored at `path` in a snapshot. */
-void root_record_file(const struct root *r, const char *path, const char *data, size_t len);
+ * root_read() (the live kernel log), to be stored at `path` in a snapshot
+ * with `mode` (permission bits). */
+void root_record_file(const struct root *r, const char *path, const char *data, size_t len, mode_t mode);
+
+/* The metadata of a recorded tree (see the top of this file). */
+#define ROOT_UNREADABLE "/.gpuready/unreadable"
+#define ROOT_INCOMPLETE "/.gpuready/incomplete"
+/* ROOT_UNREADABLE larger than this is not read at all. */
+#define ROOT_UNREADABLE_MAX (4u << 20)
+
+/* Appends the ROOT_UNREADABLE line for `path` (canonical, in-root) and the
+ * positive errno `err`: "<name> <path>\n", the name as <errno.h> spells it
+ * (core/errname.h), or the decimal number if it has none. A path with a
+ * newline cannot be listed: false, nothing appended. */
+bool root_unreadable_line(struct strbuf *out, const char *path, int err);
+
+/* A recorded tree that ROOT_INCOMPLETE marks: its snapshot did not finish. */
+bool root_incomplete(const struct root *r);
 
 /* In-root relative form of a canonical absolute path: "/a/b" -> "a/b",
  * "/" -> "." (for *at() calls on root_dirfd or a copy of the tree). Points

@@ -70,46 +70,44 @@ static void set(struct collect *k, const char *name, const char *value, const ch
 		v->file_source = xstrdup(source);
 }
 
+static bool is_nccl_name(const char *name)
+{
+	return str_startswith(name, "NCCL_");
+}
+
 static void on_assign(void *ud, const char *name, const char *value, unsigned lineno)
 {
 	struct collect *k = ud;
-	if (!str_startswith(name, "NCCL_"))
+	if (!is_nccl_name(name))
 		return;
 	_cleanup_free_ char *src = xasprintf("%s:%u", k->file, lineno);
 	set(k, name, value, src);
 }
 
-/* What a snapshot keeps of a shell file: lines that mention NCCL_, the
- * others blanked so line numbers stay true. /etc/environment and profile.d
- * scripts often hold proxy credentials and tokens. */
-static void record_nccl_lines(const struct root *r, const char *path, const struct strbuf *sb)
-{
-	_cleanup_strbuf_ struct strbuf keep = STRBUF_INIT;
-	for (size_t i = 0; i < sb->len;) {
-		size_t j = i;
-		while (j < sb->len && sb->buf[j] != '\n')
-			j++;
-		_cleanup_free_ char *line = xstrndup(sb->buf + i, j - i);
-		if (strstr(line, "NCCL_"))
-			strbuf_adds(&keep, line);
-		strbuf_addch(&keep, '\n');
-		i = j + 1;
-	}
-	root_record_file(r, path, keep.buf, keep.len);
-}
+/* A file format: its parser, and what a snapshot keeps of such a file
+ * (textfmt.h). */
+struct format {
+	void (*parse)(const char *text, size_t len, assign_fn fn, void *ud);
+	void (*keep)(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out);
+};
+static const struct format environment_fmt = { textfmt_environment, textfmt_environment_keep };
+static const struct format shell_fmt = { textfmt_shell_exports, textfmt_shell_exports_keep };
+static const struct format nccl_conf_fmt = { textfmt_nccl_conf, textfmt_nccl_conf_keep };
 
-static void read_file(const struct root *r, struct collect *k, const char *path,
-		      void (*parse)(const char *, size_t, assign_fn, void *))
+/* A snapshot keeps only the lines that set NCCL_* variables: these files
+ * (/etc/environment, profile.d scripts, a nccl.conf that NCCL_CONF_FILE
+ * may point anywhere) often hold proxy credentials and tokens too. */
+static void read_file(const struct root *r, struct collect *k, const char *path, const struct format *fmt)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	bool shell = k->login_only;
-	if ((shell ? root_read_unrecorded(r, path, 1u << 20, &sb) : root_read(r, path, 1u << 20, &sb)) < 0)
+	_cleanup_strbuf_ struct strbuf kept = STRBUF_INIT;
+	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
 		return;
-	if (shell)
-		record_nccl_lines(r, path, &sb);
+	fmt->keep(sb.buf, sb.len, is_nccl_name, &kept);
+	root_record_kept(r, path, kept.buf, kept.len);
 	strv_add(&k->c->files, path);
 	k->file = path;
-	parse(sb.buf, sb.len, on_assign, k);
+	fmt->parse(sb.buf, sb.len, on_assign, k);
 }
 
 int nccl_config_load(const struct root *r, const struct user_info *u, struct nccl_config *c)
@@ -135,14 +133,14 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 	k.login_only = true;
 	k.override = true;
 	k.layer_start = c->n;
-	read_file(r, &k, "/etc/environment", textfmt_environment);
+	read_file(r, &k, "/etc/environment", &environment_fmt);
 	_cleanup_strv_ struct strv prof = STRV_INIT;
 	if (root_list(r, "/etc/profile.d", &prof) == 0)
 		for (size_t i = 0; i < prof.n; i++) {
 			if (!str_endswith(prof.v[i], ".sh"))
 				continue;
 			_cleanup_free_ char *p = xasprintf("/etc/profile.d/%s", prof.v[i]);
-			read_file(r, &k, p, textfmt_shell_exports);
+			read_file(r, &k, p, &shell_fmt);
 		}
 
 	/* 3 and 4: NCCL's own files, never overriding */
@@ -160,9 +158,9 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 	else if (u->home)
 		user_conf = xasprintf("%s/.nccl.conf", strcmp(u->home, "/") ? u->home : "");
 	if (user_conf)
-		read_file(r, &k, user_conf, textfmt_nccl_conf);
+		read_file(r, &k, user_conf, &nccl_conf_fmt);
 	k.layer_start = c->n;
-	read_file(r, &k, "/etc/nccl.conf", textfmt_nccl_conf);
+	read_file(r, &k, "/etc/nccl.conf", &nccl_conf_fmt);
 	return 0;
 }
 

@@ -6,7 +6,12 @@
  * We look for text that writes `default_roce_tos` or calls MLNX_OFED's
  * `cma_roce_tos`. A unit counts as enabled when a `*.wants/` or
  * `*.requires/` directory under /etc/systemd/system links to it, which is
- * what `systemctl enable` creates. */
+ * what `systemctl enable` creates.
+ *
+ * The files read here may hold secrets (a unit's Environment=, a script's
+ * tokens), so a snapshot keeps only what this scan reads of them: the lines
+ * that mention the ToS, the program each Exec*= line runs (units) and each
+ * RUN program (udev rules); everything else is dropped, newlines stay. */
 #include "inventory.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
@@ -20,10 +25,96 @@ static const char *const unit_dirs[] = {
 };
 static const char *const udev_dirs[] = { "/etc/udev/rules.d", "/lib/udev/rules.d", "/usr/lib/udev/rules.d" };
 
+static bool line_mentions_tos(const char *s)
+{
+	return strstr(s, "default_roce_tos") || strstr(s, "cma_roce_tos");
+}
+
 static bool mentions_tos(const struct strbuf *sb)
 {
-	return !memchr(sb->buf, '\0', sb->len) &&
-	       (strstr(sb->buf, "default_roce_tos") || strstr(sb->buf, "cma_roce_tos"));
+	return !memchr(sb->buf, '\0', sb->len) && line_mentions_tos(sb->buf);
+}
+
+/* The program an Exec*= line of a unit runs: the value's first word,
+ * without the systemd prefixes (@ - : + !), if it is an absolute path; as
+ * the offsets [*start, *end) into the line (n bytes, trimmed as the scan
+ * trims it). */
+static bool exec_program(const char *line, size_t n, size_t *start, size_t *end)
+{
+	_cleanup_free_ char *copy = xstrndup(line, n);
+	char *t = str_trim(copy);
+	char *eq = strchr(t, '=');
+	if (!str_startswith(t, "Exec") || !eq)
+		return false;
+	char *v = eq + 1;
+	while (*v && strchr("@-:+! \t", *v))
+		v++;
+	char *e = v;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	*start = (size_t)(v - copy);
+	*end = (size_t)(e - copy);
+	return v[0] == '/';
+}
+
+/* The next RUN program of udev rules text from *s on: RUN, a '"' at most
+ * six bytes on, then an absolute path up to a blank or '"'. Returns it (n
+ * bytes) and moves *s past that RUN; NULL when there is none. */
+static const char *udev_program(const char **s, size_t *n)
+{
+	for (const char *run = strstr(*s, "RUN"); run; run = strstr(run + 3, "RUN")) {
+		const char *q = strchr(run, '"');
+		if (!q || q - run > 6)
+			continue;
+		q++;
+		*n = strcspn(q, " \t\"");
+		if (*n == 0 || q[0] != '/')
+			continue;
+		*s = run;
+		return q;
+	}
+	return NULL;
+}
+
+/* ---- what a snapshot keeps ----
+ * A mask over the text's bytes: kept bytes and every newline are written.
+ * The scans read the text as a C string, so bytes after a NUL are never
+ * read: of those only one NUL is kept, which also keeps the text from
+ * mentioning the ToS (mentions_tos()). */
+enum keep_kind { KEEP_SCRIPT, KEEP_UNIT, KEEP_UDEV };
+
+static void keep_mark(const struct strbuf *sb, char *mask, enum keep_kind kind)
+{
+	size_t clen = strlen(sb->buf);
+	for (size_t i = 0; i < clen;) {
+		size_t n = strcspn(sb->buf + i, "\n"), a, b;
+		_cleanup_free_ char *line = xstrndup(sb->buf + i, n);
+		if (clen == sb->len && line_mentions_tos(line))
+			memset(mask + i, 1, n);
+		else if (kind == KEEP_UNIT && exec_program(line, n, &a, &b))
+			memset(mask + i, 1, b);
+		i += n + 1;
+	}
+	size_t n;
+	for (const char *s = sb->buf, *q; kind == KEEP_UDEV && (q = udev_program(&s, &n)); s += 3) {
+		/* from RUN to the byte that ends the program */
+		size_t from = (size_t)(s - sb->buf), to = (size_t)(q - sb->buf) + n + (q[n] != '\0');
+		memset(mask + from, 1, to - from);
+	}
+}
+
+static void record_kept(const struct root *r, const char *path, const struct strbuf *sb, enum keep_kind kind)
+{
+	_cleanup_free_ char *mask = xcalloc(sb->len + 1, 1);
+	_cleanup_strbuf_ struct strbuf kept = STRBUF_INIT;
+	keep_mark(sb, mask, kind);
+	size_t clen = strlen(sb->buf);
+	for (size_t i = 0; i < clen; i++)
+		if (mask[i] || sb->buf[i] == '\n')
+			strbuf_addch(&kept, sb->buf[i]);
+	if (clen < sb->len)
+		strbuf_addch(&kept, '\0');
+	root_record_kept(r, path, kept.buf, kept.len);
 }
 
 /* Files are scanned without recording: a snapshot keeps only the ones that
@@ -33,7 +124,7 @@ static bool file_mentions_tos(const struct root *r, const char *path)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0 || !mentions_tos(&sb))
 		return false;
-	root_record_file(r, path, sb.buf, sb.len);
+	record_kept(r, path, &sb, KEEP_SCRIPT);
 	return true;
 }
 
@@ -49,28 +140,17 @@ static void add(struct persist_info *p, const char *kind, const char *path, cons
 	w->via = via ? xstrdup(via) : NULL;
 }
 
-/* Program paths a unit runs: Exec*= values' first words, without the
- * systemd prefixes (@ - : + !). */
+/* The first program a unit's Exec*= lines run whose text mentions the ToS. */
 static char *unit_script_mentioning(const struct root *r, const struct strbuf *unit)
 {
-	_cleanup_free_ char *copy = xstrdup(unit->buf);
-	char *save = NULL;
-	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *t = str_trim(l);
-		if (!str_startswith(t, "Exec"))
-			continue;
-		char *eq = strchr(t, '=');
-		if (!eq)
-			continue;
-		char *v = eq + 1;
-		while (*v && strchr("@-:+! \t", *v))
-			v++;
-		char *end = v;
-		while (*end && *end != ' ' && *end != '\t')
-			end++;
-		*end = '\0';
-		if (v[0] == '/' && file_mentions_tos(r, v))
-			return xstrdup(v);
+	for (const char *l = unit->buf; *l;) {
+		size_t n = strcspn(l, "\n"), a, b;
+		if (exec_program(l, n, &a, &b)) {
+			_cleanup_free_ char *prog = xstrndup(l + a, b - a);
+			if (file_mentions_tos(r, prog))
+				return TAKE_PTR(prog);
+		}
+		l += n + (l[n] == '\n');
 	}
 	return NULL;
 }
@@ -112,24 +192,19 @@ static void scan_units(const struct root *r, struct persist_info *p)
 			_cleanup_free_ char *via = NULL;
 			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, &sb)))
 				continue;
-			root_record_file(r, path, sb.buf, sb.len);
+			record_kept(r, path, &sb, KEEP_UNIT);
 			add(p, "systemd", path, names.v[i], unit_enabled(r, names.v[i]), via);
 		}
 	}
 	strv_free(&seen);
 }
 
-/* RUN+="/path/prog args" programs of a udev rules file. */
+/* The first RUN+="/path/prog args" program of a udev rules file whose text
+ * mentions the ToS. */
 static char *udev_program_mentioning(const struct root *r, const char *text)
 {
-	for (const char *s = strstr(text, "RUN"); s; s = strstr(s + 3, "RUN")) {
-		const char *q = strchr(s, '"');
-		if (!q || q - s > 6)
-			continue;
-		q++;
-		size_t n = strcspn(q, " \t\"");
-		if (n == 0 || q[0] != '/')
-			continue;
+	size_t n;
+	for (const char *s = text, *q; (q = udev_program(&s, &n)); s += 3) {
 		_cleanup_free_ char *prog = xstrndup(q, n);
 		if (file_mentions_tos(r, prog))
 			return TAKE_PTR(prog);
@@ -152,7 +227,7 @@ static void scan_udev(const struct root *r, struct persist_info *p)
 				continue;
 			_cleanup_free_ char *via = NULL;
 			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, sb.buf))) {
-				root_record_file(r, path, sb.buf, sb.len);
+				record_kept(r, path, &sb, KEEP_UDEV);
 				add(p, "udev", path, NULL, true, via);
 			}
 		}

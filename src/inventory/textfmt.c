@@ -32,17 +32,24 @@ static bool next_line(struct lines *l)
 	return true;
 }
 
+/* The '=' of an nccl.conf assignment line, or NULL for a line NCCL skips. */
+static char *nccl_conf_eq(char *s)
+{
+	if (s[0] == '#')
+		return NULL;
+	char *eq = strchr(s, '=');
+	return eq && eq != s ? eq : NULL;
+}
+
 void textfmt_nccl_conf(const char *text, size_t len, assign_fn fn, void *ud)
 {
 	struct lines l = { .text = text, .len = len, .line = STRBUF_INIT };
 	while (next_line(&l)) {
 		char *s = l.line.buf;
-		if (s[0] == '#')
-			continue;
 		/* NCCL strips only the newline; a CR from a DOS file stays in
 		 * the value, which is worth seeing, so keep it too. */
-		char *eq = strchr(s, '=');
-		if (!eq || eq == s)
+		char *eq = nccl_conf_eq(s);
+		if (!eq)
 			continue;
 		*eq = '\0';
 		fn(ud, s, eq + 1, l.no);
@@ -61,9 +68,10 @@ static bool valid_name(const char *s, size_t n)
 }
 
 /* Shell word after '=': quotes removed, stops at unquoted blank or ';',
- * a '#' after a blank starts a comment. */
-static void shell_value(const char *s, struct strbuf *out)
+ * a '#' after a blank starts a comment. Returns the bytes it read. */
+static size_t shell_value(const char *s, struct strbuf *out)
 {
+	const char *start = s;
 	char q = 0;
 	strbuf_reset(out);
 	for (; *s; s++) {
@@ -88,6 +96,27 @@ static void shell_value(const char *s, struct strbuf *out)
 		}
 		strbuf_addch(out, *s);
 	}
+	return (size_t)(s - start);
+}
+
+/* The name a shell line assigns or exports: it starts at the returned
+ * pointer (NULL for a line that does neither) and is *n bytes long; the
+ * line is trimmed in place. */
+static char *shell_line(char *line, bool *export_kw, size_t *n)
+{
+	char *s = str_trim(line);
+	*export_kw = false;
+	if (s[0] == '#' || !*s)
+		return NULL;
+	if (str_startswith(s, "export ") || str_startswith(s, "export\t")) {
+		s = str_trim(s + 7);
+		*export_kw = true;
+	} else if (str_startswith(s, "declare -x ")) {
+		s = str_trim(s + 11);
+		*export_kw = true;
+	}
+	*n = strcspn(s, "= \t;");
+	return valid_name(s, *n) ? s : NULL;
 }
 
 void textfmt_shell_exports(const char *text, size_t len, assign_fn fn, void *ud)
@@ -98,19 +127,10 @@ void textfmt_shell_exports(const char *text, size_t len, assign_fn fn, void *ud)
 	 * attribute: in sh, `export A` before or after `A=v` exports v */
 	struct strv pn = STRV_INIT, pv = STRV_INIT, pl = STRV_INIT, exported = STRV_INIT;
 	while (next_line(&l)) {
-		char *s = str_trim(l.line.buf);
-		bool export_kw = false;
-		if (s[0] == '#' || !*s)
-			continue;
-		if (str_startswith(s, "export ") || str_startswith(s, "export\t")) {
-			s = str_trim(s + 7);
-			export_kw = true;
-		} else if (str_startswith(s, "declare -x ")) {
-			s = str_trim(s + 11);
-			export_kw = true;
-		}
-		size_t n = strcspn(s, "= \t;");
-		if (!valid_name(s, n))
+		bool export_kw;
+		size_t n;
+		char *s = shell_line(l.line.buf, &export_kw, &n);
+		if (!s)
 			continue;
 		_cleanup_free_ char *name = xstrndup(s, n);
 		if (s[n] != '=') {
@@ -148,18 +168,27 @@ void textfmt_shell_exports(const char *text, size_t len, assign_fn fn, void *ud)
 /* pam_env's reading of /etc/environment: the value is the rest of the line
  * (spaces included), trailing blanks and CR dropped, one pair of
  * surrounding quotes removed; nothing is expanded. */
+/* The name of an /etc/environment assignment line (ended by its '='), or
+ * NULL; the line is trimmed in place. */
+static char *environment_line(char *line)
+{
+	char *s = str_trim(line);
+	if (s[0] == '#' || !*s)
+		return NULL;
+	if (str_startswith(s, "export "))
+		s = str_trim(s + 7);
+	size_t n = strcspn(s, "=");
+	return s[n] == '=' && valid_name(s, n) ? s : NULL;
+}
+
 void textfmt_environment(const char *text, size_t len, assign_fn fn, void *ud)
 {
 	struct lines l = { .text = text, .len = len, .line = STRBUF_INIT };
 	while (next_line(&l)) {
-		char *s = str_trim(l.line.buf);
-		if (s[0] == '#' || !*s)
+		char *s = environment_line(l.line.buf);
+		if (!s)
 			continue;
-		if (str_startswith(s, "export "))
-			s = str_trim(s + 7);
 		size_t n = strcspn(s, "=");
-		if (s[n] != '=' || !valid_name(s, n))
-			continue;
 		s[n] = '\0';
 		char *v = s + n + 1;
 		size_t vl = strlen(v);
@@ -174,6 +203,86 @@ void textfmt_environment(const char *text, size_t len, assign_fn fn, void *ud)
 		fn(ud, s, v, l.no);
 	}
 	strbuf_release(&l.line);
+}
+
+/* ---- what a snapshot keeps ----
+ * Each *_keep_len() returns how many bytes of a line (a C string, which it
+ * may change) the parser reads for an assignment of a kept name, 0 for a
+ * line it keeps nothing of. The name is always at the line's start or
+ * after blanks and a keyword, so the kept part is a prefix of the line. */
+
+static size_t nccl_conf_keep_len(char *line, textfmt_keep_fn keep)
+{
+	char *eq = nccl_conf_eq(line);
+	if (!eq)
+		return 0;
+	*eq = '\0';
+	bool k = keep(line);
+	*eq = '=';
+	return k ? strlen(line) : 0;
+}
+
+static size_t shell_keep_len(char *line, textfmt_keep_fn keep)
+{
+	bool export_kw;
+	size_t n;
+	char *s = shell_line(line, &export_kw, &n);
+	if (!s || (s[n] != '=' && !export_kw))
+		return 0;
+	char save = s[n];
+	s[n] = '\0';
+	bool k = keep(s);
+	s[n] = save;
+	if (!k)
+		return 0;
+	size_t end = (size_t)(s - line) + n;
+	if (save == '=') {
+		struct strbuf val = STRBUF_INIT;
+		end += 1 + shell_value(s + n + 1, &val);
+		strbuf_release(&val);
+	}
+	return end;
+}
+
+static size_t environment_keep_len(char *line, textfmt_keep_fn keep)
+{
+	char *s = environment_line(line);
+	if (!s)
+		return 0;
+	size_t n = strcspn(s, "=");
+	s[n] = '\0';
+	bool k = keep(s);
+	s[n] = '=';
+	return k ? (size_t)(s - line) + strlen(s) : 0;
+}
+
+static void keep_lines(const char *text, size_t len, size_t (*keep_len)(char *, textfmt_keep_fn),
+		       textfmt_keep_fn keep, struct strbuf *out)
+{
+	struct lines l = { .text = text, .len = len, .line = STRBUF_INIT };
+	strbuf_reset(out);
+	for (size_t start = 0; next_line(&l); start = l.pos) {
+		size_t raw = l.line.len;
+		strbuf_add(out, text + start, keep_len(l.line.buf, keep));
+		if (start + raw < len)
+			strbuf_addch(out, '\n');
+	}
+	strbuf_release(&l.line);
+}
+
+void textfmt_nccl_conf_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out)
+{
+	keep_lines(text, len, nccl_conf_keep_len, keep, out);
+}
+
+void textfmt_shell_exports_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out)
+{
+	keep_lines(text, len, shell_keep_len, keep, out);
+}
+
+void textfmt_environment_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out)
+{
+	keep_lines(text, len, environment_keep_len, keep, out);
 }
 
 void textfmt_limits(const char *text, size_t len, limit_fn fn, void *ud)

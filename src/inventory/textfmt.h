@@ -6,7 +6,10 @@
 #ifndef GPUREADY_TEXTFMT_H
 #define GPUREADY_TEXTFMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct strbuf;
 
 typedef void (*assign_fn)(void *ud, const char *name, const char *value, unsigned lineno);
 
@@ -25,6 +28,18 @@ void textfmt_shell_exports(const char *text, size_t len, assign_fn fn, void *ud)
 
 /* /etc/environment (pam_env): "NAME=value" lines, optional quotes. */
 void textfmt_environment(const char *text, size_t len, assign_fn fn, void *ud);
+
+/* What a snapshot keeps of a file in one of the three formats above: the
+ * lines that assign (or, in a shell file, export) a name `keep` accepts,
+ * each cut after the last byte the parser reads (a shell value ends at a
+ * blank or ';': `export NCCL_A=1; export TOKEN=x` keeps its first half);
+ * every other line is emptied, so line numbers stay true. Parsing the
+ * result gives exactly the kept names' assignments that parsing `text`
+ * gives, and keeping again changes nothing. out is reset. */
+typedef bool (*textfmt_keep_fn)(const char *name);
+void textfmt_nccl_conf_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out);
+void textfmt_shell_exports_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out);
+void textfmt_environment_keep(const char *text, size_t len, textfmt_keep_fn keep, struct strbuf *out);
 
 /* limits.conf(5): "<domain> <type> <item> <value>" lines, '#' comments;
  * lines with fewer than four fields are skipped. */

@@ -104,7 +104,8 @@ static int read_kmsg(struct root *r, struct strbuf *out)
 		if (rec[n - 1] != '\n')
 			strbuf_addch(out, '\n');
 	}
-	root_record_file(r, "/.gpuready/kmsg", out->buf, out->len);
+	/* the kernel log is for root's eyes (kernel.dmesg_restrict) */
+	root_record_file(r, "/.gpuready/kmsg", out->buf, out->len, 0600);
 	return 0;
 }
 

@@ -32,6 +32,10 @@ static const struct opt output_rows[] = {
 	  .help = "Never color the text report (it is colored only on a terminal).", .scope = SCOPE_CHECK },
 	{ .name = "verbose", .short_name = 'v', .type = OPT_FLAG, .offset = OFF(verbose),
 	  .help = "Show the details of passing checks too.", .scope = SCOPE_CHECK | SCOPE_SNAPSHOT },
+	{ .name = "force", .type = OPT_FLAG, .offset = OFF(force),
+	  .help = "Read a snapshot marked incomplete (.gpuready/incomplete: its writing stopped part-way, so files the "
+		  "checks read may be missing) anyway; a snapshot of it is marked incomplete too.",
+	  .scope = SCOPE_CHECK | SCOPE_TOPO | SCOPE_SNAPSHOT },
 	{ .name = "config", .type = OPT_STRING, .offset = OFF(config), .metavar = "FILE",
 	  .help = "Read site expectations from FILE instead of /etc/gpuready.conf (inside the sysroot).",
 	  .scope = SCOPE_CHECK | SCOPE_BENCH },

@@ -42,6 +42,7 @@ struct settings {
 	bool strict;
 	bool no_color;
 	bool verbose;
+	bool force;        /* read a tree marked incomplete */
 	char *config;
 	/* site expectations */
 	int tos;

@@ -1,6 +1,7 @@
 /* libFuzzer target for the file parsers: every format the inventory reads
  * from text (sysfs attribute values, /proc/modules lines, nccl.conf, shell
- * exports, /etc/environment, limits.conf, GIDs, NCCL list syntax, config
+ * exports, /etc/environment (and what a snapshot keeps of these three:
+ * the same NCCL_* assignments), limits.conf, GIDs, NCCL list syntax, config
  * values, NCCL's INFO log, the launchers' host lists and addresses, and
  * every message of `bench net`'s control protocol). The
  * first byte picks the parser so one corpus covers all. */
@@ -43,6 +44,40 @@ static void on_kconfig(void *ud, const char *name, const char *value)
 	sink += (unsigned)(strlen(name) + strlen(value));
 }
 
+/* What a snapshot keeps of a config file must parse to the same NCCL_*
+ * assignments, and keeping it again must change nothing (textfmt.h). */
+static bool is_nccl(const char *name)
+{
+	return strncmp(name, "NCCL_", 5) == 0;
+}
+
+static void on_nccl_assign(void *ud, const char *name, const char *value, unsigned lineno)
+{
+	if (is_nccl(name))
+		strbuf_addf(ud, "%s=%s@%u\n", name, value, lineno);
+}
+
+static bool same(const struct strbuf *a, const struct strbuf *b)
+{
+	return a->len == b->len && !memcmp(a->buf, b->buf, a->len);
+}
+
+static void keep_exact(void (*parse)(const char *, size_t, assign_fn, void *),
+		       void (*keep)(const char *, size_t, textfmt_keep_fn, struct strbuf *), const char *text, size_t len)
+{
+	struct strbuf kept = STRBUF_INIT, again = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+	keep(text, len, is_nccl, &kept);
+	keep(kept.buf, kept.len, is_nccl, &again);
+	parse(text, len, on_nccl_assign, &a);
+	parse(kept.buf, kept.len, on_nccl_assign, &b);
+	if (!same(&a, &b) || !same(&kept, &again))
+		abort();
+	strbuf_release(&kept);
+	strbuf_release(&again);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
 static int on_line(void *ud, char *line, unsigned no)
 {
 	(void)ud;
@@ -81,12 +116,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case 2:
 		textfmt_nccl_conf(text, len, on_assign, NULL);
+		keep_exact(textfmt_nccl_conf, textfmt_nccl_conf_keep, text, len);
 		break;
 	case 3:
 		textfmt_shell_exports(text, len, on_assign, NULL);
+		keep_exact(textfmt_shell_exports, textfmt_shell_exports_keep, text, len);
 		break;
 	case 4:
 		textfmt_environment(text, len, on_assign, NULL);
+		keep_exact(textfmt_environment, textfmt_environment_keep, text, len);
 		break;
 	case 5:
 		textfmt_limits(text, len, on_limit, NULL);

@@ -1,12 +1,16 @@
 /* The inventory readers on recorded trees: the fixtures (written from the
  * kernel's sysfs formats) and small synthetic trees for the odd cases real
- * captures have (links stored as files, empty attributes, missing files). */
+ * captures have (links stored as files, empty attributes, missing files),
+ * and what a snapshot keeps of the configuration files they scan. */
+#define _GNU_SOURCE
 #include "testutil.h"
 #include "checks/rdma/common.h"
 #include "inventory/inventory.h"
 #include "probe/probe.h"
+#include "snapshot/writer.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -358,6 +362,112 @@ static void test_gid_table(void **state)
 	free(t);
 }
 
+/* ---- what a snapshot keeps of the files persist.c scans ---- */
+
+static int secret_found;
+
+static int find_secret(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)ftw;
+	if (flag != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	size_t len = 0;
+	char *data = tu_read_file(path, &len);
+	if (data && memmem(data, len, "s3cr3t", 6)) {
+		print_error("secret in %s\n", path);
+		secret_found++;
+	}
+	free(data);
+	return 0;
+}
+
+/* Snapshots src into a new directory and returns it. */
+static char *snapshot_of(const char *src)
+{
+	char *dst = tu_mkdtemp();
+	struct root *r = NULL;
+	struct snap_writer *w = NULL;
+	struct inventory *inv = NULL;
+	char *err = NULL;
+	assert_int_equal(root_open(src, &r), 0);
+	assert_int_equal(snap_writer_open(dst, &w, &err), 0);
+	struct root_recorder rec = snap_writer_recorder(w);
+	root_set_recorder(r, &rec);
+	assert_int_equal(inventory_load(r, &(struct load_opts){ .parts = INV_FILES }, &inv), 0);
+	root_set_recorder(r, NULL);
+	assert_int_equal(snap_writer_finish(w, true, &err), 0);
+	snap_writer_free(w);
+	inventory_free(inv);
+	root_free(r);
+	return dst;
+}
+
+static void expect_same_writers(const struct persist_info *a, const struct persist_info *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		assert_string_equal(a->v[i].kind, b->v[i].kind);
+		assert_string_equal(a->v[i].path, b->v[i].path);
+		assert_true(a->v[i].enabled == b->v[i].enabled);
+		assert_true(!a->v[i].unit == !b->v[i].unit && !a->v[i].via == !b->v[i].via);
+		if (a->v[i].via)
+			assert_string_equal(a->v[i].via, b->v[i].via);
+	}
+}
+
+/* Units (one with a NUL, which ends the scan and hides a ToS line before
+ * it), udev rules (a secret before RUN, two programs, a NUL), scripts and
+ * rc.local: the snapshot names the same ToS writers, via the same
+ * programs, and holds none of the secrets. */
+static void test_snapshot_keeps_what_persist_reads(void **state)
+{
+	(void)state;
+	char *t = tu_mkdtemp();
+	static const char unit_nul[] = "# writes default_roce_tos\nExecStart=/opt/other.sh\n\0ExecStart=/opt/s3cr3t\n";
+	static const char udev_nul[] = "RUN+=\"/opt/udev-tos.sh\"\n\0 default_roce_tos s3cr3t\n";
+	tu_write(t, "etc/systemd/system/a.service", "[Service]\nEnvironment=S=s3cr3t\nExecStartPre=-/opt/pre.sh --k s3cr3t\n"
+					       "\tExecStart=@/opt/tos.sh arg s3cr3t\n");
+	tu_symlink(t, "etc/systemd/system/multi-user.target.wants/a.service", "/etc/systemd/system/a.service");
+	tu_write_bytes(t, "etc/systemd/system/b.service", unit_nul, sizeof(unit_nul) - 1);
+	tu_write(t, "etc/udev/rules.d/10-a.rules", "KERNEL==\"mlx5_*\", ENV{K}=\"s3cr3t\", RUN+=\"/opt/pre.sh s3cr3t\", "
+					      "RUN+=\"/opt/udev-tos.sh\" # s3cr3t\n");
+	tu_write_bytes(t, "etc/udev/rules.d/20-b.rules", udev_nul, sizeof(udev_nul) - 1);
+	tu_write(t, "etc/rc.local", "TOKEN=s3cr3t\necho 104 > /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos\n");
+	tu_write(t, "opt/pre.sh", "curl -H s3cr3t\n");
+	tu_write(t, "opt/tos.sh", "KEY=s3cr3t\necho 104 > $CFG/default_roce_tos\n");
+	tu_write(t, "opt/other.sh", "KEY=s3cr3t\ncma_roce_tos -d mlx5_0 -t 104\n");
+	tu_write(t, "opt/udev-tos.sh", "KEY=s3cr3t\necho 104 > $CFG/default_roce_tos\n");
+	char *snap = snapshot_of(t);
+	struct inventory *a = load(t), *b = load(snap);
+	assert_int_equal(a->persist.n, 5);
+	assert_string_equal(a->persist.v[1].via, "/opt/other.sh");
+	assert_string_equal(a->persist.v[2].via, "/opt/udev-tos.sh");
+	expect_same_writers(&a->persist, &b->persist);
+	secret_found = 0;
+	assert_int_equal(nftw(snap, find_secret, 16, FTW_PHYS), 0);
+	assert_int_equal(secret_found, 0);
+	/* a snapshot of the snapshot keeps the same */
+	char *again = snapshot_of(snap);
+	size_t l1, l2;
+	char *p1 = xasprintf("%s/etc/systemd/system/b.service", snap), *p2 = xasprintf("%s/etc/systemd/system/b.service", again);
+	char *d1 = tu_read_file(p1, &l1), *d2 = tu_read_file(p2, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(d1, d2, l1);
+	assert_non_null(memchr(d1, '\0', l1));
+	free(d1);
+	free(d2);
+	free(p1);
+	free(p2);
+	inventory_free(a);
+	inventory_free(b);
+	tu_rmtree(again);
+	tu_rmtree(snap);
+	tu_rmtree(t);
+	free(again);
+	free(snap);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,7 +475,7 @@ int main(void)
 		cmocka_unit_test(test_nccl_precedence), cmocka_unit_test(test_ib_ports),
 		cmocka_unit_test(test_link_stand_ins), cmocka_unit_test(test_empty_root),
 		cmocka_unit_test(test_port_iterator),  cmocka_unit_test(test_gid_parse),
-		cmocka_unit_test(test_gid_table),
+		cmocka_unit_test(test_gid_table),      cmocka_unit_test(test_snapshot_keeps_what_persist_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,15 @@
 /* Unit tests for the root context (core/root): textual symlink resolution
  * inside a directory that stands for "/", clamping of absolute and ".."
  * targets, loops, dangling links, reads that refuse to truncate or block,
- * sorted listings, and the recorder callbacks used by `snapshot`.
+ * sorted listings, the recorder callbacks used by `snapshot`, and a
+ * recorded tree's metadata: read errors replayed from .gpuready/unreadable,
+ * the .gpuready/incomplete mark.
  *
  * One temporary tree shaped like sysfs is built for the whole group. */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "core/cleanup.h"
+#include "core/errname.h"
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
@@ -598,6 +602,7 @@ static void test_stand_in(void **state)
 
 struct rec_log {
 	struct strv ev;
+	mode_t mode; /* of the last file() */
 };
 
 static void rec_link(void *ud, const char *path, const char *target)
@@ -612,11 +617,12 @@ static void rec_dir(void *ud, const char *path)
 	strv_push(&l->ev, xasprintf("dir %s", path));
 }
 
-static void rec_file(void *ud, const char *path, const char *data, size_t len, int err)
+static void rec_file(void *ud, const char *path, const char *data, size_t len, mode_t mode, int err)
 {
 	struct rec_log *l = ud;
 	assert_non_null(data);
 	strv_push(&l->ev, xasprintf("file %s len=%zu err=%d", path, len, err));
+	l->mode = mode;
 }
 
 static void rec_exists(void *ud, const char *path, mode_t mode)
@@ -765,6 +771,235 @@ static void test_recorder_efbig(void **state)
 	strv_free(&log.ev);
 }
 
+/* ---- a recorded tree's metadata: replayed read errors, the incomplete mark ---- */
+
+static int read_ret(const struct root *r, const char *path)
+{
+	struct strbuf out = STRBUF_INIT;
+	int ret = root_read(r, path, ROOT_READ_MAX, &out);
+	strbuf_release(&out);
+	return ret;
+}
+
+static void test_unreadable_replay(void **state)
+{
+	(void)state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	tu_write(d, "/etc/acc", "");
+	tu_write(d, "/etc/ok", "fine\n");
+	tu_write(d, "/etc/num", "");
+	tu_write(d, "/etc/dup", "");
+	tu_write(d, "/etc/bogus", "x\n");
+	tu_write(d, "/sys/devices/eth0/carrier", "");
+	tu_symlink(d, "/sys/class/net/eth0", "../../devices/eth0");
+	tu_symlink(d, "/etc/link", "acc");
+	tu_mkdir(d, "/etc/dir");
+	static const char list[] = "EACCES /etc/acc\n"
+				   "EINVAL /sys/devices/eth0/carrier\n"
+				   "5 /etc/num\n"
+				   "EIO /etc/dup\nEPERM /etc/dup\n"
+				   "EACCES /etc/dir\n"
+				   /* malformed: ignored */
+				   "EBOGUS /etc/bogus\nEACCES\nEACCES etc/bogus\n EACCES /etc/bogus\n"
+				   "EACCES  /etc/bogus\nEACCES /etc//bogus\nEACCES /etc/./bogus\nEACCES /etc/x/../bogus\n"
+				   "EACCES /etc/bogus/\n0 /etc/bogus\n4096 /etc/bogus\n99999999999999 /etc/bogus\n"
+				   "-13 /etc/bogus\nEACCES /\n\nEACCES /etc/bogus\0\nEACC\0S /etc/bogus\n"
+				   "eacces /etc/bogus\nEACCES /etc/bogus\r\n"
+				   "ENOENT /etc/ok"; /* no newline: still a line, for a file that exists */
+	tu_write_bytes(d, ROOT_UNREADABLE, list, sizeof(list) - 1);
+	assert_int_equal(root_open(d, &r), 0);
+	assert_int_equal(read_ret(r, "/etc/acc"), -EACCES);
+	assert_int_equal(read_ret(r, "/etc/link"), -EACCES); /* by its canonical path */
+	assert_int_equal(read_ret(r, "/sys/class/net/eth0/carrier"), -EINVAL);
+	assert_int_equal(read_ret(r, "/etc/num"), -EIO);
+	assert_int_equal(read_ret(r, "/etc/dup"), -EIO); /* the first line wins */
+	assert_int_equal(read_ret(r, "/etc/dir"), -EISDIR); /* only files */
+	assert_int_equal(read_ret(r, "/etc/ok"), -ENOENT);
+	read_ok(r, "/etc/bogus", "x\n");
+	struct strbuf out = STRBUF_INIT;
+	assert_int_equal(root_read_unrecorded(r, "/etc/acc", ROOT_READ_MAX, &out), -EACCES);
+	/* the other calls are not affected: the file is there */
+	assert_true(root_exists(r, "/etc/acc"));
+	root_free(r);
+
+	/* no list, an empty one, or one too large to read: nothing replayed */
+	tu_write(d, ROOT_UNREADABLE, "");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_int_equal(read_ret(r, "/etc/acc"), 0);
+	root_free(r);
+	size_t big = ROOT_UNREADABLE_MAX + 1;
+	char *buf = xcalloc(big, 1);
+	memcpy(buf, "EACCES /etc/acc\n", 16);
+	memset(buf + 16, '\n', big - 16);
+	tu_write_bytes(d, ROOT_UNREADABLE, buf, big);
+	free(buf);
+	assert_int_equal(root_open(d, &r), 0);
+	assert_int_equal(read_ret(r, "/etc/acc"), 0);
+	root_free(r);
+	/* a list that is a directory or a link out of the tree: ignored */
+	char *p = xasprintf("%s%s", d, ROOT_UNREADABLE);
+	assert_int_equal(unlink(p), 0);
+	free(p);
+	tu_symlink(d, ROOT_UNREADABLE, "/etc/passwd");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_int_equal(read_ret(r, "/etc/acc"), 0);
+	root_free(r);
+	strbuf_release(&out);
+	tu_rmtree(d);
+	free(d);
+}
+
+/* Random lists made of the tokens the format has: opening the tree and
+ * reading through it never fails otherwise than as a listed path says. */
+static void test_unreadable_garbage(void **state)
+{
+	(void)state;
+	static const char *const tokens[] = {
+		"EACCES", "EIO", "13", "0", "99999", " ", "  ", "/", "//", "/etc", "/ok", "/x", ".", "..", "\n", "\r",
+		"\t", "a", "E", "-",
+	};
+	char *d = tu_mkdtemp();
+	tu_write(d, "/etc/ok", "1\n");
+	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT;
+	unsigned seed = 777;
+	for (int round = 0; round < 300; round++) {
+		tu_random_tokens(&text, tokens, ARRAY_SIZE(tokens), (size_t)(round % 61), &seed);
+		tu_write_bytes(d, ROOT_UNREADABLE, text.buf, text.len);
+		struct root *r = NULL;
+		assert_int_equal(root_open(d, &r), 0);
+		int ret = root_read(r, "/etc/ok", ROOT_READ_MAX, &out);
+		/* only a whole line "<name> /etc/ok" may make it fail */
+		if (ret != 0) {
+			assert_true(ret == -EACCES || ret == -EIO);
+			assert_non_null(memmem(text.buf, text.len, " /etc/ok", 8));
+		}
+		root_free(r);
+	}
+	strbuf_release(&text);
+	strbuf_release(&out);
+	tu_rmtree(d);
+	free(d);
+}
+
+static void test_unreadable_line(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	assert_true(root_unreadable_line(&sb, "/etc/profile.d/x.sh", EACCES));
+	assert_true(root_unreadable_line(&sb, "/sys/a b", 524)); /* the kernel's ENOTSUPP has no name */
+	assert_false(root_unreadable_line(&sb, "/etc/new\nline", EIO));
+	assert_string_equal(sb.buf, "EACCES /etc/profile.d/x.sh\n524 /sys/a b\n");
+	strbuf_release(&sb);
+	/* every name reads back as its value; aliases read as theirs */
+	for (int e = 1; e < 4096; e++) {
+		const char *n = errno_name(e);
+		if (n)
+			assert_int_equal(errno_parse(n, strlen(n)), e);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+		/* the names glibc gives (strerrorname_np, glibc 2.32) */
+		const char *g = strerrorname_np(e);
+		if (g && n)
+			assert_string_equal(n, g);
+		else
+			assert_true(!g == !n);
+#endif
+	}
+	assert_int_equal(errno_parse("EWOULDBLOCK", 11), EAGAIN);
+	assert_int_equal(errno_parse("ENOTSUP", 7), EOPNOTSUPP);
+	assert_string_equal(errno_name(EACCES), "EACCES");
+	assert_int_equal(errno_parse("4095", 4), 4095);
+	assert_int_equal(errno_parse("4096", 4), 0);
+	assert_int_equal(errno_parse("013", 3), 0);
+	assert_int_equal(errno_parse("EACCESS", 7), 0);
+	assert_int_equal(errno_parse("", 0), 0);
+}
+
+static void test_incomplete(void **state)
+{
+	struct fx *fx = *state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	tu_write(d, "/etc/x", "1\n");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_false(root_incomplete(r));
+	root_free(r);
+	tu_write(d, ROOT_INCOMPLETE, "");
+	assert_int_equal(root_open(d, &r), 0);
+	assert_true(root_incomplete(r));
+	root_free(r);
+	assert_false(root_incomplete(fx->r));
+	tu_rmtree(d);
+	free(d);
+}
+
+/* What the recorder is told about modes, replayed errors and the reads of
+ * root_read_unrecorded(). */
+static void test_recorder_modes_quiet(void **state)
+{
+	(void)state;
+	char *d = tu_mkdtemp();
+	struct root *r = NULL;
+	struct rec_log log = { .ev = STRV_INIT };
+	const struct root_recorder rec = { .link = rec_link, .file = rec_file, .ud = &log };
+	struct strbuf out = STRBUF_INIT;
+	tu_write(d, "/real/secret.sh", "TOKEN=x\nexport NCCL_A=1\n");
+	tu_write(d, "/real/private", "p\n");
+	tu_write(d, "/real/gone", "");
+	tu_symlink(d, "/etc", "real");
+	char *p = xasprintf("%s/real/private", d);
+	assert_int_equal(chmod(p, 0600), 0);
+	free(p);
+	tu_write(d, ROOT_UNREADABLE, "ENODEV /real/gone\n");
+	assert_int_equal(root_open(d, &r), 0);
+	root_set_recorder(r, &rec);
+
+	/* a file's mode comes with its bytes; a replayed error is recorded */
+	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
+	expect_event(&log, "file /real/private len=2 err=0");
+	assert_int_equal(log.mode & 07777, 0600);
+	assert_true(S_ISREG(log.mode));
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read(r, "/etc/gone", ROOT_READ_MAX, &out), -ENODEV);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/gone len=0 err=-19");
+
+	/* unrecorded: neither the file nor the link to it... */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/secret.sh", ROOT_READ_MAX, &out), 0);
+	assert_int_equal(log.ev.n, 0);
+	/* ...until the caller records what it keeps, at the canonical path */
+	root_record_kept(r, "/etc/secret.sh", "\nexport NCCL_A=1\n", 17);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/secret.sh len=17 err=0");
+	assert_true(S_ISREG(log.mode));
+	/* the quiet walk did not cache the link away from a recorded one */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/secret.sh", ROOT_READ_MAX, &out), 0);
+	assert_int_equal(root_read(r, "/etc/private", ROOT_READ_MAX, &out), 0);
+	expect_event(&log, "link /etc -> real");
+	/* an unrecorded read that fails is recorded, links and all */
+	strv_free(&log.ev);
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_read_unrecorded(r, "/etc/gone", ROOT_READ_MAX, &out), -ENODEV);
+	expect_event(&log, "link /etc -> real");
+	expect_event(&log, "file /real/gone len=0 err=-19");
+	/* data from elsewhere gets the mode it is given */
+	root_record_file(r, "/.gpuready/kmsg", "k\n", 2, 0600);
+	expect_event(&log, "file /.gpuready/kmsg len=2 err=0");
+	assert_int_equal(log.mode, S_IFREG | 0600);
+	root_set_recorder(r, NULL);
+
+	root_free(r);
+	strv_free(&log.ev);
+	strbuf_release(&out);
+	tu_rmtree(d);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +1022,11 @@ int main(void)
 		cmocka_unit_test(test_stand_in),
 		cmocka_unit_test(test_recorder),
 		cmocka_unit_test(test_recorder_efbig),
+		cmocka_unit_test(test_unreadable_replay),
+		cmocka_unit_test(test_unreadable_garbage),
+		cmocka_unit_test(test_unreadable_line),
+		cmocka_unit_test(test_incomplete),
+		cmocka_unit_test(test_recorder_modes_quiet),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,7 +1,9 @@
 /* Unit tests for the config file format parsers (inventory/textfmt):
  * nccl.conf exactly as NCCL's setEnvFile() reads it, shell `export` lines
- * of /etc/profile.d scripts, /etc/environment (pam_env), limits.conf(5).
- * Every parser must survive garbage, truncation and embedded NULs. */
+ * of /etc/profile.d scripts, /etc/environment (pam_env), limits.conf(5),
+ * and what a snapshot keeps of the first three (only what the parsers read
+ * of NCCL_* assignments). Every parser must survive garbage, truncation
+ * and embedded NULs. */
 #include "testutil.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
@@ -362,6 +364,98 @@ static void test_garbage(void **state)
 	}
 }
 
+/* ---- what a snapshot keeps ---- */
+
+static bool is_nccl(const char *name)
+{
+	return strncmp(name, "NCCL_", 5) == 0;
+}
+
+static void on_nccl_assign(void *ud, const char *name, const char *value, unsigned lineno)
+{
+	if (is_nccl(name))
+		on_assign(ud, name, value, lineno);
+}
+
+typedef void (*keep_fn)(const char *, size_t, textfmt_keep_fn, struct strbuf *);
+
+static size_t count_newlines(const char *s, size_t n)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += s[i] == '\n';
+	return c;
+}
+
+/* The property a snapshot relies on: the kept text parses to the same
+ * NCCL_* assignments (same values, same line numbers), has the same lines,
+ * and keeping it again changes nothing. */
+static void expect_keep_exact(parser_fn p, keep_fn k, const char *text, size_t len, struct strbuf *kept)
+{
+	struct strv a = STRV_INIT, b = STRV_INIT;
+	struct strbuf again = STRBUF_INIT;
+	k(text, len, is_nccl, kept);
+	p(text, len, on_nccl_assign, &a);
+	p(kept->buf, kept->len, on_nccl_assign, &b);
+	tu_expect_strv(&b, (const char *const *)a.v, a.n, "assignments parsed from the kept text");
+	assert_int_equal(count_newlines(kept->buf, kept->len), count_newlines(text, len));
+	k(kept->buf, kept->len, is_nccl, &again);
+	assert_int_equal(again.len, kept->len);
+	assert_memory_equal(again.buf, kept->buf, kept->len);
+	strv_free(&a);
+	strv_free(&b);
+	strbuf_release(&again);
+}
+
+static void test_keep(void **state)
+{
+	(void)state;
+	struct strbuf kept = STRBUF_INIT;
+	const char *conf = "NCCL_DEBUG=WARN # a comment NCCL reads as value\n"
+			   "DB_PASSWORD=s3cr3t\n#NCCL_OFF=s3cr3t\nNCCL_DOS=1\r\n=NCCL_X\nNCCL_LAST=1";
+	expect_keep_exact(textfmt_nccl_conf, textfmt_nccl_conf_keep, conf, strlen(conf), &kept);
+	assert_string_equal(kept.buf, "NCCL_DEBUG=WARN # a comment NCCL reads as value\n\n\nNCCL_DOS=1\r\n\nNCCL_LAST=1");
+
+	const char *sh = "# NCCL_ in a comment, s3cr3t\n"
+			 "export TOKEN=s3cr3t\n"
+			 "  export NCCL_A=\"x y\"; export TOKEN=s3cr3t # s3cr3t\n"
+			 "NCCL_B=1 # s3cr3t\n"
+			 "export NCCL_B\n"
+			 "declare -x NCCL_C='c' TOKEN=s3cr3t\n"
+			 "echo NCCL_D=s3cr3t\n"
+			 "export NCCL_E\n"
+			 "NCCL_E=e;s3cr3t\n";
+	expect_keep_exact(textfmt_shell_exports, textfmt_shell_exports_keep, sh, strlen(sh), &kept);
+	assert_string_equal(kept.buf, "\n\n  export NCCL_A=\"x y\"\nNCCL_B=1\nexport NCCL_B\ndeclare -x NCCL_C='c'\n"
+				      "\nexport NCCL_E\nNCCL_E=e\n");
+
+	const char *env = "http_proxy=http://u:s3cr3t@proxy\n  NCCL_A = 1\nNCCL_B=\"b c\"  \nexport NCCL_C=c\n";
+	expect_keep_exact(textfmt_environment, textfmt_environment_keep, env, strlen(env), &kept);
+	assert_string_equal(kept.buf, "\n\nNCCL_B=\"b c\"\nexport NCCL_C=c\n");
+	assert_null(strstr(kept.buf, "s3cr3t"));
+	strbuf_release(&kept);
+}
+
+/* Random texts made of the tokens the three formats care about. */
+static void test_keep_garbage(void **state)
+{
+	(void)state;
+	static const char *const tokens[] = {
+		"NCCL_A", "NCCL_B", "TOKEN", "=", " ", "\t", ";", "\"", "'", "\\", "#", "export ", "export\t",
+		"declare -x ", "\n", "\r", "x", "$", "NCCL_", "_",
+	};
+	struct strbuf text = STRBUF_INIT, kept = STRBUF_INIT;
+	unsigned seed = 4242;
+	for (int round = 0; round < 600; round++) {
+		tu_random_tokens(&text, tokens, sizeof(tokens) / sizeof(tokens[0]), (size_t)(round % 97), &seed);
+		expect_keep_exact(textfmt_nccl_conf, textfmt_nccl_conf_keep, text.buf, text.len, &kept);
+		expect_keep_exact(textfmt_shell_exports, textfmt_shell_exports_keep, text.buf, text.len, &kept);
+		expect_keep_exact(textfmt_environment, textfmt_environment_keep, text.buf, text.len, &kept);
+	}
+	strbuf_release(&text);
+	strbuf_release(&kept);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +468,8 @@ int main(void)
 		cmocka_unit_test(test_environment_spaces),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_keep_garbage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,3 +120,16 @@ void tu_expect_strv(const struct strv *got, const char *const *want, size_t n, c
 		print_message("  want[%zu] \"%s\"\n", i, want[i]);
 	fail_msg("%s differ", what);
 }
+
+void tu_random_tokens(struct strbuf *out, const char *const *tokens, size_t n, size_t count, unsigned *seed)
+{
+	strbuf_reset(out);
+	for (size_t i = 0; i < count; i++) {
+		*seed = *seed * 1103515245u + 12345u;
+		size_t t = (*seed >> 16) % (n + 1);
+		if (t == n)
+			strbuf_addch(out, '\0');
+		else
+			strbuf_adds(out, tokens[t]);
+	}
+}

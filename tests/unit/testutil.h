@@ -30,4 +30,9 @@ struct strv;
  * and fails with what. */
 void tu_expect_strv(const struct strv *got, const char *const *want, size_t n, const char *what);
 
+struct strbuf;
+/* Deterministic garbage for parsers: out becomes `count` picks (a linear
+ * congruential generator on *seed) among tokens[0..n) and a NUL byte. */
+void tu_random_tokens(struct strbuf *out, const char *const *tokens, size_t n, size_t count, unsigned *seed);
+
 #endif
