@@ -77,7 +77,7 @@ t_diskfull() {
 	# error names the file that did not fit
 	"$BIN" snapshot --sysroot "$ROOT" "$mnt/snap/s" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	[ "$rc" -eq 2 ] && contains "$TMP/err" "failed: No space left on device" "snapshot on a full disk: exit 2, says so" \
+	[ "$rc" -eq 2 ] && contains "$TMP/err" ": No space left on device" "snapshot on a full disk: exit 2, says so" \
 		|| { fail "snapshot on a full disk exited $rc"; cat "$TMP/err" >&2; }
 }
 
