@@ -43,17 +43,23 @@ test:
 		meson test -C $(TESTBUILD) --print-errorlogs
 	$(MAKE) fuzz
 
-# libFuzzer smoke run over the file-format parsers (clang only).
+# libFuzzer smoke runs (clang only), FUZZ_SECONDS each, the library instrumented too: the file
+# parsers (seeds in tests/fuzz/seeds), the job's frames and bench net's handshake (seeds in
+# tests/fuzz/seeds-frames and seeds-handshake).
+FUZZ_TARGETS = parsers frames handshake
 fuzz:
 	@if ! command -v clang >/dev/null; then echo "fuzz: clang not installed, skipped"; exit 0; fi; \
 	[ -f $(FUZZBUILD)/build.ninja ] || CC=clang meson setup $(FUZZBUILD) --buildtype=debug -Dtests=enabled -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false >/dev/null; \
-	ninja -C $(FUZZBUILD) tests/fuzz_parsers >/dev/null && \
-	mkdir -p $(FUZZBUILD)/corpus && \
-	./$(FUZZBUILD)/tests/fuzz_parsers -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
-		$(FUZZBUILD)/corpus tests/fuzz/seeds 2>$(FUZZBUILD)/fuzz.log && \
-	echo "fuzz: $$(grep -c . $(FUZZBUILD)/fuzz.log) log lines, no crash in $(FUZZ_SECONDS)s" || \
-	{ tail -40 $(FUZZBUILD)/fuzz.log; exit 1; }
+	for t in $(FUZZ_TARGETS); do \
+		seeds=tests/fuzz/seeds; [ $$t = parsers ] || seeds=tests/fuzz/seeds-$$t; \
+		ninja -C $(FUZZBUILD) tests/fuzz_$$t >/dev/null && \
+		mkdir -p $(FUZZBUILD)/corpus-$$t && \
+		./$(FUZZBUILD)/tests/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+			$(FUZZBUILD)/corpus-$$t $$seeds 2>$(FUZZBUILD)/fuzz-$$t.log && \
+		echo "fuzz $$t: $$(grep -c . $(FUZZBUILD)/fuzz-$$t.log) log lines, no crash in $(FUZZ_SECONDS)s" || \
+		{ tail -40 $(FUZZBUILD)/fuzz-$$t.log; exit 1; }; \
+	done
 
 install: build
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null

@@ -12,7 +12,7 @@ Counting:
   Meson OK, EXPECTEDFAIL                  passed
   Meson SKIP                              skipped, listed with its reason
   Meson FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS, anything else   failed
-  "fuzz: ... no crash"                    passed; "fuzz: clang not installed" skipped;
+  "fuzz[ TARGET]: ... no crash"           passed, each target; "fuzz: clang not installed" skipped;
                                           no fuzz line: failed, unless a test failed before it
   make run exit 0 / otherwise             passed / failed
   make test exit != 0 with no failure counted above: one failure ("make test")
@@ -74,10 +74,12 @@ def count(args):
             text = open(args.test_log, errors="replace").read()
         except OSError:
             text = ""
-        fuzz = re.search(r"^fuzz: .*$", text, re.M)
-        if fuzz and "no crash" in fuzz.group(0):
-            passed += 1
-        elif fuzz and "clang not installed" in fuzz.group(0):
+        lines = re.findall(r"^fuzz(?: [\w-]+)?: .*$", text, re.M)
+        ran = [l for l in lines if "no crash" in l]
+        fuzz = lines[0] if lines else None
+        if ran:
+            passed += len(ran)
+        elif fuzz and "clang not installed" in fuzz:
             skipped += 1
             notes.append("skipped: fuzz: clang not installed")
         elif failures:
