@@ -1,6 +1,7 @@
 /* Challenge-response over a shared job token; see auth.h. */
 #include "auth.h"
 #include "cleanup.h"
+#include "fileio.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -38,51 +39,26 @@ void auth_key_wipe(struct auth_key *key)
 	sodium_memzero(key, sizeof(*key));
 }
 
-/* A token file: a regular file (or a link to one, as Kubernetes mounts
- * secrets) of at most AUTH_TOKEN_MAX bytes plus a newline. */
-static int read_token_file(const char *path, char *buf, size_t cap, size_t *len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	*len = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + *len, cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		*len += (size_t)n;
-		if (*len == cap)
-			return -EFBIG;
-	}
-}
-
 int auth_key_load(const char *token_file, struct auth_key *key, char **err)
 {
-	char *buf = xcalloc(1, AUTH_TOKEN_MAX + 2);
+	struct strbuf sb = STRBUF_INIT;
 	const char *src = token_file ? token_file : "$" AUTH_TOKEN_ENV;
-	size_t len = 0;
 	int r = 0;
 
 	memset(key, 0, sizeof(*key));
 	if (token_file) {
-		r = read_token_file(token_file, buf, AUTH_TOKEN_MAX + 2, &len);
+		/* a regular file (or a link to one, as Kubernetes mounts secrets),
+		 * the token and a newline at most */
+		strbuf_grow(&sb, AUTH_TOKEN_MAX + 2);
+		r = file_read_host(token_file, AUTH_TOKEN_MAX + 2, &sb);
 	} else {
 		const char *v = getenv(AUTH_TOKEN_ENV);
-		if (!v) {
-			free(buf);
+		if (!v)
 			return 0;
-		}
-		len = strnlen(v, AUTH_TOKEN_MAX + 1);
-		memcpy(buf, v, len);
+		strbuf_add(&sb, v, strnlen(v, AUTH_TOKEN_MAX + 1));
 	}
+	char *buf = sb.buf;
+	size_t len = sb.len;
 	while (r == 0 && len > 0 && strchr("\n\r \t", buf[len - 1]))
 		len--;
 	if (r == 0 && len > AUTH_TOKEN_MAX)
@@ -91,13 +67,14 @@ int auth_key_load(const char *token_file, struct auth_key *key, char **err)
 		r = -ENODATA;
 	if (r == 0)
 		r = auth_key_from(buf, len, key);
-	sodium_memzero(buf, AUTH_TOKEN_MAX + 2);
-	free(buf);
+	if (sb.alloc)
+		sodium_memzero(sb.buf, sb.alloc);
+	strbuf_release(&sb);
 	if (r == -ENODATA)
 		*err = xasprintf("job token from %s is empty", src);
 	else if (r == -EFBIG)
 		*err = xasprintf("job token from %s is longer than %d bytes", src, AUTH_TOKEN_MAX);
-	else if (r == -EINVAL && token_file)
+	else if ((r == -EINVAL || r == -EISDIR) && token_file)
 		*err = xasprintf("job token file %s is not a regular file", src);
 	else if (r < 0)
 		*err = xasprintf("cannot read the job token from %s: %s", src, strerror(-r));

@@ -244,3 +244,31 @@ int file_write_json(const char *path, struct json_object *o)
 {
 	return file_write_atomic(path, write_json, o);
 }
+
+int file_read_host(const char *path, size_t max, struct strbuf *out)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char buf[4096];
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		strbuf_add(out, buf, (size_t)n);
+		if (out->len > max)
+			return -EFBIG;
+	}
+}

@@ -15,6 +15,13 @@
  * file written. The temporary file never stays behind: it is removed on
  * every error, and on SIGINT or SIGTERM (see file_pending_remove()). Safe
  * to call from several threads at once. */
+/* Reads a file named on the command line (a host path, not inside the
+ * root) into out: a regular file of at most max bytes, so a FIFO or
+ * /dev/zero cannot hang or eat memory. 0, -EISDIR, -EINVAL (not a regular
+ * file), -EFBIG, or -errno. */
+struct strbuf;
+int file_read_host(const char *path, size_t max, struct strbuf *out);
+
 int file_write_atomic(const char *path, int (*render)(FILE *f, void *ctx), void *ctx);
 
 /* Unlinks the temporary files of the file_write_atomic() calls under way,

@@ -1,6 +1,7 @@
 /* The list of option tables, the defaults and the config file reader (inih). */
 #include "opts/settings.h"
 #include "core/cleanup.h"
+#include "core/fileio.h"
 #include "core/readers.h"
 
 #include <errno.h>
@@ -112,44 +113,13 @@ static unsigned config_bad_line(const struct strbuf *sb, const char **why)
 	return 0;
 }
 
-/* A host file given with --config: a regular file of at most 1 MiB (a FIFO
- * or /dev/zero must not hang or eat memory). */
-static int read_host_file(const char *path, struct strbuf *out)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if (st.st_size > (1 << 20))
-		return -EFBIG;
-	char buf[4096];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		strbuf_add(out, buf, (size_t)n);
-		if (out->len > (1 << 20))
-			return -EFBIG;
-	}
-}
-
 int settings_load_config(struct settings *s, const struct opt_seen *cli, const struct root *r, char **err)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const char *shown;
 	int ret;
 	if (s->config) {
-		ret = read_host_file(s->config, &sb);
+		ret = file_read_host(s->config, 1u << 20, &sb);
 		if (ret < 0) {
 			*err = xasprintf("cannot read config file %s: %s", s->config, strerror(-ret));
 			return ret;

@@ -98,7 +98,7 @@ static void test_key_file(void **state)
 	err = NULL;
 	free(big);
 
-	assert_int_equal(auth_key_load(dir, &k, &err), -EINVAL); /* a directory */
+	assert_int_equal(auth_key_load(dir, &k, &err), -EISDIR); /* a directory */
 	free(err);
 	err = NULL;
 	char *missing = xasprintf("%s/none", dir);
