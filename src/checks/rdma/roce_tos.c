@@ -40,7 +40,7 @@ static int run(struct check_ctx *c)
 		}
 		int tos = p->roce_tos >= 0 ? p->roce_tos : 0;
 		bool unset = p->roce_tos < 0;
-		/* DSCP>>3 is the priority in the default DSCP->priority map (REFERENCE §2, vendor examples). */
+		/* DSCP>>3 is the priority in the default DSCP->priority map (NVIDIA mlnx_qos, trust dscp: DSCP 8n to 8n+7 map to priority n). */
 		if (tos_dscp(tos) == tos_dscp(want)) {
 			check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
 				  tos_describe(tos, d1, sizeof(d1)), unset ? ", kernel default" : "",
