@@ -1,5 +1,6 @@
 /* Running the registered checks; see check.h. */
 #include "check.h"
+#include "core/cleanup.h"
 #include "core/strbuf.h"
 
 #include <fnmatch.h>
@@ -36,6 +37,30 @@ static bool in_area(const char *id, const char *area)
 	return !strncmp(id, area, n) && id[n] == '.';
 }
 
+/* A check that read NCCL_* values while some file that sets them could not
+ * be read: its OK findings become warnings naming the files. */
+static void unsure_without_nccl_files(const struct nccl_config *nc, struct report *rep, size_t from)
+{
+	if (!nc->unreadable.n)
+		return;
+	_cleanup_strbuf_ struct strbuf files = STRBUF_INIT;
+	for (size_t i = 0; i < nc->unreadable.n; i++)
+		strbuf_addf(&files, "%s%s", i ? ", " : "", nc->unreadable.v[i]);
+	for (size_t i = from; i < rep->n; i++) {
+		struct finding *f = rep->v[i];
+		if (f->status != STATUS_OK)
+			continue;
+		f->status = STATUS_WARN;
+		char *m = xasprintf("%s; unverified: NCCL_* may be set in what could not be read: %s", f->message,
+				    files.buf);
+		free(f->message);
+		f->message = m;
+		if (!f->hint)
+			finding_hint(f, "run gpuready as root (sudo gpuready check), or record the snapshot as root, so "
+					"that it can read every file that sets NCCL_* variables");
+	}
+}
+
 int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
 	       const struct check_select *sel, struct report *rep)
 {
@@ -47,7 +72,10 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 		if (!check_selected(sel, d->id))
 			continue;
 		struct check_ctx c = { .inv = inv, .expect = expect, .report = rep, .def = d };
+		size_t before = rep->n;
 		int r = d->run(&c);
+		if (d->nccl_vars)
+			unsure_without_nccl_files(&inv->nccl, rep, before);
 		if (r < 0) {
 			struct finding *f = check_add(&c, STATUS_SKIP, "gpuready",
 						      "internal error in this check: %s", strerror(-r));

@@ -38,6 +38,11 @@ struct check_def {
 	const char *section;  /* title it is shown under */
 	const char *summary;  /* one line, for `gpuready list-checks` and docs */
 	int (*run)(struct check_ctx *c);
+	/* Its verdicts depend on the values of NCCL_* variables: while a file
+	 * that may set them could not be read (inventory nccl.unreadable),
+	 * none of its OK findings is sure, and checks_run() makes each a
+	 * warning that names the file (fail closed, docs/adding-a-check.md). */
+	bool nccl_vars;
 };
 
 /* Adds a finding with this check's id and section. */

@@ -115,7 +115,7 @@ const char *read_strerror(int err)
 	case -ENOENT:
 		return "missing";
 	case -ENODATA:
-		return "empty (unreadable when recorded)";
+		return "empty";
 	case -EINVAL:
 		return "malformed";
 	case -EFBIG:

@@ -141,6 +141,7 @@ struct rdma_gid {
 struct counter {
 	char *name;
 	uint64_t value;
+	int err;            /* listed but unreadable (-errno, -ENODATA empty): value is 0 */
 };
 
 /* What it means when the port counter `name` rises (an error or congestion
@@ -156,6 +157,7 @@ struct rdma_port {
 	int phys_state;     /* -1 unknown */
 	char *phys_name;    /* "LinkUp" */
 	char *link_layer;   /* "Ethernet", "InfiniBand"; NULL unknown */
+	int link_layer_err; /* why link_layer is NULL (-errno, -ENODATA empty) */
 	char *rate;         /* raw rate text */
 	double rate_gbps;   /* 0 unknown */
 	char *netdev;       /* RoCE netdev (gid_attrs/ndevs or PCI net/); NULL */
@@ -180,6 +182,7 @@ struct rdma_dev {
 	int node_type;      /* -1 unknown */
 	char *node_type_name;
 	char *fw_ver, *hca_type, *board_id, *node_guid;
+	int fw_ver_err;     /* why fw_ver is NULL */
 	char *pci_bdf;      /* NULL if no device link */
 	char *uverbs;       /* "uverbs0"; NULL if none found */
 	bool uverbs_node;   /* /dev/infiniband/<uverbs> exists */
@@ -237,6 +240,9 @@ struct tos_writer {
 struct persist_info {
 	struct tos_writer *v;
 	size_t n;
+	/* units, rules and programs that exist but could not be read,
+	 * "path (reason)": whether they persist the ToS is unknown */
+	struct strv unreadable;
 };
 
 /* ---- NCCL configuration ---- */
@@ -258,6 +264,9 @@ struct nccl_config {
 	bool env_known;     /* live, or recorded */
 	struct strv files;  /* config files that were read */
 	struct strv notes;  /* what could not be followed (a relative NCCL_CONF_FILE) */
+	/* Files that exist but could not be read, "path (reason)": what they
+	 * set is unknown, so no verdict that depends on NCCL_* is sure. */
+	struct strv unreadable;
 };
 
 const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name);
@@ -287,12 +296,16 @@ enum nv_flavour { NV_FLAVOUR_UNKNOWN, NV_FLAVOUR_OPEN, NV_FLAVOUR_PROPRIETARY };
 struct nvidia_gpu_info {
 	char *bdf;          /* directory name, "0000:17:00.0" */
 	char *model, *uuid, *vbios, *firmware, *bus_location;
+	int info_err;       /* reading its `information` (-ENODATA: empty); 0 read */
 	int excluded;       /* 1 "GPU Excluded: Yes", 0 No, -1 missing */
 	int minor;          /* /dev/nvidiaN, -1 unknown */
 };
 
 struct nvidia_info {
 	bool proc_present;  /* /proc/driver/nvidia/version readable */
+	int version_err;    /* reading it (-ENODATA: empty) */
+	bool gpus_listed;   /* /proc/driver/nvidia/gpus could be listed (the driver's GPUs) */
+	int gpus_err;       /* listing it, when not */
 	char *version_line; /* "NVRM version: ..." */
 	char *version;      /* "570.124.06", from the version line or the module */
 	enum nv_flavour flavour_proc;  /* from the version line wording */

@@ -18,6 +18,7 @@
 #include "core/parse.h"
 #include "core/readers.h"
 
+#include <errno.h>
 #include <string.h>
 
 struct collect {
@@ -101,8 +102,13 @@ static void read_file(const struct root *r, struct collect *k, const char *path,
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf kept = STRBUF_INIT;
-	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
+	int err = root_read_unrecorded(r, path, 1u << 20, &sb);
+	if (err == -ENOENT)
 		return;
+	if (err < 0) {
+		strv_push(&k->c->unreadable, xasprintf("%s (%s)", path, read_strerror(err)));
+		return;
+	}
 	fmt->keep(sb.buf, sb.len, is_nccl_name, &kept);
 	root_record_kept(r, path, kept.buf, kept.len);
 	strv_add(&k->c->files, path);
@@ -135,7 +141,10 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 	k.layer_start = c->n;
 	read_file(r, &k, "/etc/environment", &environment_fmt);
 	_cleanup_strv_ struct strv prof = STRV_INIT;
-	if (root_list(r, "/etc/profile.d", &prof) == 0)
+	int perr = root_list(r, "/etc/profile.d", &prof);
+	if (perr < 0 && perr != -ENOENT)
+		strv_push(&c->unreadable, xasprintf("/etc/profile.d (%s)", read_strerror(perr)));
+	if (perr == 0)
 		for (size_t i = 0; i < prof.n; i++) {
 			if (!str_endswith(prof.v[i], ".sh"))
 				continue;
@@ -184,5 +193,6 @@ void nccl_config_free(struct nccl_config *c)
 	free(c->v);
 	strv_free(&c->files);
 	strv_free(&c->notes);
+	strv_free(&c->unreadable);
 	memset(c, 0, sizeof(*c));
 }

@@ -8,6 +8,7 @@
 #include "core/readers.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -48,7 +49,10 @@ static void load_gpu_info(const struct root *r, const char *bdf, struct nvidia_g
 	g->bdf = xstrdup(bdf);
 	g->excluded = -1;
 	g->minor = -1;
-	if (read_all(r, &sb, "/proc/driver/nvidia/gpus/%s/information", bdf) < 0)
+	g->info_err = read_all(r, &sb, "/proc/driver/nvidia/gpus/%s/information", bdf);
+	if (g->info_err == 0 && sb.len == 0)
+		g->info_err = -ENODATA;
+	if (g->info_err < 0)
 		return;
 	_cleanup_free_ char *copy = xstrdup(sb.buf);
 	char *save = NULL;
@@ -79,7 +83,8 @@ static void load_gpu_info(const struct root *r, const char *bdf, struct nvidia_g
 int nvidia_load(const struct root *r, struct nvidia_info *n)
 {
 	char *s = NULL;
-	if (read_str(r, &s, "/proc/driver/nvidia/version") == 0) {
+	n->version_err = read_str(r, &s, "/proc/driver/nvidia/version");
+	if (n->version_err == 0) {
 		n->proc_present = true;
 		n->version_line = s;
 		n->flavour_proc = nv_parse_version_line(s, &n->version);
@@ -103,7 +108,9 @@ int nvidia_load(const struct root *r, struct nvidia_info *n)
 			n->peermem_marker = markers[i];
 
 	_cleanup_strv_ struct strv names = STRV_INIT;
-	if (root_list(r, "/proc/driver/nvidia/gpus", &names) == 0 && names.n) {
+	n->gpus_err = root_list(r, "/proc/driver/nvidia/gpus", &names);
+	n->gpus_listed = n->gpus_err == 0;
+	if (n->gpus_listed && names.n) {
 		n->gpus = xcalloc(names.n, sizeof(*n->gpus));
 		for (size_t i = 0; i < names.n; i++)
 			if (is_pci_bdf(names.v[i]))

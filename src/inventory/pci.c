@@ -51,6 +51,8 @@ static void load_resource(const struct root *r, struct pci_dev *d)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	d->resource_err = read_all(r, &sb, "%s/resource", d->path);
+	if (d->resource_err == 0 && sb.len == 0)
+		d->resource_err = -ENODATA;
 	if (d->resource_err < 0)
 		return;
 	const char *p = sb.buf;

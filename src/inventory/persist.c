@@ -17,6 +17,7 @@
 #include "core/parse.h"
 #include "core/readers.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const char *const unit_dirs[] = {
@@ -119,10 +120,19 @@ static void record_kept(const struct root *r, const char *path, const struct str
 
 /* Files are scanned without recording: a snapshot keeps only the ones that
  * matter (they mention the ToS), not every unit and program on the host. */
-static bool file_mentions_tos(const struct root *r, const char *path)
+/* A file that exists but cannot be read: whether it persists the ToS is
+ * unknown, which the check must say rather than "nothing persists it". */
+static int note_unreadable(struct persist_info *p, const char *path, int err)
+{
+	if (err < 0 && err != -ENOENT)
+		strv_push(&p->unreadable, xasprintf("%s (%s)", path, read_strerror(err)));
+	return err;
+}
+
+static bool file_mentions_tos(const struct root *r, struct persist_info *p, const char *path)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0 || !mentions_tos(&sb))
+	if (note_unreadable(p, path, root_read_unrecorded(r, path, 1u << 20, &sb)) < 0 || !mentions_tos(&sb))
 		return false;
 	record_kept(r, path, &sb, KEEP_SCRIPT);
 	return true;
@@ -141,13 +151,13 @@ static void add(struct persist_info *p, const char *kind, const char *path, cons
 }
 
 /* The first program a unit's Exec*= lines run whose text mentions the ToS. */
-static char *unit_script_mentioning(const struct root *r, const struct strbuf *unit)
+static char *unit_script_mentioning(const struct root *r, struct persist_info *p, const struct strbuf *unit)
 {
 	for (const char *l = unit->buf; *l;) {
 		size_t n = strcspn(l, "\n"), a, b;
 		if (exec_program(l, n, &a, &b)) {
 			_cleanup_free_ char *prog = xstrndup(l + a, b - a);
-			if (file_mentions_tos(r, prog))
+			if (file_mentions_tos(r, p, prog))
 				return TAKE_PTR(prog);
 		}
 		l += n + (l[n] == '\n');
@@ -187,10 +197,10 @@ static void scan_units(const struct root *r, struct persist_info *p)
 			strv_add(&seen, names.v[i]);
 			_cleanup_free_ char *path = xasprintf("%s/%s", unit_dirs[d], names.v[i]);
 			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-			if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
+			if (note_unreadable(p, path, root_read_unrecorded(r, path, 1u << 20, &sb)) < 0)
 				continue;
 			_cleanup_free_ char *via = NULL;
-			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, &sb)))
+			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, p, &sb)))
 				continue;
 			record_kept(r, path, &sb, KEEP_UNIT);
 			add(p, "systemd", path, names.v[i], unit_enabled(r, names.v[i]), via);
@@ -201,12 +211,12 @@ static void scan_units(const struct root *r, struct persist_info *p)
 
 /* The first RUN+="/path/prog args" program of a udev rules file whose text
  * mentions the ToS. */
-static char *udev_program_mentioning(const struct root *r, const char *text)
+static char *udev_program_mentioning(const struct root *r, struct persist_info *p, const char *text)
 {
 	size_t n;
 	for (const char *s = text, *q; (q = udev_program(&s, &n)); s += 3) {
 		_cleanup_free_ char *prog = xstrndup(q, n);
-		if (file_mentions_tos(r, prog))
+		if (file_mentions_tos(r, p, prog))
 			return TAKE_PTR(prog);
 	}
 	return NULL;
@@ -223,10 +233,10 @@ static void scan_udev(const struct root *r, struct persist_info *p)
 				continue;
 			_cleanup_free_ char *path = xasprintf("%s/%s", udev_dirs[d], names.v[i]);
 			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-			if (root_read_unrecorded(r, path, 1u << 20, &sb) < 0)
+			if (note_unreadable(p, path, root_read_unrecorded(r, path, 1u << 20, &sb)) < 0)
 				continue;
 			_cleanup_free_ char *via = NULL;
-			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, sb.buf))) {
+			if (mentions_tos(&sb) || (via = udev_program_mentioning(r, p, sb.buf))) {
 				record_kept(r, path, &sb, KEEP_UDEV);
 				add(p, "udev", path, NULL, true, via);
 			}
@@ -238,7 +248,7 @@ int persist_load(const struct root *r, struct persist_info *p)
 {
 	scan_units(r, p);
 	scan_udev(r, p);
-	if (file_mentions_tos(r, "/etc/rc.local"))
+	if (file_mentions_tos(r, p, "/etc/rc.local"))
 		add(p, "script", "/etc/rc.local", NULL, true, NULL);
 	return 0;
 }
@@ -254,4 +264,5 @@ void persist_free(struct persist_info *p)
 	free(p->v);
 	p->v = NULL;
 	p->n = 0;
+	strv_free(&p->unreadable);
 }

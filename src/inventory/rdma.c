@@ -77,11 +77,12 @@ static void load_counters(const struct root *r, const char *dir, struct counter 
 	struct counter *c = xcalloc(names.n, sizeof(*c));
 	size_t n = 0;
 	for (size_t i = 0; i < names.n; i++) {
-		uint64_t v;
-		if (read_u64(r, &v, "%s/%s", dir, names.v[i]) < 0)
-			continue;
+		uint64_t v = 0;
+		int err = read_u64(r, &v, "%s/%s", dir, names.v[i]);
+		/* a counter that is there but cannot be read stays, with why */
 		c[n].name = xstrdup(names.v[i]);
-		c[n].value = v;
+		c[n].value = err < 0 ? 0 : v;
+		c[n].err = err < 0 ? err : 0;
 		n++;
 	}
 	*ret = c;
@@ -153,7 +154,8 @@ static void load_port(const struct root *r, const char *ddir, const char *pci_pa
 			p->phys_state = -1;
 		free(s);
 	}
-	if (read_str(r, &s, "%s/link_layer", pdir) == 0)
+	p->link_layer_err = read_str(r, &s, "%s/link_layer", pdir);
+	if (p->link_layer_err == 0)
 		p->link_layer = s;
 	if (read_str(r, &s, "%s/rate", pdir) == 0) {
 		p->rate = s;
@@ -209,7 +211,7 @@ static void load_dev(const struct root *r, const char *name, struct rdma_dev *d)
 			d->node_type = -1;
 		free(s);
 	}
-	read_str(r, &d->fw_ver, "%s/fw_ver", ddir.buf);
+	d->fw_ver_err = read_str(r, &d->fw_ver, "%s/fw_ver", ddir.buf);
 	read_str(r, &d->hca_type, "%s/hca_type", ddir.buf);
 	read_str(r, &d->board_id, "%s/board_id", ddir.buf);
 	read_str(r, &d->node_guid, "%s/node_guid", ddir.buf);

@@ -80,20 +80,23 @@ const struct rdma_dev *topo_nearest_nic(const struct inventory *inv, const struc
 	return best;
 }
 
+bool topo_is_gpu(const struct inventory *inv, const struct pci_dev *p)
+{
+	bool gpu = pci_is_nvidia_gpu(p);
+	/* a recording without vendor/device files, or a class that cannot be
+	 * read: the NVIDIA driver's own GPU list names it */
+	for (size_t k = 0; !gpu && (p->ids_err || p->class_err) && k < inv->nvidia.n_gpus; k++)
+		gpu = !strcasecmp(inv->nvidia.gpus[k].bdf, p->bdf);
+	return gpu;
+}
+
 size_t topo_gpus(const struct inventory *inv, const struct pci_dev ***ret)
 {
 	const struct pci_dev **v = xcalloc(inv->pci.n + 1, sizeof(*v));
 	size_t n = 0;
-	for (size_t i = 0; i < inv->pci.n; i++) {
-		const struct pci_dev *p = &inv->pci.v[i];
-		bool gpu = pci_is_nvidia_gpu(p);
-		/* a recording without vendor/device files: the NVIDIA driver's
-		 * own GPU list names it */
-		for (size_t k = 0; !gpu && p->ids_err && k < inv->nvidia.n_gpus; k++)
-			gpu = !strcasecmp(inv->nvidia.gpus[k].bdf, p->bdf);
-		if (gpu)
-			v[n++] = p;
-	}
+	for (size_t i = 0; i < inv->pci.n; i++)
+		if (topo_is_gpu(inv, &inv->pci.v[i]))
+			v[n++] = &inv->pci.v[i];
 	*ret = v;
 	return n;
 }

@@ -29,5 +29,8 @@ const struct rdma_dev *topo_nearest_nic(const struct inventory *inv, const struc
 
 /* NVIDIA GPUs on PCI, in BDF order, into a malloc'd array. */
 size_t topo_gpus(const struct inventory *inv, const struct pci_dev ***ret);
+/* One function of topo_gpus(): an NVIDIA GPU by its PCI IDs and class, or,
+ * when those cannot be read, by the driver's GPU list. */
+bool topo_is_gpu(const struct inventory *inv, const struct pci_dev *p);
 
 #endif

@@ -183,13 +183,21 @@ static const struct net_counter_delta *delta_named(const struct net_counter_delt
 static void test_counters_delta(void **state)
 {
 	(void)state;
-	struct counter cb[] = { { (char *)"symbol_error", 5 }, { (char *)"port_xmit_data", 100 },
-				{ (char *)"link_downed", 2 }, { (char *)"port_rcv_errors", 9 } };
-	struct counter ca[] = { { (char *)"symbol_error", 8 }, { (char *)"port_xmit_data", 900 },
-				{ (char *)"link_downed", 2 }, { (char *)"port_rcv_errors", 0 },
-				{ (char *)"port_xmit_discards", 4 } };
-	struct counter hb[] = { { (char *)"out_of_sequence", 0 }, { (char *)"np_cnp_sent", 1 }, { (char *)"lifespan", 10 } };
-	struct counter ha[] = { { (char *)"out_of_sequence", 120 }, { (char *)"np_cnp_sent", 1 }, { (char *)"lifespan", 12 } };
+	struct counter cb[] = { { .name = (char *)"symbol_error", .value = 5 },
+				{ .name = (char *)"port_xmit_data", .value = 100 },
+				{ .name = (char *)"link_downed", .value = 2 },
+				{ .name = (char *)"port_rcv_errors", .value = 9 } };
+	struct counter ca[] = { { .name = (char *)"symbol_error", .value = 8 },
+				{ .name = (char *)"port_xmit_data", .value = 900 },
+				{ .name = (char *)"link_downed", .value = 2 },
+				{ .name = (char *)"port_rcv_errors", .value = 0 },
+				{ .name = (char *)"port_xmit_discards", .value = 4 } };
+	struct counter hb[] = { { .name = (char *)"out_of_sequence", .value = 0 },
+				{ .name = (char *)"np_cnp_sent", .value = 1 },
+				{ .name = (char *)"lifespan", .value = 10 } };
+	struct counter ha[] = { { .name = (char *)"out_of_sequence", .value = 120 },
+				{ .name = (char *)"np_cnp_sent", .value = 1 },
+				{ .name = (char *)"lifespan", .value = 12 } };
 	struct rdma_port b = { .counters = cb, .n_counters = 4, .hw_counters = hb, .n_hw_counters = 3 };
 	struct rdma_port a = { .counters = ca, .n_counters = 5, .hw_counters = ha, .n_hw_counters = 3 };
 	struct net_counter_delta *v = NULL;

@@ -107,7 +107,7 @@ static void delta_add(const struct counter *b, size_t nb, const struct counter *
 		for (size_t k = 0; k < nb && !before; k++)
 			if (!strcmp(b[k].name, a[i].name))
 				before = &b[k];
-		if (!before || before->value == a[i].value || !strcmp(a[i].name, "lifespan"))
+		if (!before || before->err || a[i].err || before->value == a[i].value || !strcmp(a[i].name, "lifespan"))
 			continue;
 		*v = xreallocarray(*v, *n + 1, sizeof(**v));
 		struct net_counter_delta *d = &(*v)[(*n)++];

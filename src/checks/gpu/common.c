@@ -1,6 +1,7 @@
 /* GPU/GPUDirect policy helpers; see common.h. */
 #include "common.h"
 #include "core/parse.h"
+#include "core/readers.h"
 #include "core/strbuf.h"
 
 #include <stdio.h>
@@ -168,6 +169,36 @@ size_t gpu_pairs(const struct inventory *inv, struct gpu_pair **ret)
 	}
 	free(gpus);
 	*ret = v;
+	return n;
+}
+
+const char *pci_maybe_gpu(const struct inventory *inv, const struct pci_dev *p)
+{
+	if (topo_is_gpu(inv, p))
+		return NULL;
+	bool display = !p->class_err && (p->class_code >> 16) == 0x03;
+	if (p->ids_err && p->vendor == 0 && (p->class_err || display))
+		return "vendor";
+	if (p->vendor == VENDOR_NVIDIA && p->class_err)
+		return "class";
+	if (p->vendor == VENDOR_NVIDIA && p->ids_err && display)
+		return "device";
+	return NULL;
+}
+
+size_t gpu_unidentified(const struct inventory *inv, struct strbuf *files)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		const char *attr = pci_maybe_gpu(inv, p);
+		if (!attr)
+			continue;
+		n++;
+		if (files)
+			strbuf_addf(files, "%s/sys/bus/pci/devices/%s/%s: %s", files->len ? ", " : "", p->bdf, attr,
+				    read_strerror(!strcmp(attr, "class") ? p->class_err : p->ids_err));
+	}
 	return n;
 }
 

@@ -60,6 +60,15 @@ struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, b
  * (the module list, or /proc/driver/nvidia). */
 bool gpu_nvidia_loaded(const struct inventory *inv);
 
+/* A PCI function that could be an NVIDIA GPU but cannot be identified,
+ * because the attribute this returns ("vendor", "device" or "class") could
+ * not be read and the driver does not list it; NULL when it is identified
+ * (topo_is_gpu() or not a GPU). Such a function is not counted
+ * as a GPU, and no count may be called right while one exists. */
+const char *pci_maybe_gpu(const struct inventory *inv, const struct pci_dev *p);
+/* How many such functions; with files, appends "<file>: <reason>" for each. */
+size_t gpu_unidentified(const struct inventory *inv, struct strbuf *files);
+
 /* GPU<->NIC pairs: for every NVIDIA GPU on PCI, its nearest RDMA device. */
 struct gpu_pair {
 	const struct pci_dev *gpu;

@@ -3,6 +3,7 @@
  * live). A layer that sees fewer pinpoints where a GPU got lost. */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,17 @@ static int run(struct check_ctx *c)
 	strbuf_addf(&seen, "PCI %zu", pci);
 	if (pci != want)
 		strbuf_addf(&short_, "%sPCI", short_.len ? ", " : "");
-	if (inv->nvidia.proc_present) {
+	const char *unknown = NULL; /* a layer that should see the GPUs but cannot be read */
+	if (inv->nvidia.gpus_listed) {
 		size_t ok = 0;
 		for (size_t i = 0; i < inv->nvidia.n_gpus; i++)
 			ok += inv->nvidia.gpus[i].excluded != 1;
 		strbuf_addf(&seen, ", driver %zu", ok);
 		if (ok != want)
 			strbuf_addf(&short_, "%sdriver", short_.len ? ", " : "");
+	} else if (gpu_nvidia_loaded(inv)) {
+		unknown = read_strerror(inv->nvidia.gpus_err);
+		strbuf_addf(&seen, ", driver unknown (/proc/driver/nvidia/gpus: %s)", unknown);
 	}
 	if (inv->nvml && inv->nvml->loaded) {
 		strbuf_addf(&seen, ", NVML %zu", inv->nvml->n);
@@ -50,6 +55,22 @@ static int run(struct check_ctx *c)
 					      seen.buf, short_.buf);
 		finding_hint(f, "the first layer that sees fewer is where a GPU is lost: PCI (hardware/BIOS), "
 				"driver (dmesg | grep NVRM), NVML/CUDA (reset), PyTorch (CUDA_VISIBLE_DEVICES)");
+	} else if (gpu_unidentified(inv, NULL)) {
+		struct strbuf files = STRBUF_INIT;
+		gpu_unidentified(inv, &files);
+		struct finding *f = check_add(c, STATUS_WARN, "gpu count",
+					      "expected %zu GPUs; seen: %s; PCI functions that may be GPUs cannot be "
+					      "identified (%s)",
+					      want, seen.buf, files.buf);
+		finding_hint(f, "`lspci -nn -d 10de:` lists NVIDIA's functions; if a file cannot be read, run "
+				"gpuready as root");
+		strbuf_release(&files);
+	} else if (unknown) {
+		struct finding *f = check_add(c, STATUS_WARN, "gpu count",
+					      "expected %zu GPUs; seen: %s: the driver's count cannot be compared", want,
+					      seen.buf);
+		finding_hint(f, "`ls /proc/driver/nvidia/gpus` lists the GPUs the driver attached; if it cannot be "
+				"read, run gpuready as root");
 	} else {
 		check_add(c, STATUS_OK, "gpu count", "%zu GPUs at every layer: %s%s", want, seen.buf,
 			  inv->live ? "" : " (NVML, CUDA and PyTorch are live-only)");

@@ -5,6 +5,7 @@
  * row-remapping failures). */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,13 @@ static int run(struct check_ctx *c)
 	const struct pci_dev **gpus = NULL;
 	size_t n = topo_gpus(inv, &gpus);
 	struct finding *f;
-	if (n == 0 || (!inv->nvidia.proc_present && !inv->nvidia.n_gpus)) {
+	if (n == 0 || !inv->nvidia.gpus_listed) {
 		bool loaded = modules_state(&inv->modules, "nvidia") == MODULE_LOADED;
-		check_add(c, STATUS_SKIP, "gpu", "%s",
+		check_add(c, STATUS_SKIP, "gpu",
 			  n == 0  ? "no NVIDIA GPU on PCI"
-			  : loaded ? "/proc/driver/nvidia is not recorded in this tree: the driver's GPU list is unknown"
-				   : "the NVIDIA driver is not loaded (no /proc/driver/nvidia)");
+			  : loaded ? "the driver's GPU list is unknown: /proc/driver/nvidia/gpus: %s"
+				   : "the NVIDIA driver is not loaded (no /proc/driver/nvidia)",
+			  read_strerror(inv->nvidia.gpus_err));
 		free(gpus);
 		return 0;
 	}
@@ -37,6 +39,15 @@ static int run(struct check_ctx *c)
 			finding_hint(f, "dmesg | grep -i nvrm for the reason; a GPU reset (nvidia-smi -r -i %s) or a "
 					"reboot",
 				     p->bdf);
+			continue;
+		}
+		if (g->info_err < 0) {
+			f = check_add(c, STATUS_WARN, p->bdf,
+				      "cannot tell whether the driver excluded it: /proc/driver/nvidia/gpus/%s/information: %s",
+				      p->bdf, read_strerror(g->info_err));
+			finding_hint(f, "`cat /proc/driver/nvidia/gpus/%s/information` must list \"GPU Excluded\"; "
+					"`nvidia-smi -q -i %s` shows the GPU's state",
+				     p->bdf, p->bdf);
 			continue;
 		}
 		if (g->excluded == 1) {

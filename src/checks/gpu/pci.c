@@ -8,6 +8,7 @@
  * at all is a fail: this tool verifies GPU nodes. */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,19 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_FAIL, p->bdf, "%s is bound to %s, not nvidia: CUDA cannot use it", model,
 			      p->driver ? p->driver : "no driver");
 		finding_hint(f, "%s", binding_hint(p->driver));
+	}
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		const char *attr = pci_maybe_gpu(inv, p);
+		if (!attr)
+			continue;
+		f = check_add(c, STATUS_WARN, p->bdf,
+			      "PCI function of unknown %s (/sys/bus/pci/devices/%s/%s: %s): it may be a GPU, and is not "
+			      "counted as one",
+			      attr, p->bdf, attr, read_strerror(!strcmp(attr, "class") ? p->class_err : p->ids_err));
+		finding_hint(f, "`lspci -nn -s %s` names the function; if the file cannot be read, run gpuready as "
+				"root",
+			     p->bdf);
 	}
 	if (c->expect->expect_gpus > 0 && (int)n != c->expect->expect_gpus) {
 		f = check_add(c, STATUS_FAIL, "gpu count", "%zu NVIDIA GPUs on PCI, expected %d (--expect-gpus)", n,

@@ -11,6 +11,7 @@
  * GPU memory for peers through it. */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,7 +69,8 @@ static void link_check(struct check_ctx *c, const struct pci_dev *p, const char 
 static void bar1(struct check_ctx *c, const struct pci_dev *p, const char *what)
 {
 	if (p->resource_err) {
-		check_add(c, STATUS_SKIP, p->bdf, "%s: BAR1 unknown (resource file not readable)", what);
+		check_add(c, STATUS_SKIP, p->bdf, "%s: BAR1 unknown (/sys/bus/pci/devices/%s/resource: %s)", what, p->bdf,
+			  read_strerror(p->resource_err));
 		return;
 	}
 	/* resource line 1 is BAR0, 2 is BAR1 when BAR0 is 32-bit; 64-bit BARs
@@ -88,6 +90,10 @@ static void bar1(struct check_ctx *c, const struct pci_dev *p, const char *what)
 				"NVreg_EnableResizableBar=1), then reboot");
 	} else if (b1) {
 		check_add(c, STATUS_OK, p->bdf, "%s: BAR1 %.0f GiB", what, gib);
+	} else {
+		check_add(c, STATUS_SKIP, p->bdf, "%s: BAR1 unknown (/sys/bus/pci/devices/%s/resource lists no BAR "
+						  "after BAR0)",
+			  what, p->bdf);
 	}
 }
 

@@ -3,6 +3,7 @@
 #include "checks/check.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
+#include "core/readers.h"
 #include "core/strbuf.h"
 
 #include <ctype.h>
@@ -80,6 +81,26 @@ bool port_is_roce(const struct rdma_port *p)
 bool port_is_ib(const struct rdma_port *p)
 {
 	return p->link_layer && !strcmp(p->link_layer, "InfiniBand");
+}
+
+bool port_link_unknown(const struct rdma_port *p)
+{
+	return !p->link_layer;
+}
+
+bool port_link_known(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *what)
+{
+	if (!port_link_unknown(p))
+		return true;
+	char lbl[96];
+	struct finding *f = check_add(c, STATUS_WARN, port_label(d, p, lbl, sizeof(lbl)),
+				      "link layer unknown (/sys/class/infiniband/%s/ports/%u/link_layer: %s): cannot "
+				      "tell whether %s applies",
+				      d->name, p->num, read_strerror(p->link_layer_err), what);
+	finding_hint(f, "`cat /sys/class/infiniband/%s/ports/%u/link_layer` must print Ethernet or InfiniBand "
+			"(`rdma link show %s/%u`); if it cannot be read, run gpuready as root",
+		     d->name, p->num, d->name, p->num);
+	return false;
 }
 
 bool port_active(const struct rdma_port *p)
@@ -337,13 +358,21 @@ bool node_has_rdma_hw(const struct inventory *inv)
 }
 
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
-			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings)
+			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings, struct strbuf *unread, bool all_expected)
 {
 	size_t seen = 0;
-	for (size_t e = 0; e < n_names; e++)
+	for (size_t e = 0; e < n_names; e++) {
+		bool found = false;
 		for (size_t k = 0; k < n; k++) {
 			if (strcmp(cs[k].name, names[e]))
 				continue;
+			found = true;
+			if (cs[k].err) {
+				if (unread)
+					strbuf_addf(unread, "%s%s (%s)", unread->len ? ", " : "", names[e],
+						    read_strerror(cs[k].err));
+				continue;
+			}
 			unsigned long long v = cs[k].value;
 			seen++;
 			if (all)
@@ -354,7 +383,23 @@ size_t counters_summary(const struct counter *cs, size_t n, const char *const *n
 			if (m)
 				strbuf_addf(meanings, "%s%s: %s", meanings->len ? "; " : "", names[e], m);
 		}
+		if (!found && unread && all_expected)
+			strbuf_addf(unread, "%s%s (missing)", unread->len ? ", " : "", names[e]);
+	}
 	return seen;
+}
+
+void counters_unread_warn(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *what,
+			  const char *dir, const struct strbuf *unread, const struct strbuf *nonzero)
+{
+	char lbl[96];
+	struct finding *f = check_add(c, STATUS_WARN, port_label(d, p, lbl, sizeof(lbl)),
+				      "%s counters cannot be read in /sys/class/infiniband/%s/ports/%u/%s: %s%s%s", what,
+				      d->name, p->num, dir, unread->buf, nonzero->len ? "; nonzero: " : "",
+				      nonzero->buf);
+	finding_hint(f, "`grep . /sys/class/infiniband/%s/ports/%u/%s/*` shows them; if they cannot be read, run "
+			"gpuready as root",
+		     d->name, p->num, dir);
 }
 
 enum nccl_int_outcome nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max,

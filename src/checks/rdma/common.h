@@ -33,6 +33,14 @@ const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d
 bool port_is_roce(const struct rdma_port *p);
 bool port_is_ib(const struct rdma_port *p);
 bool port_active(const struct rdma_port *p);
+/* The port's link_layer could not be read (port_is_roce and port_is_ib are
+ * then both false, and neither answer may be assumed). */
+bool port_link_unknown(const struct rdma_port *p);
+/* For a check that applies to one link layer: false when the port's link
+ * layer could not be read, after adding a warning (subject: the port) that
+ * names the file and says that `what` cannot be judged (fail closed:
+ * such a port is never passed over in silence). */
+bool port_link_known(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *what);
 /* "mlx5_0/1" into buf. */
 const char *port_label(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size);
 
@@ -140,9 +148,20 @@ bool node_has_rdma_hw(const struct inventory *inv);
  * ones to nonzero and of all present ones to all (either may be NULL);
  * returns how many of the names are present. When meanings is not NULL,
  * "name: what it means" (rdma_counter_meaning) of each nonzero one is
- * appended to it, "; "-separated. */
+ * appended to it, "; "-separated. When unread is not NULL, "name (reason)"
+ * of each named counter that is listed but cannot be read is appended to
+ * it, and with all_expected also each named counter that is not there at
+ * all (the PMA counters come as one group: one missing is damage). Those
+ * are not counted as present. */
 size_t counters_summary(const struct counter *cs, size_t n, const char *const *names, size_t n_names,
-			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings);
+			struct strbuf *nonzero, struct strbuf *all, struct strbuf *meanings, struct strbuf *unread,
+			bool all_expected);
+
+/* The warning for a port whose named counters (counters_summary()'s
+ * unread, "what" counters in ports/N/<dir>) cannot all be read, with the
+ * nonzero ones that could. */
+void counters_unread_warn(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *what,
+			  const char *dir, const struct strbuf *unread, const struct strbuf *nonzero);
 
 /* What nccl_int_var() found. */
 enum nccl_int_outcome {

@@ -6,6 +6,7 @@
  * hca_type). */
 #include "checks/check.h"
 #include "common.h"
+#include "core/readers.h"
 
 #include <string.h>
 
@@ -23,8 +24,8 @@ static int run(struct check_ctx *c)
 			continue;
 		strv_add(&done, model);
 		struct strv versions = STRV_INIT;
-		struct strbuf who = STRBUF_INIT;
-		size_t count = 0;
+		struct strbuf who = STRBUF_INIT, unread = STRBUF_INIT;
+		size_t count = 0, unknown = 0;
 		for (size_t k = i; k < inv->rdma.n; k++) {
 			const struct rdma_dev *d = &inv->rdma.v[k];
 			if (strcmp(rdma_dev_model(inv, d), model))
@@ -35,6 +36,11 @@ static int run(struct check_ctx *c)
 			if (d->fw_ver && !strv_contains(&versions, fw))
 				strv_add(&versions, fw);
 			strbuf_addf(&who, "%s%s=%s", who.len ? ", " : "", d->name, fw);
+			if (!d->fw_ver) {
+				unknown++;
+				strbuf_addf(&unread, "%s/sys/class/infiniband/%s/fw_ver: %s", unread.len ? ", " : "",
+					    d->name, read_strerror(d->fw_ver_err));
+			}
 		}
 		if (versions.n > 1) {
 			struct finding *f = check_add(c, STATUS_WARN, model, "%zu NICs run %zu firmware versions: %s",
@@ -42,14 +48,21 @@ static int run(struct check_ctx *c)
 			finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
 					"`mlxfwmanager -u`), then reboot or `mlxfwreset`",
 				     model);
+		} else if (versions.n == 1 && unknown) {
+			struct finding *f = check_add(c, STATUS_WARN, model,
+						      "%zu of %zu NICs on firmware %s; the others' cannot be read (%s)",
+						      count - unknown, count, versions.v[0], unread.buf);
+			finding_hint(f, "`mlxfwmanager --query` (or `ethtool -i <netdev>`, firmware-version) shows "
+					"every NIC's firmware");
 		} else if (versions.n == 1) {
 			check_add(c, STATUS_OK, model, "%zu NIC%s on firmware %s", count, count == 1 ? "" : "s",
 				  versions.v[0]);
 		} else {
-			check_add(c, STATUS_SKIP, model, "firmware version unreadable");
+			check_add(c, STATUS_SKIP, model, "firmware version unreadable (%s)", unread.buf);
 		}
 		strv_free(&versions);
 		strbuf_release(&who);
+		strbuf_release(&unread);
 	}
 	strv_free(&done);
 	return 0;

@@ -27,9 +27,12 @@ static int run(struct check_ctx *c)
 			check_add(c, STATUS_SKIP, lbl, "no hw_counters (only some drivers, e.g. mlx5, have them)");
 			continue;
 		}
-		struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT, why = STRBUF_INIT;
-		counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all, &why);
-		if (bad.len) {
+		struct strbuf bad = STRBUF_INIT, all = STRBUF_INIT, why = STRBUF_INIT, unread = STRBUF_INIT;
+		counters_summary(p->hw_counters, p->n_hw_counters, retrans, ARRAY_SIZE(retrans), &bad, &all, &why,
+				 &unread, false);
+		if (unread.len) {
+			counters_unread_warn(c, d, p, "retransmission", "hw_counters", &unread, &bad);
+		} else if (bad.len) {
 			struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
 						      bad.buf);
 			finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
@@ -41,6 +44,7 @@ static int run(struct check_ctx *c)
 		strbuf_release(&bad);
 		strbuf_release(&all);
 		strbuf_release(&why);
+		strbuf_release(&unread);
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

@@ -46,6 +46,8 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 		check_add(c, STATUS_SKIP, lbl, "rate unreadable under the root");
 		return;
 	}
+	if (p->netdev && !port_link_known(c, d, p, "the speed of its network interface"))
+		return;
 	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
 	double gbps = port_gbps(inv, p);
 	const char *model = rdma_dev_model(inv, d);

@@ -89,9 +89,8 @@ static int run(struct check_ctx *c)
 			}
 		} else if (port_is_ib(p)) {
 			ib_port(c, p, lbl);
-		} else {
-			check_add(c, STATUS_SKIP, lbl, "link layer %s: no MTU rule",
-				  p->link_layer ? p->link_layer : "unknown");
+		} else if (port_link_known(c, d, p, "the RoCE or the InfiniBand MTU rule")) {
+			check_add(c, STATUS_SKIP, lbl, "link layer %s: no MTU rule", p->link_layer);
 		}
 	}
 	if (ports == 0) {

@@ -88,4 +88,5 @@ const struct check_def check_rdma_nccl_debug = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_DEBUG is not INFO/TRACE permanently; NCCL_DEBUG_SUBSYS names are valid",
 	.run = run,
+	.nccl_vars = true,
 };

@@ -59,4 +59,5 @@ const struct check_def check_rdma_nccl_ib_disable = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_DISABLE / NCCL_NET do not force NCCL onto TCP sockets",
 	.run = run,
+	.nccl_vars = true,
 };

@@ -137,4 +137,5 @@ const struct check_def check_rdma_nccl_ib_hca = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_HCA, read with NCCL's matching rules, selects existing active ports",
 	.run = run,
+	.nccl_vars = true,
 };

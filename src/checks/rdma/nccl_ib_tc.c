@@ -22,7 +22,7 @@ static int run(struct check_ctx *c)
 	bool roce = false;
 
 	for_each_rdma_port(&inv->rdma, d, p)
-		roce |= port_is_roce(p);
+		roce |= port_is_roce(p) || port_link_unknown(p);
 	if (!roce) {
 		check_add(c, STATUS_SKIP, "NCCL_IB_TC", "no RoCE ports (InfiniBand uses NCCL_IB_SL)");
 		return 0;
@@ -79,4 +79,5 @@ const struct check_def check_rdma_nccl_ib_tc = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_TC carries the expected DSCP and matches the rdma_cm ToS",
 	.run = run,
+	.nccl_vars = true,
 };

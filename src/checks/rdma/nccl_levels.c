@@ -68,4 +68,5 @@ const struct check_def check_rdma_nccl_levels = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_NET_GDR_LEVEL and NCCL_P2P_LEVEL hold values NCCL understands",
 	.run = run,
+	.nccl_vars = true,
 };

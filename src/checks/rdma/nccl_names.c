@@ -180,4 +180,5 @@ const struct check_def check_rdma_nccl_names = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_* names are ones NCCL reads: no typos, retired names or names with spaces",
 	.run = run,
+	.nccl_vars = true,
 };

@@ -80,4 +80,5 @@ const struct check_def check_rdma_nccl_ranges = {
 	.section = "NCCL Configuration",
 	.summary = "numeric NCCL variables (IB timeout, retry count, SL, QPs, socket threads) are in range",
 	.run = run,
+	.nccl_vars = true,
 };

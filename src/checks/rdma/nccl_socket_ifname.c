@@ -101,4 +101,5 @@ const struct check_def check_rdma_nccl_socket_ifname = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_SOCKET_IFNAME selects existing interfaces that are up",
 	.run = run,
+	.nccl_vars = true,
 };

@@ -18,6 +18,10 @@ static int run(struct check_ctx *c)
 	size_t roce = 0;
 	char lbl[96];
 	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_link_known(c, d, p, "a RoCE network interface is needed")) {
+			roce++;
+			continue;
+		}
 		if (!port_is_roce(p))
 			continue;
 		roce++;

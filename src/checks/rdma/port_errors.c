@@ -27,10 +27,12 @@ static int run(struct check_ctx *c)
 			check_add(c, STATUS_SKIP, lbl, "no counters readable");
 			continue;
 		}
-		struct strbuf bad = STRBUF_INIT, why = STRBUF_INIT;
+		struct strbuf bad = STRBUF_INIT, why = STRBUF_INIT, unread = STRBUF_INIT;
 		size_t seen = counters_summary(p->counters, p->n_counters, error_counters, ARRAY_SIZE(error_counters),
-					       &bad, NULL, &why);
-		if (bad.len) {
+					       &bad, NULL, &why, &unread, true);
+		if (unread.len) {
+			counters_unread_warn(c, d, p, "error", "counters", &unread, &bad);
+		} else if (bad.len) {
 			struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
 			finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink`, switch "
 					"logs); clear with `perfquery -R` and watch whether they grow", why.buf);
@@ -39,6 +41,7 @@ static int run(struct check_ctx *c)
 		}
 		strbuf_release(&bad);
 		strbuf_release(&why);
+		strbuf_release(&unread);
 	}
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");

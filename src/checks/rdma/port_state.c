@@ -25,7 +25,7 @@ static int run(struct check_ctx *c)
 		ports++;
 		port_label(d, p, lbl, sizeof(lbl));
 		const char *ll = port_is_roce(p) ? "RoCE" : port_is_ib(p) ? "InfiniBand"
-									 : p->link_layer ? p->link_layer : "unknown link layer";
+									 : p->link_layer ? p->link_layer : "link layer unreadable";
 		const char *st = p->state_name ? p->state_name : "unknown";
 		const char *ph = p->phys_name ? p->phys_name : "unknown";
 		if (port_active(p) && p->phys_state == PHYS_LINKUP) {

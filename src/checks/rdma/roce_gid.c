@@ -67,6 +67,10 @@ static int run(struct check_ctx *c)
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
 	for_each_rdma_port(&c->inv->rdma, d, p) {
+		if (!port_link_known(c, d, p, "a RoCE v2 GID is needed")) {
+			roce++;
+			continue;
+		}
 		if (!port_is_roce(p))
 			continue;
 		roce++;

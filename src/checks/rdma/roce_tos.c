@@ -26,6 +26,10 @@ static int run(struct check_ctx *c)
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
 	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_link_known(c, d, p, "the RDMA-CM ToS (RoCE only)")) {
+			roce++;
+			continue;
+		}
 		if (!port_is_roce(p))
 			continue;
 		roce++;

@@ -17,7 +17,7 @@ static int run(struct check_ctx *c)
 	const struct rdma_port *p;
 	bool roce = false;
 	for_each_rdma_port(&inv->rdma, d, p)
-		roce |= port_is_roce(p);
+		roce |= port_is_roce(p) || port_link_unknown(p);
 	if (!roce) {
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports");
 		return 0;
@@ -47,6 +47,13 @@ static int run(struct check_ctx *c)
 		finding_hint(f, "systemctl enable --now %s", disabled->unit);
 		return 0;
 	}
+	for (size_t i = 0; i < ps->unreadable.n; i++) {
+		f = check_add(c, STATUS_WARN, SUBJECT_NODE, "%s: cannot tell whether it sets default_roce_tos at boot",
+			      ps->unreadable.v[i]);
+		finding_hint(f, "run gpuready as root (sudo gpuready check), or record the snapshot as root");
+	}
+	if (ps->unreadable.n)
+		return 0;
 	f = check_add(c, STATUS_WARN, SUBJECT_NODE,
 		      "nothing sets default_roce_tos at boot (no systemd unit, udev rule or rc.local mentions it): "
 		      "configfs values are lost at reboot");
