@@ -95,6 +95,16 @@ t_config() {
 	expect_exit 0 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --no-color && contains "$TMP/out" "below the expected 800 Gb/s" "--config FILE"
 	expect_exit 2 "$BIN" rdma --sysroot "$root" --config "$TMP/missing.conf" && contains "$TMP/err" "cannot read config file" "missing --config"
 	expect_exit 1 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --strict && pass "--strict turns warnings into exit 1"
+	# --min-cuda is MAJOR.MINOR, on the command line and in the file; anything else is a usage error
+	expect_exit 0 "$BIN" gpu --sysroot "$root" --min-cuda 12.8 && pass "--min-cuda 12.8 is taken"
+	for v in 12.8.1 abc 12 "" 12.x; do
+		expect_exit 2 "$BIN" gpu --sysroot "$root" --min-cuda "$v" &&
+			contains "$TMP/err" "--min-cuda: '$v' is not a CUDA version MAJOR.MINOR" "--min-cuda '$v' is refused"
+	done
+	printf 'min_cuda = 12.8.1\n' >"$TMP/cuda.conf"
+	expect_exit 2 "$BIN" gpu --sysroot "$root" --config "$TMP/cuda.conf" &&
+		contains "$TMP/err" "cuda.conf:1: key 'min_cuda': --min-cuda: '12.8.1' is not a CUDA version MAJOR.MINOR" \
+			"min_cuda = 12.8.1 in the config file is refused"
 }
 
 t_output() {
