@@ -57,10 +57,16 @@ int opt_assign(const struct opt *o, void *target, const char *value, char **err)
 		*(bool *)p = b;
 		return 0;
 	}
-	case OPT_STRING:
+	case OPT_STRING: {
+		const char *form = o->valid ? o->valid(value) : NULL;
+		if (form) {
+			*err = xasprintf("--%s: '%s' is not %s", o->name, value, form);
+			return -EINVAL;
+		}
 		free(*(char **)p);
 		*(char **)p = xstrdup(value);
 		return 0;
+	}
 	case OPT_INT: {
 		/* decimal, or hex with 0x; never octal: "010" is ten */
 		int v;

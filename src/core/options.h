@@ -4,7 +4,8 @@
  * value goes (an offset into the caller's settings struct), help text, the
  * default (typed: it is both the initial value, opt_set_defaults, and the
  * text --help and the man page show), the config-file key if it has one,
- * its valid range, and which commands take it (a scope bit mask). Each
+ * its valid range (numbers) or form (strings, a pure function), and which
+ * commands take it (a scope bit mask). Each
  * consumer owns its table (`struct opt_table`), and a command lists the
  * tables it reads, NULL-terminated. The parser, --help, the man page and
  * the config-file reader all work from those tables.
@@ -56,6 +57,10 @@ struct opt {
 	const char *key;      /* config-file key, NULL if CLI only */
 	double min, max;      /* valid range for numbers */
 	unsigned scope;       /* commands that accept it */
+	/* OPT_STRING: the form a value must have. NULL when value has it,
+	 * else the form in words ("MAJOR.MINOR, e.g. 12.8"), for the message;
+	 * pure. NULL for any string. */
+	const char *(*valid)(const char *value);
 };
 
 /* The options one consumer owns (the site's expectations, the benchmarks,

@@ -66,13 +66,15 @@ enum gpu_lib_fail {
 	GPU_LIB_FAIL_COMPAT,     /* CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) */
 	GPU_LIB_FAIL_PERMISSION, /* NVML_ERROR_NO_PERMISSION (4), NVML_ERROR_OPERATING_SYSTEM (17) */
 	GPU_LIB_FAIL_OTHER,      /* any other code: the library's own text is all there is */
+	GPU_LIB_FAIL_TIMEOUT,    /* a call did not return within the probes' deadline
+				  * (probe.h PROBE_CALL_TIMEOUT_S): error names it */
 };
 
 struct nvml_info {
 	bool loaded;           /* library and nvmlInit_v2 succeeded */
 	enum gpu_lib_fail fail; /* why not loaded; NONE when loaded */
 	int code;              /* nvmlInit_v2's nvmlReturn_t when it failed, else 0 */
-	char error[512];       /* why not (dlerror text, or nvmlErrorString) */
+	char error[512];       /* why not (dlerror text, nvmlErrorString, or the call that overran) */
 	char driver_version[80];
 	int cuda_driver_version; /* e.g. 12080; GPU_UNKNOWN */
 	struct nvml_gpu *v;
@@ -96,7 +98,8 @@ struct cuda_info {
 	bool loaded;           /* library loaded and cuInit(0) succeeded */
 	enum gpu_lib_fail fail; /* why not loaded; NONE when loaded */
 	int code;              /* cuInit's CUresult when it failed, else 0 */
-	char error[512];       /* why not: dlerror, or "cuInit: CUDA_ERROR_NO_DEVICE (100): ..." */
+	char error[512];       /* why not: dlerror, "cuInit: CUDA_ERROR_NO_DEVICE (100): ...", or the call
+				* that overran */
 	int driver_version;    /* cuDriverGetVersion, e.g. 12080; GPU_UNKNOWN */
 	struct cuda_gpu *v;
 	size_t n;

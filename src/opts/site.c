@@ -4,8 +4,24 @@
 #include "checks/expect.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define OFF(f) offsetof(struct settings, f)
+
+/* --min-cuda's form: MAJOR.MINOR, 1 to 3 digits and 1 to 2, the versions
+ * cuda_version_parse (inventory/gpu_live.h) reads and cuda_version_string
+ * writes. A patch level ("12.8.1") or a bare major ("12") is refused: the
+ * driver reports only major and minor, and a value the check could not
+ * compare must not turn it off. */
+static const char *site_cuda_form(const char *v)
+{
+	size_t major = strspn(v, "0123456789");
+	size_t minor = v[major] == '.' ? strspn(v + major + 1, "0123456789") : 0;
+
+	if (major < 1 || major > 3 || minor < 1 || minor > 2 || v[major + 1 + minor] != '\0')
+		return "a CUDA version MAJOR.MINOR (e.g. " DEFAULT_MIN_CUDA ")";
+	return NULL;
+}
 
 /* Each is also a config-file key (docs/configuration.md). */
 static const struct opt site_rows[] = {
@@ -25,8 +41,8 @@ static const struct opt site_rows[] = {
 	  .help = "Number of NVIDIA GPUs this node must have; a different count fails (0: the PCI count is the expectation).",
 	  .def = OPT_DEF_INT(0), .key = "expect_gpus", .max = 1024, .scope = SCOPE_CHECK },
 	{ .name = "min-cuda", .type = OPT_STRING, .offset = OFF(min_cuda), .metavar = "X.Y",
-	  .help = "Oldest CUDA version the installed driver must support (NVML/CUDA driver version).",
-	  .def = OPT_DEF_STR(DEFAULT_MIN_CUDA), .key = "min_cuda", .scope = SCOPE_CHECK },
+	  .help = "Oldest CUDA version the installed driver must support (NVML/CUDA driver version), as MAJOR.MINOR.",
+	  .def = OPT_DEF_STR(DEFAULT_MIN_CUDA), .key = "min_cuda", .scope = SCOPE_CHECK, .valid = site_cuda_form },
 	{ .name = "python", .type = OPT_STRING, .offset = OFF(python), .metavar = "PATH",
 	  .help = "Python interpreter for the PyTorch check (default: $VIRTUAL_ENV/bin/python, /opt/pytorch-venv/bin/python, python3).",
 	  .key = "python", .scope = SCOPE_CHECK },

@@ -1,5 +1,7 @@
 /* The live layer of inventory_load (probe.h): which probes run for which
- * parts, after the files are read. */
+ * parts, after the files are read. NVML and CUDA run in child processes
+ * under a deadline per call (deadline.c), so a GPU that blocks the driver
+ * cannot hang the command. */
 #include "probe.h"
 #include "inventory/topo.h"
 #include "core/strbuf.h"
@@ -39,12 +41,12 @@ static void load_live_gpu(struct inventory *inv, const struct load_opts *o)
 	free(gpus);
 	if (o->parts & INV_LIVE_NVML) {
 		inv->nvml = xcalloc(1, sizeof(*inv->nvml));
-		nvml_probe(inv->nvml);
+		nvml_probe_deadline(inv->nvml, probe_call_timeout());
 	}
 	if (!(o->parts & INV_LIVE_CUDA))
 		return;
 	inv->cuda = xcalloc(1, sizeof(*inv->cuda));
-	cuda_probe(inv->cuda, true);
+	cuda_probe_deadline(inv->cuda, true, probe_call_timeout());
 	inv->torch = xcalloc(1, sizeof(*inv->torch));
 	/* without a GPU there is nothing for PyTorch to see: do not start Python */
 	if (n > 0)

@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "probe.h"
 #include "core/dl.h"
+#include "core/isolate.h"
 #include "lib/nvml_api.h"
 #include "core/stdout_guard.h"
 #include "core/strbuf.h"
@@ -64,6 +65,10 @@ static bool nvml_ok(const struct nvml_api *api, struct nvml_gpu *g, const char *
 	return false;
 }
 
+/* Names the call to the watchdog (core/isolate.h) before making it, then
+ * judges its result: call is evaluated after the step is named. */
+#define NVML_TRY(t, api, g, fn, call) (isolate_step(t, "%s on GPU %u", fn, (g)->index), nvml_ok(api, g, fn, call))
+
 static int clamp_int(unsigned long long v)
 {
 	return v > INT_MAX ? INT_MAX : (int)v;
@@ -91,12 +96,13 @@ static void nvml_gpu_init(struct nvml_gpu *g, unsigned index)
 }
 
 /* Name, UUID, PCI bus ID (normalised), memory size. */
-static void nvml_read_identity(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+static void nvml_read_identity(const struct nvml_api *api, struct isolate_ctx *t, nvmlDevice_t dev,
+				struct nvml_gpu *g)
 {
-	if (api->name && !nvml_ok(api, g, "nvmlDeviceGetName", api->name(dev, g->name, sizeof(g->name))))
+	if (api->name && !NVML_TRY(t, api, g, "nvmlDeviceGetName", api->name(dev, g->name, sizeof(g->name))))
 		g->name[0] = '\0';
 	g->name[sizeof(g->name) - 1] = '\0';
-	if (api->uuid && !nvml_ok(api, g, "nvmlDeviceGetUUID", api->uuid(dev, g->uuid, sizeof(g->uuid))))
+	if (api->uuid && !NVML_TRY(t, api, g, "nvmlDeviceGetUUID", api->uuid(dev, g->uuid, sizeof(g->uuid))))
 		g->uuid[0] = '\0';
 	g->uuid[sizeof(g->uuid) - 1] = '\0';
 
@@ -105,7 +111,7 @@ static void nvml_read_identity(const struct nvml_api *api, nvmlDevice_t dev, str
 	if (!api->pci_info_v3) {
 		if (!g->error[0])
 			snprintf(g->error, sizeof(g->error), "nvmlDeviceGetPciInfo_v3: not exported by this NVML");
-	} else if (nvml_ok(api, g, "nvmlDeviceGetPciInfo_v3", api->pci_info_v3(dev, &pci))) {
+	} else if (NVML_TRY(t, api, g, "nvmlDeviceGetPciInfo_v3", api->pci_info_v3(dev, &pci))) {
 		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		if (!gpu_normalize_bdf(pci.busId, g->bdf, sizeof(g->bdf)))
 			snprintf(g->bdf, sizeof(g->bdf), "%04x:%02x:%02x.0", pci.domain, pci.bus & 0xff,
@@ -114,40 +120,41 @@ static void nvml_read_identity(const struct nvml_api *api, nvmlDevice_t dev, str
 
 	nvmlMemory_t mem;
 	memset(&mem, 0, sizeof(mem));
-	if (api->memory_info && nvml_ok(api, g, "nvmlDeviceGetMemoryInfo", api->memory_info(dev, &mem)))
+	if (api->memory_info && NVML_TRY(t, api, g, "nvmlDeviceGetMemoryInfo", api->memory_info(dev, &mem)))
 		g->mem_total = mem.total;
 }
 
 /* Persistence, ECC mode and volatile counts, row remapping, retired pages. */
-static void nvml_read_memory_health(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+static void nvml_read_memory_health(const struct nvml_api *api, struct isolate_ctx *t, nvmlDevice_t dev,
+				struct nvml_gpu *g)
 {
 	nvmlEnableState_t a = NVML_FEATURE_DISABLED, b = NVML_FEATURE_DISABLED;
 	unsigned long long cnt = 0;
 	unsigned u[4] = { 0 };
 
-	if (api->persistence_mode && nvml_ok(api, g, "nvmlDeviceGetPersistenceMode", api->persistence_mode(dev, &a)))
+	if (api->persistence_mode && NVML_TRY(t, api, g, "nvmlDeviceGetPersistenceMode", api->persistence_mode(dev, &a)))
 		g->persistence = a == NVML_FEATURE_ENABLED;
-	if (api->ecc_mode && nvml_ok(api, g, "nvmlDeviceGetEccMode", api->ecc_mode(dev, &a, &b))) {
+	if (api->ecc_mode && NVML_TRY(t, api, g, "nvmlDeviceGetEccMode", api->ecc_mode(dev, &a, &b))) {
 		g->ecc_current = a == NVML_FEATURE_ENABLED;
 		g->ecc_pending = b == NVML_FEATURE_ENABLED;
 	}
 	if (api->total_ecc_errors) {
-		if (nvml_ok(api, g, "nvmlDeviceGetTotalEccErrors",
+		if (NVML_TRY(t, api, g, "nvmlDeviceGetTotalEccErrors",
 			    api->total_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &cnt)))
 			g->ecc_uncorrected_volatile = clamp_ll(cnt);
-		if (nvml_ok(api, g, "nvmlDeviceGetTotalEccErrors",
+		if (NVML_TRY(t, api, g, "nvmlDeviceGetTotalEccErrors",
 			    api->total_ecc_errors(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &cnt)))
 			g->ecc_corrected_volatile = clamp_ll(cnt);
 	}
 	if (api->remapped_rows &&
-	    nvml_ok(api, g, "nvmlDeviceGetRemappedRows", api->remapped_rows(dev, &u[0], &u[1], &u[2], &u[3]))) {
+	    NVML_TRY(t, api, g, "nvmlDeviceGetRemappedRows", api->remapped_rows(dev, &u[0], &u[1], &u[2], &u[3]))) {
 		g->remap_corr = clamp_int(u[0]);
 		g->remap_unc = clamp_int(u[1]);
 		g->remap_pending = u[2] != 0;
 		g->remap_failure = u[3] != 0;
 	}
 	if (api->retired_pending &&
-	    nvml_ok(api, g, "nvmlDeviceGetRetiredPagesPendingStatus", api->retired_pending(dev, &a)))
+	    NVML_TRY(t, api, g, "nvmlDeviceGetRetiredPagesPendingStatus", api->retired_pending(dev, &a)))
 		g->retired_pending = a == NVML_FEATURE_ENABLED;
 	if (api->retired_pages) {
 		/* a count of 0 asks for the size: SUCCESS if none match,
@@ -158,6 +165,7 @@ static void nvml_read_memory_health(const struct nvml_api *api, nvmlDevice_t dev
 		for (int k = 0; k < 2; k++) {
 			unsigned n = 0;
 			unsigned long long addr[1] = { 0 };
+			isolate_step(t, "nvmlDeviceGetRetiredPages on GPU %u", g->index);
 			nvmlReturn_t r = api->retired_pages(dev, causes[k], &n, addr);
 			if (r == NVML_ERROR_INSUFFICIENT_SIZE || nvml_ok(api, g, "nvmlDeviceGetRetiredPages", r))
 				*dst[k] = n;
@@ -166,34 +174,36 @@ static void nvml_read_memory_health(const struct nvml_api *api, nvmlDevice_t dev
 }
 
 /* Temperature, clock event (throttle) reasons, PCIe link, NVLink states. */
-static void nvml_read_link_health(const struct nvml_api *api, nvmlDevice_t dev, struct nvml_gpu *g)
+static void nvml_read_link_health(const struct nvml_api *api, struct isolate_ctx *t, nvmlDevice_t dev,
+				struct nvml_gpu *g)
 {
 	unsigned u = 0;
 	unsigned long long reasons = 0;
 
 	if (api->temperature &&
-	    nvml_ok(api, g, "nvmlDeviceGetTemperature", api->temperature(dev, NVML_TEMPERATURE_GPU, &u)))
+	    NVML_TRY(t, api, g, "nvmlDeviceGetTemperature", api->temperature(dev, NVML_TEMPERATURE_GPU, &u)))
 		g->temperature = clamp_int(u);
 	if (api->clocks_event_reasons)
-		g->throttle_known = nvml_ok(api, g, "nvmlDeviceGetCurrentClocksEventReasons",
+		g->throttle_known = NVML_TRY(t, api, g, "nvmlDeviceGetCurrentClocksEventReasons",
 					    api->clocks_event_reasons(dev, &reasons));
 	else if (api->clocks_throttle_reasons)
-		g->throttle_known = nvml_ok(api, g, "nvmlDeviceGetCurrentClocksThrottleReasons",
+		g->throttle_known = NVML_TRY(t, api, g, "nvmlDeviceGetCurrentClocksThrottleReasons",
 					    api->clocks_throttle_reasons(dev, &reasons));
 	if (g->throttle_known)
 		g->throttle_reasons = reasons;
 
-	if (api->pcie_gen_cur && nvml_ok(api, g, "nvmlDeviceGetCurrPcieLinkGeneration", api->pcie_gen_cur(dev, &u)))
+	if (api->pcie_gen_cur && NVML_TRY(t, api, g, "nvmlDeviceGetCurrPcieLinkGeneration", api->pcie_gen_cur(dev, &u)))
 		g->pcie_gen_cur = clamp_int(u);
-	if (api->pcie_gen_max && nvml_ok(api, g, "nvmlDeviceGetMaxPcieLinkGeneration", api->pcie_gen_max(dev, &u)))
+	if (api->pcie_gen_max && NVML_TRY(t, api, g, "nvmlDeviceGetMaxPcieLinkGeneration", api->pcie_gen_max(dev, &u)))
 		g->pcie_gen_max = clamp_int(u);
-	if (api->pcie_width_cur && nvml_ok(api, g, "nvmlDeviceGetCurrPcieLinkWidth", api->pcie_width_cur(dev, &u)))
+	if (api->pcie_width_cur && NVML_TRY(t, api, g, "nvmlDeviceGetCurrPcieLinkWidth", api->pcie_width_cur(dev, &u)))
 		g->pcie_width_cur = clamp_int(u);
-	if (api->pcie_width_max && nvml_ok(api, g, "nvmlDeviceGetMaxPcieLinkWidth", api->pcie_width_max(dev, &u)))
+	if (api->pcie_width_max && NVML_TRY(t, api, g, "nvmlDeviceGetMaxPcieLinkWidth", api->pcie_width_max(dev, &u)))
 		g->pcie_width_max = clamp_int(u);
 
 	for (unsigned link = 0; api->nvlink_state && link < NVLINK_PROBE_LINKS; link++) {
 		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+		isolate_step(t, "nvmlDeviceGetNvLinkState(link %u) on GPU %u", link, g->index);
 		nvmlReturn_t r = api->nvlink_state(dev, link, &active);
 		if (r == NVML_ERROR_INVALID_ARGUMENT || r == NVML_ERROR_NOT_SUPPORTED)
 			continue; /* no such link (NVML API reference, nvmlDeviceGetNvLinkState) */
@@ -205,36 +215,39 @@ static void nvml_read_link_health(const struct nvml_api *api, nvmlDevice_t dev, 
 	}
 }
 
-static void nvml_read_gpu(const struct nvml_api *api, unsigned index, struct nvml_gpu *g)
+static void nvml_read_gpu(const struct nvml_api *api, struct isolate_ctx *t, unsigned index, struct nvml_gpu *g)
 {
 	nvmlDevice_t dev = NULL;
 
 	nvml_gpu_init(g, index);
-	if (!nvml_ok(api, g, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index_v2(index, &dev))) {
+	if (!NVML_TRY(t, api, g, "nvmlDeviceGetHandleByIndex_v2", api->handle_by_index_v2(index, &dev))) {
 		if (!g->error[0])
 			snprintf(g->error, sizeof(g->error), "nvmlDeviceGetHandleByIndex_v2: not supported");
 		return;
 	}
-	nvml_read_identity(api, dev, g);
-	nvml_read_memory_health(api, dev, g);
-	nvml_read_link_health(api, dev, g);
+	nvml_read_identity(api, t, dev, g);
+	nvml_read_memory_health(api, t, dev, g);
+	nvml_read_link_health(api, t, dev, g);
 }
 
 /* Driver-wide facts and every GPU; NVML is initialised. */
-static void nvml_read_all(const struct nvml_api *api, struct nvml_info *out)
+static void nvml_read_all(const struct nvml_api *api, struct isolate_ctx *t, struct nvml_info *out)
 {
 	int cv = 0;
 	unsigned count = 0;
 	nvmlReturn_t r;
 
 	if (api->driver_version) {
+		isolate_step(t, "nvmlSystemGetDriverVersion");
 		r = api->driver_version(out->driver_version, sizeof(out->driver_version));
 		if (r != NVML_SUCCESS)
 			out->driver_version[0] = '\0';
 		out->driver_version[sizeof(out->driver_version) - 1] = '\0';
 	}
+	isolate_step(t, "nvmlSystemGetCudaDriverVersion");
 	if (api->cuda_driver_version && api->cuda_driver_version(&cv) == NVML_SUCCESS && cv > 0)
 		out->cuda_driver_version = cv;
+	isolate_step(t, "nvmlDeviceGetCount_v2");
 	r = api->count_v2(&count);
 	if (r != NVML_SUCCESS) {
 		nvml_format(api, "nvmlDeviceGetCount_v2", r, out->error, sizeof(out->error));
@@ -249,7 +262,7 @@ static void nvml_read_all(const struct nvml_api *api, struct nvml_info *out)
 	out->v = xcalloc(count, sizeof(*out->v));
 	out->n = count;
 	for (unsigned i = 0; i < count; i++)
-		nvml_read_gpu(api, i, &out->v[i]);
+		nvml_read_gpu(api, t, i, &out->v[i]);
 }
 
 /* The names nvml.h gives the codes nvmlInit_v2 returns, for the stub,
@@ -282,11 +295,13 @@ static void nvml_lib_file(const struct dl_lib *lib, char *path, size_t size, cha
 
 /* Loads, initialises and reads NVML (under the caller's stdout guard).
  * When nvmlInit_v2 fails, path and real get the library's file. */
-static void nvml_probe_guarded(struct nvml_info *out, char *path, size_t size, char real[PATH_MAX])
+static void nvml_probe_guarded(struct nvml_info *out, struct isolate_ctx *t, char *path, size_t size,
+			       char real[PATH_MAX])
 {
 	struct nvml_api api;
 	struct dl_lib lib;
 
+	isolate_step(t, "loading libnvidia-ml.so.1");
 	int r = nvml_api_load(&lib, &api);
 	if (r < 0) {
 		out->fail = r == -ENOSYS ? GPU_LIB_FAIL_SYMBOL : GPU_LIB_FAIL_MISSING;
@@ -296,6 +311,7 @@ static void nvml_probe_guarded(struct nvml_info *out, char *path, size_t size, c
 		dl_close(&lib);
 		return;
 	}
+	isolate_step(t, "nvmlInit_v2");
 	nvmlReturn_t ir = api.init_v2();
 	if (ir != NVML_SUCCESS) {
 		out->code = (int)ir;
@@ -306,7 +322,8 @@ static void nvml_probe_guarded(struct nvml_info *out, char *path, size_t size, c
 		return;
 	}
 	out->loaded = true;
-	nvml_read_all(&api, out);
+	nvml_read_all(&api, t, out);
+	isolate_step(t, "nvmlShutdown");
 	api.shutdown();
 	dl_close(&lib);
 }
@@ -317,7 +334,7 @@ static void nvml_probe_guarded(struct nvml_info *out, char *path, size_t size, c
  * from loading to unloading, is kept off gpuready's (and looked at for the
  * stub's banner); without a guard (stdout_guard_begin failed) the probe
  * still runs. */
-void nvml_probe(struct nvml_info *out)
+void nvml_probe(struct nvml_info *out, struct isolate_ctx *t)
 {
 	struct stdout_guard g;
 	_cleanup_strbuf_ struct strbuf said = STRBUF_INIT;
@@ -326,7 +343,7 @@ void nvml_probe(struct nvml_info *out)
 	*out = (struct nvml_info){ .cuda_driver_version = GPU_UNKNOWN };
 	path[0] = real[0] = '\0';
 	(void)stdout_guard_begin(&g);
-	nvml_probe_guarded(out, path, sizeof(path), real);
+	nvml_probe_guarded(out, t, path, sizeof(path), real);
 	(void)stdout_guard_end(&g, &said);
 	if (!out->loaded && out->code != 0 && gpu_lib_is_stub(path, real, said.buf)) {
 		out->fail = GPU_LIB_FAIL_STUB;

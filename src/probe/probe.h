@@ -6,6 +6,7 @@
 #ifndef GPUREADY_PROBE_H
 #define GPUREADY_PROBE_H
 
+#include "core/isolate.h"
 #include "inventory/gpu_live.h"
 #include "inventory/inventory.h"
 
@@ -29,13 +30,34 @@ enum gpu_lib_fail cuda_fail_class(int code);
  * library"). path and said may be NULL. */
 bool gpu_lib_is_stub(const char *path, const char *resolved, const char *said);
 
-/* Loads NVML and reads every GPU. */
-void nvml_probe(struct nvml_info *out);
+/* Loads NVML and reads every GPU, in this process. t names each call to
+ * a watchdog before it is made (core/isolate.h); NULL for none. */
+void nvml_probe(struct nvml_info *out, struct isolate_ctx *t);
 
 /* Loads the CUDA driver API, reads every device's attributes and, when
  * roundtrip is true, on each device allocates 64 MiB, copies a pattern in
- * and out and compares it (a basic tensor operation without PyTorch). */
-void cuda_probe(struct cuda_info *out, bool roundtrip);
+ * and out and compares it (a basic tensor operation without PyTorch), in
+ * this process. t as for nvml_probe. */
+void cuda_probe(struct cuda_info *out, bool roundtrip, struct isolate_ctx *t);
+
+/* How long one NVML or CUDA call of the live probes may take before the
+ * probe is abandoned: 20 s, gpuready's own generous bound (no vendor gives
+ * one): the slowest call on a healthy node is cuInit, which sets up every
+ * GPU whose driver state is not kept loaded (persistence mode off), and
+ * a call still blocked after 20 s is taken as stuck. The environment
+ * variable GPUREADY_PROBE_TIMEOUT (seconds, a positive number up to 3600)
+ * overrides it, for tests. */
+#define PROBE_CALL_TIMEOUT_S 20.0
+double probe_call_timeout(void);
+
+/* nvml_probe and cuda_probe in a child process (core/isolate.h), the
+ * library loaded only there, each call given timeout_s seconds. A call
+ * that overran leaves loaded false, fail GPU_LIB_FAIL_TIMEOUT and error
+ * "NVML call <call> on GPU <i> did not return within <t> s"; a child that
+ * died gives GPU_LIB_FAIL_OTHER and says how and during which call.
+ * Never fails; the caller owns out->v as with the in-process probes. */
+void nvml_probe_deadline(struct nvml_info *out, double timeout_s);
+void cuda_probe_deadline(struct cuda_info *out, bool roundtrip, double timeout_s);
 
 /* For each pair (gpu_bdfs[i], ibdevs[i]): registers GPU memory with that
  * RDMA device through DMA-BUF (if try_dmabuf) and through plain

@@ -5,6 +5,7 @@
 #                         JSON, against tests/fixtures/NAME/expected/
 #   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
+#   run.sh probedeadline  live reports with NVML and CUDA calls that never return
 #
 # Environment (set by tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
 # GPUREADY_FIXTURES, MESON_BUILD_ROOT. GPUREADY_UPDATE=1 rewrites the expected
@@ -94,6 +95,16 @@ t_config() {
 	expect_exit 0 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --no-color && contains "$TMP/out" "below the expected 800 Gb/s" "--config FILE"
 	expect_exit 2 "$BIN" rdma --sysroot "$root" --config "$TMP/missing.conf" && contains "$TMP/err" "cannot read config file" "missing --config"
 	expect_exit 1 "$BIN" rdma --sysroot "$root" --config "$TMP/site.conf" --only rdma.link_rate --strict && pass "--strict turns warnings into exit 1"
+	# --min-cuda is MAJOR.MINOR, on the command line and in the file; anything else is a usage error
+	expect_exit 0 "$BIN" gpu --sysroot "$root" --min-cuda 12.8 && pass "--min-cuda 12.8 is taken"
+	for v in 12.8.1 abc 12 "" 12.x; do
+		expect_exit 2 "$BIN" gpu --sysroot "$root" --min-cuda "$v" &&
+			contains "$TMP/err" "--min-cuda: '$v' is not a CUDA version MAJOR.MINOR" "--min-cuda '$v' is refused"
+	done
+	printf 'min_cuda = 12.8.1\n' >"$TMP/cuda.conf"
+	expect_exit 2 "$BIN" gpu --sysroot "$root" --config "$TMP/cuda.conf" &&
+		contains "$TMP/err" "cuda.conf:1: key 'min_cuda': --min-cuda: '12.8.1' is not a CUDA version MAJOR.MINOR" \
+			"min_cuda = 12.8.1 in the config file is refused"
 }
 
 t_output() {
@@ -266,11 +277,13 @@ t_nosubprocess() {
 }
 
 # nvml_finding FILE: "status|message|hint" of gpu.nvml's first finding in a report.
-nvml_finding() {
-	python3 - "$1" <<-'PY'
+nvml_finding() { first_finding gpu.nvml "$1"; }
+# first_finding ID FILE: the same for check ID.
+first_finding() {
+	python3 - "$1" "$2" <<-'PY'
 	import json, sys
-	for c in json.load(open(sys.argv[1]))["checks"]:
-	    if c["id"] == "gpu.nvml":
+	for c in json.load(open(sys.argv[2]))["checks"]:
+	    if c["id"] == sys.argv[1]:
 	        print("%s|%s|%s" % (c["status"], c["message"], c.get("hint", "")))
 	        break
 	PY
@@ -314,10 +327,40 @@ t_fakenvml() {
 	lacks "$TMP/nvml" "WARNING" "the stub's banner is not in the finding"
 }
 
+# A library call that never returns (tests/fakes: FAKE_NVML_HANG,
+# FAKE_CUDA_HANG) costs `check` one deadline (GPUREADY_PROBE_TIMEOUT, 2 s
+# here), and the finding names the call.
+t_probedeadline() {
+	nv=${GPUREADY_FAKE_NVML:?} cu=${GPUREADY_FAKES:?} limit=9 # twice the deadline and 5 s
+	for lib in nvml cuda; do
+		case $lib in
+		nvml) set -- env LD_LIBRARY_PATH="$nv" FAKE_NVML_INIT=0 FAKE_NVML_GPUS=2 FAKE_NVML_HANG=nvmlDeviceGetTemperature
+		      call="NVML call nvmlDeviceGetTemperature on GPU 0 did not return within 2 s" ;;
+		cuda) set -- env LD_LIBRARY_PATH="$cu" FAKE_CUDA_HANG=cuMemcpyHtoD_v2
+		      call="CUDA call cuMemcpyHtoD_v2 on device 0 did not return within 2 s" ;;
+		esac
+		t0=$(date +%s)
+		GPUREADY_PROBE_TIMEOUT=2 "$@" "$BIN" check --json >"$TMP/$lib.json" 2>"$TMP/err"
+		rc=$? t1=$(date +%s)
+		[ $((t1 - t0)) -le $limit ] && pass "$lib: check ended $((t1 - t0)) s after it began" \
+			|| fail "$lib: check took $((t1 - t0)) s with a call that never returns (at most $limit)"
+		[ "$rc" -eq 1 ] && pass "$lib: check exits 1" || { fail "$lib: check exited $rc"; cat "$TMP/err" >&2; }
+		schema_ok report.schema.json "check with a $lib call that never returns" "$TMP/$lib.json"
+		first_finding gpu.$lib "$TMP/$lib.json" >"$TMP/$lib.finding"
+		contains "$TMP/$lib.finding" "fail|$call" "gpu.$lib fails naming the call"
+		contains "$TMP/$lib.finding" "fallen off the bus" "gpu.$lib says what blocks a call"
+		contains "$TMP/$lib.finding" "dmesg | grep -i -e xid" "gpu.$lib's hint reads the kernel log"
+	done
+	# without a hang the same libraries answer (the deadline changes nothing)
+	LD_LIBRARY_PATH=$cu GPUREADY_PROBE_TIMEOUT=2 "$BIN" gpu --json >"$TMP/ok.json" 2>"$TMP/err"
+	first_finding gpu.cuda "$TMP/ok.json" >"$TMP/ok.finding"
+	contains "$TMP/ok.finding" "ok|cuInit ok" "gpu.cuda passes with the fake libcuda and no hang"
+}
+
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml" >&2; exit 2 ;;
+basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

@@ -31,12 +31,18 @@
  * -DFAKE_CUDA_NO_GRAPHS (tests/fakes/nographs/) it exports none of the
  * graph entry points, as a driver older than CUDA 10 would.
  *
+ * FAKE_CUDA_HANG=<function> (cuInit, cuDeviceGetCount, cuDeviceGet,
+ * cuMemAlloc_v2, cuMemcpyHtoD_v2 or cuMemcpyDtoH_v2) makes that function
+ * never return, as the driver's calls can on a GPU that has fallen off the
+ * bus: for the tests of the probes' deadline (src/probe/deadline.c).
+ *
  * Process-wide state (initialisation, primary contexts, live allocations)
  * and a thread's current context live in file-scope variables: that is
  * the driver's own model. fake_cuda_live_allocs() and
  * fake_cuda_live_graphs() let a test check that everything was freed. */
 #define _GNU_SOURCE
 #include "lib/cuda_api.h"
+#include "fake_hang.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -134,6 +140,7 @@ static CUresult need_dev(CUdevice d)
 
 FAKE_API CUresult cuInit(unsigned flags)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuInit");
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	ndev = env_devices();
@@ -197,6 +204,7 @@ FAKE_API CUresult cuGetErrorString(CUresult r, const char **s)
 
 FAKE_API CUresult cuDeviceGetCount(int *n)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuDeviceGetCount");
 	if (!initialised)
 		return FAKE_NOT_INITIALIZED;
 	*n = ndev;
@@ -205,6 +213,7 @@ FAKE_API CUresult cuDeviceGetCount(int *n)
 
 FAKE_API CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuDeviceGet");
 	CUresult r = need_dev(ordinal);
 	if (r == CUDA_SUCCESS)
 		*d = ordinal;
@@ -321,6 +330,7 @@ FAKE_API CUresult cuCtxSynchronize(void)
 
 FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuMemAlloc_v2");
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (bytes == 0)
@@ -350,6 +360,7 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
 
 FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyHtoD_v2");
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	memcpy((void *)(uintptr_t)dst, src, bytes);
@@ -358,6 +369,7 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes
 
 FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyDtoH_v2");
 	if (!current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	memcpy(dst, (const void *)(uintptr_t)src, bytes);

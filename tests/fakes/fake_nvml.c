@@ -13,17 +13,28 @@
  *   FAKE_NVML_INIT    what nvmlInit_v2 returns (default 9,
  *                     NVML_ERROR_DRIVER_NOT_LOADED, what the stub and a
  *                     driver without its kernel module return); 0: it
- *                     succeeds and reports no GPU
+ *                     succeeds and reports FAKE_NVML_GPUS GPUs
  *   FAKE_NVML_BANNER  "stub": nvmlInit_v2 prints the stub's own banner
  *                     instead ("WARNING: You should always run with
  *                     libnvidia-ml.so that is installed with your NVIDIA
  *                     Display Driver ... stub library ..."), and
  *                     nvmlErrorString answers with it, as the stub does:
  *                     gpuready must recognise the stub by what it printed,
- *                     since this file is not in a .../stubs/ directory */
+ *                     since this file is not in a .../stubs/ directory
+ *   FAKE_NVML_GPUS    how many GPUs an initialised NVML reports (default
+ *                     0); each answers nvmlDeviceGetHandleByIndex_v2 and
+ *                     nvmlDeviceGetTemperature (40 C)
+ *   FAKE_NVML_HANG    the name of one of the functions above
+ *                     (nvmlInit_v2, nvmlDeviceGetCount_v2,
+ *                     nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetTemperature):
+ *                     it never returns, as NVML's calls can on a GPU that
+ *                     has fallen off the bus (tests of the probes'
+ *                     deadline, src/probe/deadline.c) */
 #define _GNU_SOURCE
 #include "lib/nvml_api.h"
+#include "fake_hang.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +66,13 @@ static int stub_mode(void)
 	return s && !strcmp(s, "stub");
 }
 
+static unsigned env_gpus(void)
+{
+	const char *s = getenv("FAKE_NVML_GPUS");
+	int n = s && *s ? atoi(s) : 0;
+	return n > 0 && n <= 64 ? (unsigned)n : 0;
+}
+
 __attribute__((constructor)) static void fake_nvml_loaded(void)
 {
 	printf("FAKE-NVML-BANNER: loaded (constructor, buffered stdio)\n");
@@ -70,6 +88,7 @@ FAKE_API nvmlReturn_t nvmlInit_v2(void)
 	static const char direct[] = "FAKE-NVML-BANNER: nvmlInit_v2 (write to fd 1)\n";
 	const char *s = getenv("FAKE_NVML_INIT");
 
+	fake_hang_if("FAKE_NVML_HANG", "nvmlInit_v2");
 	if (stub_mode()) {
 		printf("%s", stub_banner);
 	} else {
@@ -103,13 +122,28 @@ FAKE_API const char *nvmlErrorString(nvmlReturn_t r)
 
 FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *n)
 {
-	*n = 0;
+	fake_hang_if("FAKE_NVML_HANG", "nvmlDeviceGetCount_v2");
+	*n = env_gpus();
 	return NVML_SUCCESS;
 }
 
+/* A device handle is its index plus one (NULL is no device). */
 FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *dev)
 {
-	(void)i;
-	*dev = NULL;
-	return NVML_ERROR_INVALID_ARGUMENT;
+	fake_hang_if("FAKE_NVML_HANG", "nvmlDeviceGetHandleByIndex_v2");
+	if (i >= env_gpus()) {
+		*dev = NULL;
+		return NVML_ERROR_INVALID_ARGUMENT;
+	}
+	*dev = (nvmlDevice_t)(uintptr_t)(i + 1);
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, nvmlTemperatureSensors_t sensor, unsigned *t)
+{
+	fake_hang_if("FAKE_NVML_HANG", "nvmlDeviceGetTemperature");
+	if (!dev || sensor != NVML_TEMPERATURE_GPU)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*t = 40;
+	return NVML_SUCCESS;
 }

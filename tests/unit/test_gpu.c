@@ -202,7 +202,7 @@ static void test_lib_advice(void **state)
 	(void)state;
 	const enum gpu_lib_fail classes[] = { GPU_LIB_FAIL_MISSING, GPU_LIB_FAIL_SYMBOL,   GPU_LIB_FAIL_STUB,
 					      GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_FAIL_MISMATCH, GPU_LIB_FAIL_COMPAT,
-					      GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER };
+					      GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER, GPU_LIB_FAIL_TIMEOUT };
 	const size_t n = sizeof(classes) / sizeof(classes[0]);
 
 	for (int lib = GPU_LIB_NVML; lib <= GPU_LIB_CUDA; lib++)
@@ -248,12 +248,20 @@ static void test_lib_advice(void **state)
 		assert_non_null(strstr(a.fix, "ls -l /dev/nvidia*"));
 		/* a library that is there is never to be installed */
 		const enum gpu_lib_fail there[] = { GPU_LIB_FAIL_STUB, GPU_LIB_FAIL_NO_DRIVER, GPU_LIB_FAIL_MISMATCH,
-						    GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER };
+						    GPU_LIB_FAIL_PERMISSION, GPU_LIB_FAIL_OTHER, GPU_LIB_FAIL_TIMEOUT };
 		for (size_t i = 0; i < sizeof(there) / sizeof(there[0]); i++)
 			assert_null(strstr(gpu_lib_advise((enum gpu_lib)lib, there[i], true).fix, "apt install"));
 		/* no driver at all: the install gpu.driver asks for */
 		a = gpu_lib_advise((enum gpu_lib)lib, GPU_LIB_FAIL_MISSING, false);
 		assert_non_null(strstr(a.fix, "apt install nvidia-driver-570-open"));
+	}
+	/* a call that never returned: the kernel log's Xid, PCI, and a reboot */
+	for (int lib = GPU_LIB_NVML; lib <= GPU_LIB_CUDA; lib++) {
+		a = gpu_lib_advise((enum gpu_lib)lib, GPU_LIB_FAIL_TIMEOUT, true);
+		assert_non_null(strstr(a.cause, "fallen off the bus"));
+		assert_non_null(strstr(a.fix, "dmesg | grep -i -e xid"));
+		assert_non_null(strstr(a.fix, "lspci -d 10de:"));
+		assert_non_null(strstr(a.fix, "reboot"));
 	}
 	a = gpu_lib_advise(GPU_LIB_NVML, GPU_LIB_FAIL_MISSING, true);
 	assert_non_null(strstr(a.fix, "apt install libnvidia-ml1"));

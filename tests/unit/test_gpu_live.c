@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -202,7 +203,7 @@ static void test_nvml_probe(void **state)
 	(void)state;
 	struct nvml_info info;
 	memset(&info, 0x5a, sizeof(info));
-	nvml_probe(&info);
+	nvml_probe(&info, NULL);
 	if (!info.loaded) {
 		print_message("nvml_probe: %s\n", info.error);
 		assert_true(info.error[0] != '\0');
@@ -244,7 +245,7 @@ static void test_cuda_probe(void **state)
 	(void)state;
 	struct cuda_info info;
 	memset(&info, 0x5a, sizeof(info));
-	cuda_probe(&info, true);
+	cuda_probe(&info, true, NULL);
 	if (!info.loaded) {
 		print_message("cuda_probe: %s\n", info.error);
 		assert_true(info.error[0] != '\0');
@@ -271,6 +272,63 @@ static void test_cuda_probe(void **state)
 	assert_null(info.v);
 	cuda_info_free(&info);
 	cuda_info_free(NULL);
+}
+
+/* In a child process under the deadline (what `check` runs), the probes
+ * say what they say in this one. */
+static void test_probes_in_child(void **state)
+{
+	(void)state;
+	struct nvml_info na, nb;
+	nvml_probe(&na, NULL);
+	memset(&nb, 0x5a, sizeof(nb));
+	nvml_probe_deadline(&nb, PROBE_CALL_TIMEOUT_S);
+	print_message("nvml_probe_deadline: %s\n", nb.error);
+	assert_int_equal(na.loaded, nb.loaded);
+	assert_int_equal(na.fail, nb.fail);
+	assert_int_equal(na.code, nb.code);
+	assert_int_equal(na.n, nb.n);
+	assert_true(nb.n == 0 || nb.v != NULL);
+	assert_string_equal(na.driver_version, nb.driver_version);
+	if (!na.loaded)
+		assert_string_equal(na.error, nb.error);
+	nvml_info_free(&na);
+	nvml_info_free(&nb);
+
+	struct cuda_info ca, cb;
+	cuda_probe(&ca, false, NULL);
+	memset(&cb, 0x5a, sizeof(cb));
+	cuda_probe_deadline(&cb, false, PROBE_CALL_TIMEOUT_S);
+	print_message("cuda_probe_deadline: %s\n", cb.error);
+	assert_int_equal(ca.loaded, cb.loaded);
+	assert_int_equal(ca.fail, cb.fail);
+	assert_int_equal(ca.driver_version, cb.driver_version);
+	assert_int_equal(ca.n, cb.n);
+	for (size_t i = 0; i < cb.n; i++)
+		assert_string_equal(ca.v[i].bdf, cb.v[i].bdf);
+	if (!ca.loaded)
+		assert_string_equal(ca.error, cb.error);
+	cuda_info_free(&ca);
+	cuda_info_free(&cb);
+}
+
+/* GPUREADY_PROBE_TIMEOUT: positive seconds up to an hour, else 20 s. */
+static void test_probe_timeout(void **state)
+{
+	(void)state;
+	const char *bad[] = { "", "0", "-1", "abc", "1.5s", "3601", "nan" };
+	unsetenv("GPUREADY_PROBE_TIMEOUT");
+	assert_true(probe_call_timeout() == PROBE_CALL_TIMEOUT_S);
+	setenv("GPUREADY_PROBE_TIMEOUT", "1.5", 1);
+	assert_true(probe_call_timeout() == 1.5);
+	setenv("GPUREADY_PROBE_TIMEOUT", "3600", 1);
+	assert_true(probe_call_timeout() == 3600);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("GPUREADY_PROBE_TIMEOUT", bad[i], 1);
+		if (probe_call_timeout() != PROBE_CALL_TIMEOUT_S)
+			fail_msg("GPUREADY_PROBE_TIMEOUT=%s accepted", bad[i]);
+	}
+	unsetenv("GPUREADY_PROBE_TIMEOUT");
 }
 
 static void test_gdr_probe(void **state)
@@ -348,7 +406,7 @@ static void test_stub_libcuda_refused(void **state)
 	}
 
 	struct cuda_info info;
-	cuda_probe(&info, true);
+	cuda_probe(&info, true, NULL);
 	print_message("cuda_probe with the stub loaded: %s\n", info.error);
 	assert_false(info.loaded);
 	assert_null(info.v);
@@ -378,6 +436,8 @@ int main(void)
 		cmocka_unit_test(test_fail_class),
 		cmocka_unit_test(test_nvml_probe),
 		cmocka_unit_test(test_cuda_probe),
+		cmocka_unit_test(test_probes_in_child),
+		cmocka_unit_test(test_probe_timeout),
 		cmocka_unit_test(test_gdr_probe),
 		cmocka_unit_test(test_stub_libcuda_refused),
 	};

@@ -12,6 +12,7 @@
 #include "bench/harness.h"
 #include "bench/net/net.h"
 #include "bench/types.h"
+#include "inventory/gpu_live.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -912,6 +913,53 @@ static void test_config_errors(void **state)
 	cfg_expect_error("link-rate = 1\n", "unknown key 'link-rate'", NULL);
 }
 
+/* --min-cuda and min_cuda take MAJOR.MINOR only: anything else is a usage
+ * error naming the option and the form, never a check silently turned off
+ * (cuda_version_parse reads "12" and nothing of "12.8.1"). */
+static void test_min_cuda_form(void **state)
+{
+	(void)state;
+	const char *good[] = { "12.8", "13.0", "9.2", "12.10", "0.0", "999.99" };
+	const char *bad[] = { "12.8.1", "abc", "12", "", "12.x", "12.", ".8", "1234.1", "12.100", " 12.8", "12.8 ",
+			      "+12.8", "-1.0", "v12.8", "12,8" };
+	struct settings s;
+	struct opt_seen seen = { .n = 0 };
+	struct strv pos = STRV_INIT;
+
+	settings_init(&s);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *a[] = { (char *)"--min-cuda", (char *)good[i] };
+		char *err = NULL;
+		if (opt_parse(settings_tables, SCOPE_CHECK, 2, a, &s, &seen, &pos, &err) != 0)
+			fail_msg("--min-cuda %s refused: %s", good[i], err ? err : "");
+		assert_string_equal(s.min_cuda, good[i]);
+		/* what the option takes, the check reads */
+		assert_true(cuda_version_parse(good[i]) >= 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *a[] = { (char *)"--min-cuda", (char *)bad[i] };
+		char *err = NULL;
+		assert_int_equal(opt_parse(settings_tables, SCOPE_CHECK, 2, a, &s, &seen, &pos, &err), -EINVAL);
+		if (!err || !strstr(err, "--min-cuda") || !strstr(err, "MAJOR.MINOR") || !strstr(err, bad[i]))
+			fail_msg("--min-cuda '%s': message \"%s\"", bad[i], err ? err : "");
+		assert_string_equal(s.min_cuda, "999.99"); /* left as it was */
+		free(err);
+	}
+	strv_free(&pos);
+	settings_free(&s);
+
+	cfg_expect_error("min_cuda = 12.8.1\n", "/etc/gpuready.conf:1: key 'min_cuda'", "MAJOR.MINOR");
+	cfg_expect_error("min_cuda = abc\n", "key 'min_cuda'", "'abc' is not");
+	cfg_expect_error("tos = 96\nmin_cuda = 12\n", ":2:", "MAJOR.MINOR");
+	cfg_expect_error("min_cuda =\n", "key 'min_cuda'", "MAJOR.MINOR");
+	cfg_expect_error("min_cuda = 12.x\n", "key 'min_cuda'", "MAJOR.MINOR");
+	struct cfg c;
+	cfg_open(&c, "min_cuda = 12.8\n");
+	assert_int_equal(cfg_load(&c), 0);
+	assert_string_equal(c.s.min_cuda, "12.8");
+	cfg_close(&c);
+}
+
 static void test_config_two_errors(void **state)
 {
 	(void)state;
@@ -1133,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_tree_keys),
 		cmocka_unit_test(test_config_two_errors),
+		cmocka_unit_test(test_min_cuda_form),
 		cmocka_unit_test(test_config_embedded_nul),
 		cmocka_unit_test(test_config_cli_wins),
 		cmocka_unit_test(test_config_host_path),

@@ -1,5 +1,6 @@
 /* GPU/GPUDirect policy helpers; see common.h. */
 #include "common.h"
+#include "checks/check.h"
 #include "core/parse.h"
 #include "core/readers.h"
 #include "core/strbuf.h"
@@ -288,6 +289,16 @@ static const struct gpu_lib_advice_row {
 	    "remove the cuda-compat directory (e.g. /usr/local/cuda/compat) from LD_LIBRARY_PATH and "
 	    "/etc/ld.so.conf.d (then run ldconfig); upgrade the driver itself instead (apt install "
 	    "nvidia-driver-570-open, then reboot)" } },
+	/* A call that never returned. NVIDIA's XID errors documentation
+	 * (docs.nvidia.com/deploy/xid-errors): Xid 79, "GPU has fallen off the
+	 * bus"; NVML's API reference: NVML_ERROR_GPU_IS_LOST, "the GPU has
+	 * fallen off the bus or has otherwise become inaccessible". A driver
+	 * waiting on such a GPU can block its callers indefinitely. */
+	{ GPU_LIB_FAIL_TIMEOUT, ANY, ANY,
+	  { "a GPU that has fallen off the bus (Xid 79) or a driver in trouble blocks the driver's calls",
+	    "dmesg | grep -i -e xid -e nvrm (Xid 79: a GPU fell off the bus; NVIDIA's XID errors documentation); "
+	    "lspci -d 10de: shows whether every GPU is still on the bus; timeout 60 nvidia-smi (it blocks too, or "
+	    "reports a GPU as lost); drain the node and reboot it" } },
 	{ GPU_LIB_FAIL_PERMISSION, ANY, ANY,
 	  { "this user may not open the GPU device nodes (/dev/nvidiactl, /dev/nvidia<N>), or a container's "
 	    "device cgroup blocks them",
@@ -295,6 +306,27 @@ static const struct gpu_lib_advice_row {
 	    "NVreg_DeviceFileMode and NVreg_DeviceFileGID options in /etc/modprobe.d set that); run gpuready as "
 	    "root to compare; in a container, pass the GPUs in (docker run --gpus all)" } },
 };
+
+void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail fail, const char *error, size_t ng)
+{
+	const char *subject = lib == GPU_LIB_NVML ? "nvml" : "cuda";
+	struct gpu_lib_advice a = gpu_lib_advise(lib, fail, gpu_nvidia_loaded(c->inv));
+	bool said = strstr(error, a.cause) != NULL;
+	struct finding *f;
+
+	/* a GPU that fell off the bus may no longer be listed on PCI: without
+	 * GPUs there, a call that never returned still fails */
+	if (ng == 0 && fail != GPU_LIB_FAIL_TIMEOUT) {
+		check_add(c, STATUS_SKIP, subject, "no NVIDIA GPU on PCI (%s)", error);
+		return;
+	}
+	if (fail == GPU_LIB_FAIL_TIMEOUT)
+		f = check_add(c, STATUS_FAIL, subject, "%s: %s", error, a.cause);
+	else
+		f = check_add(c, STATUS_FAIL, subject, "%s unusable with %zu GPUs on PCI: %s%s%s",
+			      lib == GPU_LIB_NVML ? "NVML" : "CUDA", ng, error, said ? "" : "; ", said ? "" : a.cause);
+	finding_hint(f, "%s", a.fix);
+}
 
 struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, bool module_loaded)
 {

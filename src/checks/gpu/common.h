@@ -56,6 +56,14 @@ struct gpu_lib_advice {
  * gpu.driver. The fixes are commands for a Debian or Ubuntu node. Pure. */
 struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, bool module_loaded);
 
+/* The finding for NVML or CUDA that could not be used (its struct's fail
+ * and error), on a node with ng NVIDIA GPUs on PCI: a FAIL with the cause
+ * and fix of gpu_lib_advise, subject "nvml" or "cuda"; without GPUs on PCI
+ * a SKIP that keeps the error, except for a call that never returned
+ * (GPU_LIB_FAIL_TIMEOUT), which fails whatever PCI lists. */
+struct check_ctx;
+void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail fail, const char *error, size_t ng);
+
 /* Whether the nvidia kernel module is loaded, as gpu.driver decides it
  * (the module list, or /proc/driver/nvidia). */
 bool gpu_nvidia_loaded(const struct inventory *inv);

@@ -1,10 +1,11 @@
 /* gpu.cuda: the CUDA driver API initialises, sees every GPU, and moves
  * data (live only). cuInit, then on each device: allocate, copy a pattern
  * in and out, compare — a basic tensor operation without needing PyTorch
- * (inventory/cuda_probe.c does the work). A CUDA that cannot be used at
+ * (probe/cuda_probe.c does the work). A CUDA that cannot be used at
  * all, with GPUs on PCI, fails with the cause and fix of its class of
  * failure (gpu_lib_advise); without GPUs on PCI it is a skip that keeps
- * cuInit's error. */
+ * cuInit's error. A call that did not return within the probe's deadline
+ * (probe/deadline.c) fails, naming the call, whatever PCI lists. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -24,15 +25,7 @@ static int run(struct check_ctx *c)
 		goto out;
 	}
 	if (!cu->loaded) {
-		if (ng == 0) {
-			check_add(c, STATUS_SKIP, "cuda", "no NVIDIA GPU on PCI (%s)", cu->error);
-		} else {
-			struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_CUDA, cu->fail, gpu_nvidia_loaded(inv));
-			bool said = strstr(cu->error, a.cause) != NULL;
-			f = check_add(c, STATUS_FAIL, "cuda", "CUDA unusable with %zu GPUs on PCI: %s%s%s", ng, cu->error,
-				      said ? "" : "; ", said ? "" : a.cause);
-			finding_hint(f, "%s", a.fix);
-		}
+		gpu_lib_unusable(c, GPU_LIB_CUDA, cu->fail, cu->error, ng);
 		goto out;
 	}
 	cuda_version_string(cu->driver_version, ver, sizeof(ver));

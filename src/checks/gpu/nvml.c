@@ -10,7 +10,9 @@
  * Node: the CUDA version the driver supports against --min-cuda (default
  * 12.8). NVML that cannot be used at all, with GPUs on PCI, fails with the
  * cause and fix of its class of failure (gpu_lib_advise); without GPUs on
- * PCI it is a skip that keeps NVML's error. */
+ * PCI it is a skip that keeps NVML's error. A call that did not return
+ * within the probe's deadline (probe/deadline.c) fails, naming the call,
+ * whatever PCI lists (gpu_lib_unusable). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -103,15 +105,7 @@ static int run(struct check_ctx *c)
 		goto out;
 	}
 	if (!n->loaded) {
-		if (ng == 0) {
-			check_add(c, STATUS_SKIP, "nvml", "no NVIDIA GPU on PCI (%s)", n->error);
-		} else {
-			struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_NVML, n->fail, gpu_nvidia_loaded(inv));
-			bool said = strstr(n->error, a.cause) != NULL;
-			f = check_add(c, STATUS_FAIL, "nvml", "NVML unusable with %zu GPUs on PCI: %s%s%s", ng, n->error,
-				      said ? "" : "; ", said ? "" : a.cause);
-			finding_hint(f, "%s", a.fix);
-		}
+		gpu_lib_unusable(c, GPU_LIB_NVML, n->fail, n->error, ng);
 		goto out;
 	}
 	int min = cuda_version_parse(c->expect->min_cuda ? c->expect->min_cuda : DEFAULT_MIN_CUDA);
