@@ -29,10 +29,6 @@ command -v valgrind >/dev/null ||
 grep -q __asan_init "$PLAIN" &&
 	{ echo "SKIP: $PLAIN is built with ASan, which valgrind cannot run (this Meson cannot turn b_sanitize off per target)"; exit 77; }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # vg NAME ARGS...: gpuready ARGS under memcheck, its reports in $TMP/vg.NAME.PID.
 vg() {
 	name=$1; shift
@@ -50,26 +46,11 @@ clean() {
 	fi
 }
 
-# ranks NAME N ARGS...: N processes of `gpuready ARGS` with torchrun's
-# variables, each under valgrind; process R writes $TMP/NAME.out.R and
-# $TMP/NAME.err.R. Returns the largest exit status.
+# ranks NAME N ARGS...: N ranks of `gpuready ARGS`, each under valgrind;
+# process R writes $TMP/NAME.out.R and $TMP/NAME.err.R.
 ranks() {
 	name=$1 n=$2; shift 2
-	port=$(free_port)
-	pids=""
-	r=0
-	while [ "$r" -lt "$n" ]; do
-		RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-			vg "$name" "$@" >"$TMP/$name.out.$r" 2>"$TMP/$name.err.$r" &
-		pids="$pids $!"
-		r=$((r + 1))
-	done
-	worst=0
-	for p in $pids; do
-		wait "$p"; rc=$?
-		[ "$rc" -gt "$worst" ] && worst=$rc
-	done
-	return "$worst"
+	run_ranks "$n" "$name." vg "$name" "$@"
 }
 
 export GPUREADY_JOB_TOKEN=valgrind-test-token
