@@ -61,7 +61,9 @@ struct backend_ops {
 	 * env->proc_rank/nprocs/nranks from MPI before the harness reads them:
 	 * see bootstrap). Returns 0 or -errno. */
 	int (*init)(struct backend *b, struct backend_env *env, double deadline);
-	/* Memory for rank l's buffers (device memory for NCCL). */
+	/* Memory for rank l's buffers (device memory for NCCL). Host memory
+	 * comes zeroed: the warm-up runs before any data is written, and what
+	 * it sends must not be bytes nobody wrote (tests/cli/valgrind.sh). */
 	int (*alloc)(struct backend *b, int l, size_t bytes, void **ret);
 	void (*free)(struct backend *b, int l, void *p);
 	/* Host <-> buffer copies (synchronous). */

@@ -54,6 +54,7 @@ static int sock_alloc(struct backend *b, int l, size_t bytes, void **ret)
 		backend_set_error(b, "cannot allocate %zu bytes of host memory", bytes);
 		return -ENOMEM;
 	}
+	memset(p, 0, bytes ? bytes : 1); /* the warm-up sends it before any data is written */
 	*ret = p;
 	return 0;
 }

@@ -102,7 +102,7 @@ static char *params_from(const struct settings *s, enum coll c, struct bench_par
 static void check_same_params(struct session *ss, const struct bench_params *p, const char *backend)
 {
 	int fr;
-	char mine[256];
+	char mine[256] = { 0 }; /* all of it goes on the wire, the bytes after the text too */
 	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g", backend,
 		 coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,

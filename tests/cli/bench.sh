@@ -22,31 +22,11 @@ set -u
 
 . "$(dirname "$0")/lib.sh"
 
-# A free TCP port on loopback.
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# ranks N ARGS...: starts N processes of `gpuready ARGS` with torchrun-style
-# variables; process R writes $TMP/out.R and $TMP/err.R. Returns the largest
-# exit status.
+# ranks N ARGS...: N processes of `gpuready ARGS` (run_ranks, lib.sh);
+# process R writes $TMP/out.R and $TMP/err.R.
 ranks() {
 	n=$1; shift
-	port=$(free_port)
-	pids=""
-	r=0
-	while [ "$r" -lt "$n" ]; do
-		RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-			"$BIN" "$@" >"$TMP/out.$r" 2>"$TMP/err.$r" &
-		pids="$pids $!"
-		r=$((r + 1))
-	done
-	worst=0
-	for p in $pids; do
-		wait "$p"; rc=$?
-		[ "$rc" -gt "$worst" ] && worst=$rc
-	done
-	return "$worst"
+	run_ranks "$n" "" "$BIN" "$@"
 }
 
 # parse_table FILE NRANKS FACTOR: what scripts written for nccl-tests do with

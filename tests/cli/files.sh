@@ -40,11 +40,6 @@ t_symlink() {
 	[ "$n" -eq 0 ] && pass "no temporary file left behind" || fail "$n temporary file(s) left in $dir"
 }
 
-# free_port: a free TCP port on loopback.
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # nospace WHAT DIR CMD...: CMD writes into DIR on the full tmpfs: exit 2,
 # the errno text of the failed write, nothing new left in DIR.
 nospace() {

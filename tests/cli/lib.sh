@@ -1,5 +1,6 @@
-# Shared by the CLI test scripts (run.sh, bench.sh): paths from the
-# environment, a scratch directory, and the pass/fail helpers.
+# Shared by the CLI test scripts (run.sh, bench.sh, ...): paths from the
+# environment, a scratch directory, the pass/fail helpers, a free port and
+# the ranks of a job.
 # shellcheck shell=sh
 
 BIN=${GPUREADY_BIN:?}
@@ -63,3 +64,30 @@ compare() {
 	if diff -u "$1" "$2" >"$TMP/diff"; then pass "$3"; else fail "$3 differs:"; head -80 "$TMP/diff" >&2; fi
 }
 
+
+# free_port: a free TCP port on loopback.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# run_ranks N TAG CMD...: starts N processes of CMD (a program or a shell
+# function) with torchrun-style variables on a free port; process R writes
+# $TMP/TAGout.R and $TMP/TAGerr.R. Returns the largest exit status.
+run_ranks() {
+	n=$1 tag=$2; shift 2
+	port=$(free_port)
+	pids=""
+	r=0
+	while [ "$r" -lt "$n" ]; do
+		RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+			"$@" >"$TMP/${tag}out.$r" 2>"$TMP/${tag}err.$r" &
+		pids="$pids $!"
+		r=$((r + 1))
+	done
+	worst=0
+	for p in $pids; do
+		wait "$p"; rc=$?
+		[ "$rc" -gt "$worst" ] && worst=$rc
+	done
+	return "$worst"
+}

@@ -25,10 +25,6 @@ set -u
 
 . "$(dirname "$0")/lib.sh"
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # server PORT ARGS...: a server in the background ($SERVER), stderr in $TMP/srv.err
 server() {
 	port=$1; shift

@@ -297,6 +297,7 @@ static int mpi_alloc(struct backend *b, int l, size_t bytes, void **ret)
 		backend_set_error(b, "allocating %zu bytes of host memory: %s", bytes, strerror(r));
 		return -r;
 	}
+	memset(p, 0, bytes ? bytes : 1); /* the warm-up sends it before any data is written */
 	*ret = p;
 	return 0;
 }
