@@ -170,7 +170,19 @@ def main():
         os.setgid(nobody.pw_gid)
         os.setuid(nobody.pw_uid)
 
-    gpuready = os.path.abspath(a.gpuready)
+    # a copy nobody can run whatever the permissions above the build tree
+    bindir = tempfile.mkdtemp(prefix="gpuready-failclosed-bin.")
+    os.chmod(bindir, 0o755)
+    gpuready = os.path.join(bindir, "gpuready")
+    shutil.copy2(os.path.abspath(a.gpuready), gpuready)
+    os.chmod(gpuready, 0o755)
+    try:
+        return run(a, gpuready, as_nobody)
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
+
+
+def run(a, gpuready, as_nobody):
     print(f"seed {a.seed}, {a.extra} extra files per fixture")
     rng = random.Random(a.seed)
     violations = 0
