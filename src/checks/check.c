@@ -50,7 +50,7 @@ static void unsure_without_nccl_files(const struct nccl_config *nc, struct repor
 		struct finding *f = rep->v[i];
 		if (f->status != STATUS_OK)
 			continue;
-		f->status = STATUS_WARN;
+		report_set_status(rep, f, STATUS_WARN);
 		char *m = xasprintf("%s; unverified: NCCL_* may be set in what could not be read: %s", f->message,
 				    files.buf);
 		free(f->message);

@@ -86,6 +86,9 @@ int run_check_command(struct cmd_env *env, const char *area)
 
 	struct report rep;
 	report_init(&rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	report_set_run(&rep, area ? area : "check", (double)ts.tv_sec + ts.tv_nsec / 1e9);
 	struct site_expect expect = settings_expect(s);
 	struct check_select sel = { .only = &s->only, .skip = &s->skip };
 	int internal = checks_run(area, inv, &expect, &sel, &rep);
@@ -99,9 +102,7 @@ int run_check_command(struct cmd_env *env, const char *area)
 	if (internal < 0)
 		ret = EXIT_TOOL_ERROR;
 	if (s->prom) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r = report_write_prom(&rep, s->prom, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+		r = report_write_prom(&rep, s->prom, rep.timestamp);
 		if (r < 0) {
 			fprintf(stderr, "%s: cannot write %s: %s\n", env->progname, s->prom, strerror(-r));
 			ret = EXIT_TOOL_ERROR;

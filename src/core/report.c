@@ -9,7 +9,9 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const status_names[STATUS__COUNT] = {
@@ -38,6 +40,14 @@ void report_init(struct report *r, const char *version, const char *host, const 
 	r->version = xstrdup(version);
 	r->host = xstrdup(host);
 	r->sysroot = xstrdup(sysroot);
+	r->scope = xstrdup("check");
+}
+
+void report_set_run(struct report *r, const char *scope, double timestamp)
+{
+	free(r->scope);
+	r->scope = xstrdup(scope);
+	r->timestamp = timestamp;
 }
 
 void report_free(struct report *r)
@@ -49,6 +59,8 @@ void report_free(struct report *r)
 		free(f->subject);
 		free(f->message);
 		free(f->hint);
+		free(f->observed);
+		free(f->expected);
 		strv_free(&f->details);
 		free(f);
 	}
@@ -56,6 +68,7 @@ void report_free(struct report *r)
 	free(r->version);
 	free(r->host);
 	free(r->sysroot);
+	free(r->scope);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -109,6 +122,29 @@ void finding_detail(struct finding *f, const char *fmt, ...)
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	strv_push(&f->details, strbuf_detach(&sb));
+}
+
+void finding_compare(struct finding *f, const char *observed, const char *expected)
+{
+	free(f->observed);
+	free(f->expected);
+	f->observed = observed ? xstrdup(observed) : NULL;
+	f->expected = expected ? xstrdup(expected) : NULL;
+}
+
+void finding_compare_num(struct finding *f, double observed, double expected)
+{
+	char o[64], e[64];
+	snprintf(o, sizeof(o), "%.15g", observed);
+	snprintf(e, sizeof(e), "%.15g", expected);
+	finding_compare(f, o, e);
+}
+
+void report_set_status(struct report *r, struct finding *f, enum status st)
+{
+	r->counts[f->status]--;
+	f->status = st;
+	r->counts[st]++;
 }
 
 int report_exit_code(const struct report *r, bool strict)
@@ -242,10 +278,38 @@ json_object *utf8_json_string(const char *s)
 	return o;
 }
 
+/* A compared value: a JSON number when the text is one, else a string. */
+static json_object *json_value(const char *s)
+{
+	char *end = NULL;
+	errno = 0;
+	double d = strtod(s, &end);
+	if (*s && end && !*end && errno == 0 && !strpbrk(s, "xXnN"))
+		return d == (double)(long long)d && d > -1e15 && d < 1e15 ? json_object_new_int64((long long)d)
+									    : json_object_new_double(d);
+	return utf8_json_string(s);
+}
+
+/* RFC 3339 in UTC, whole seconds: "2026-11-25T10:00:00Z". */
+static void rfc3339(double t, char *buf, size_t size)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
 int report_write_json(const struct report *r, FILE *out)
 {
 	json_object *root = json_object_new_object();
+	json_object_object_add(root, "schema_version", json_object_new_int(REPORT_SCHEMA_VERSION));
 	json_object_object_add(root, "version", utf8_json_string(r->version));
+	json_object_object_add(root, "scope", utf8_json_string(r->scope));
+	if (r->timestamp > 0) {
+		char ts[40];
+		rfc3339(r->timestamp, ts, sizeof(ts));
+		json_object_object_add(root, "timestamp", json_object_new_string(ts));
+	}
 	json_object_object_add(root, "host", utf8_json_string(r->host));
 	json_object_object_add(root, "sysroot", utf8_json_string(r->sysroot));
 	json_object *checks = json_object_new_array();
@@ -259,6 +323,10 @@ int report_write_json(const struct report *r, FILE *out)
 		json_object_object_add(o, "message", utf8_json_string(f->message));
 		if (f->hint)
 			json_object_object_add(o, "hint", utf8_json_string(f->hint));
+		if (f->observed)
+			json_object_object_add(o, "observed", json_value(f->observed));
+		if (f->expected)
+			json_object_object_add(o, "expected", json_value(f->expected));
 		if (f->details.n) {
 			json_object *d = json_object_new_array();
 			for (size_t k = 0; k < f->details.n; k++)
@@ -298,25 +366,64 @@ static void prom_label(FILE *out, const char *raw)
 	free(clean);
 }
 
+/* The labels every series carries: the command (several gpuready files
+ * in one textfile directory must not collide) and the host (a tree read
+ * offline is another machine's). */
+static void prom_common(FILE *out, const struct report *r)
+{
+	fputs("scope=\"", out);
+	prom_label(out, r->scope);
+	fputs("\",host=\"", out);
+	prom_label(out, r->host);
+	fputc('"', out);
+}
+
+/* Whether finding i repeats an (id, subject) pair (with status too when
+ * by_status) that an earlier or a worse finding already stands for: the
+ * exposition format forbids duplicate series. */
+static bool prom_shadowed(const struct report *r, size_t i, bool by_status)
+{
+	const struct finding *f = r->v[i];
+	for (size_t k = 0; k < r->n; k++) {
+		const struct finding *g = r->v[k];
+		if (k == i || strcmp(g->id, f->id) || strcmp(g->subject, f->subject))
+			continue;
+		if (by_status ? g->status == f->status && k < i
+			      : status_rank(g->status) > status_rank(f->status) || (g->status == f->status && k < i))
+			return true;
+	}
+	return false;
+}
+
 int report_write_prom_stream(const struct report *r, FILE *out, double now)
 {
-	fputs("# HELP gpuready_check_status Result of one gpuready finding: 0 ok, 1 warn, 2 fail, 3 skip.\n"
+	fputs("# HELP gpuready_finding One gpuready finding (value 1): its check ID, subject and status "
+	      "(ok, warn, fail, skip).\n"
+	      "# TYPE gpuready_finding gauge\n",
+	      out);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finding *f = r->v[i];
+		if (prom_shadowed(r, i, true))
+			continue;
+		fputs("gpuready_finding{", out);
+		prom_common(out, r);
+		fputs(",id=\"", out);
+		prom_label(out, f->id);
+		fputs("\",subject=\"", out);
+		prom_label(out, f->subject);
+		fprintf(out, "\",status=\"%s\"} 1\n", status_name(f->status));
+	}
+	fputs("# HELP gpuready_check_status Deprecated (use gpuready_finding): the worst status of one gpuready "
+	      "check and subject: 0 ok, 1 warn, 2 fail, 3 skip.\n"
 	      "# TYPE gpuready_check_status gauge\n",
 	      out);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *f = r->v[i];
-		/* The exposition format forbids duplicate series: keep the
-		 * worst status (ok < skip < warn < fail) of a repeated pair. */
-		bool shadowed = false;
-		for (size_t k = 0; k < r->n && !shadowed; k++) {
-			const struct finding *g = r->v[k];
-			if (k == i || strcmp(g->id, f->id) || strcmp(g->subject, f->subject))
-				continue;
-			shadowed = status_rank(g->status) > status_rank(f->status) || (g->status == f->status && k < i);
-		}
-		if (shadowed)
+		if (prom_shadowed(r, i, false))
 			continue;
-		fputs("gpuready_check_status{id=\"", out);
+		fputs("gpuready_check_status{", out);
+		prom_common(out, r);
+		fputs(",id=\"", out);
 		prom_label(out, f->id);
 		fputs("\",subject=\"", out);
 		prom_label(out, f->subject);
@@ -325,16 +432,23 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 	fputs("# HELP gpuready_checks Number of gpuready findings per status.\n"
 	      "# TYPE gpuready_checks gauge\n",
 	      out);
-	for (int s = 0; s < STATUS__COUNT; s++)
-		fprintf(out, "gpuready_checks{status=\"%s\"} %u\n", status_name(s), r->counts[s]);
+	for (int st = 0; st < STATUS__COUNT; st++) {
+		fputs("gpuready_checks{", out);
+		prom_common(out, r);
+		fprintf(out, ",status=\"%s\"} %u\n", status_name(st), r->counts[st]);
+	}
 	fputs("# HELP gpuready_last_run_timestamp_seconds When gpuready last ran, as Unix time.\n"
-	      "# TYPE gpuready_last_run_timestamp_seconds gauge\n",
+	      "# TYPE gpuready_last_run_timestamp_seconds gauge\n"
+	      "gpuready_last_run_timestamp_seconds{",
 	      out);
-	fprintf(out, "gpuready_last_run_timestamp_seconds %.3f\n", now);
+	prom_common(out, r);
+	fprintf(out, "} %.3f\n", now);
 	fputs("# HELP gpuready_info Version of gpuready and the root it read.\n"
 	      "# TYPE gpuready_info gauge\n"
-	      "gpuready_info{version=\"",
+	      "gpuready_info{",
 	      out);
+	prom_common(out, r);
+	fputs(",version=\"", out);
 	prom_label(out, r->version);
 	fputs("\",sysroot=\"", out);
 	prom_label(out, r->sysroot);

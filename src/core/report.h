@@ -34,6 +34,10 @@ struct finding {
 	char *hint;
 	enum status status;
 	struct strv details;
+	/* A finding that compares a value with an expectation keeps both,
+	 * as text (a plain number is rendered as a JSON number); NULL when
+	 * it compares nothing. */
+	char *observed, *expected;
 };
 
 struct report {
@@ -42,8 +46,13 @@ struct report {
 	char *version;
 	char *host;
 	char *sysroot;
+	char *scope;        /* the command that made it: "check", "gpu", "rdma", "gpudirect" */
+	double timestamp;   /* when it ran, Unix time; 0 unknown */
 	unsigned counts[STATUS__COUNT];
 };
+
+/* Version of the JSON report's layout (docs/report-schema.md). */
+#define REPORT_SCHEMA_VERSION 2
 
 const char *status_name(enum status s); /* "ok", "warn", "fail", "skip" */
 /* Severity order for "the worst of": ok < skip < warn < fail. */
@@ -51,6 +60,8 @@ int status_rank(enum status s);
 
 void report_init(struct report *r, const char *version, const char *host, const char *sysroot);
 void report_free(struct report *r);
+/* What ran and when (defaults: scope "check", timestamp 0). */
+void report_set_run(struct report *r, const char *scope, double timestamp);
 
 /* Appends a finding; returns it so the caller can add a hint and details. */
 struct finding *report_add(struct report *r, const char *id, const char *section, enum status st,
@@ -59,6 +70,12 @@ struct finding *report_vadd(struct report *r, const char *id, const char *sectio
 			    const char *subject, const char *fmt, va_list ap);
 void finding_hint(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void finding_detail(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records what the finding compared: the observed and the expected value. */
+void finding_compare(struct finding *f, const char *observed, const char *expected);
+/* finding_compare() with numbers (printed with %g). */
+void finding_compare_num(struct finding *f, double observed, double expected);
+/* Changes a finding's status, keeping the report's counts right. */
+void report_set_status(struct report *r, struct finding *f, enum status st);
 
 /* 1 if the report fails (any fail, or any warn when strict), else 0. */
 int report_exit_code(const struct report *r, bool strict);

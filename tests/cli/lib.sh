@@ -49,10 +49,11 @@ schema_ok() {
 	fail "$what: python3-jsonschema missing (make test installs it)"
 }
 
-# Normalises what legitimately differs between runs: the sysroot path and
-# the version.
+# Normalises what legitimately differs between runs: the sysroot path,
+# the version and the time.
 normalize_json() {
-	sed -e "s#\"sysroot\": \".*\"#\"sysroot\": \"ROOT\"#" -e "s#\"version\": \".*\"#\"version\": \"VERSION\"#"
+	sed -e "s#\"sysroot\": \".*\"#\"sysroot\": \"ROOT\"#" -e "s#\"version\": \".*\"#\"version\": \"VERSION\"#" \
+		-e "s#\"timestamp\": \".*\"#\"timestamp\": \"TIME\"#"
 }
 
 # compare EXPECTED ACTUAL NAME

@@ -147,6 +147,28 @@ t_schema() {
 	"$BIN" topo --json >"$TMP/topo/live.json" 2>/dev/null
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP"/*.json; then pass "reports validate against docs/report.schema.json"; else fail "schema validation"; fi
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/topo.schema.json" "$TMP"/topo/*.json; then pass "topo --json validates against docs/topo.schema.json"; else fail "topo schema validation"; fi
+	# The summary counts exactly the findings, in every report; the
+	# compared values come as a pair.
+	for gpu_area in gpu rdma gpudirect; do
+		"$BIN" "$gpu_area" --sysroot "$FIX/h100-roce-broken/root" --json >"$TMP/area-$gpu_area.json" 2>/dev/null
+	done
+	if "$PY" - "$TMP"/*.json <<'PYEOF'
+import json, sys
+bad = 0
+for p in sys.argv[1:]:
+    d = json.load(open(p))
+    n = {s: 0 for s in ("ok", "warn", "fail", "skip")}
+    for c in d["checks"]:
+        n[c["status"]] += 1
+        if ("observed" in c) != ("expected" in c):
+            print(f"{p}: {c['id']} {c['subject']}: observed without expected"); bad += 1
+    if n != d["summary"]:
+        print(f"{p}: summary {d['summary']} but the findings count {n}"); bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+	then pass "every summary counts its findings"; else fail "a summary does not count its findings"; fi
+	grep -q '"observed": ' "$TMP/h100-roce-broken.json" && pass "findings that compare carry observed and expected" ||
+		fail "no finding carries observed/expected"
 	# The validator itself must reject a broken report.
 	echo '{"version": "x", "checks": [{"id": "Bad ID", "status": "great"}]}' >"$TMP/bad.json"
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi

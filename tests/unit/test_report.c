@@ -403,30 +403,70 @@ static void test_json_invalid_utf8(void **state)
 	assert_true(ok);
 }
 
+/* observed/expected: numbers as JSON numbers, text as strings; the run's
+ * scope, time and layout version; a changed status keeps the counts. */
+static void test_json_compare(void **state)
+{
+	(void)state;
+	struct report r;
+	report_init(&r, "v", "h", "/");
+	report_set_run(&r, "rdma", 1700000000.9);
+	struct finding *f = report_add(&r, "rdma.mtu", "S", STATUS_WARN, "mlx5_0/1", "m");
+	finding_compare_num(f, 1024, 4096);
+	f = report_add(&r, "gpu.count", "S", STATUS_OK, "gpu count", "m");
+	finding_compare(f, "PCI 8, driver 6", "8");
+	report_set_status(&r, f, STATUS_FAIL);
+	f = report_add(&r, "rdma.link_rate", "S", STATUS_OK, "mlx5_1/1", "m");
+	finding_compare_num(f, 99.5, 400);
+	assert_int_equal(r.counts[STATUS_OK], 1);
+	assert_int_equal(r.counts[STATUS_FAIL], 1);
+	char *t = render_json(&r);
+	assert_non_null(strstr(t, "\"schema_version\": 2,"));
+	assert_non_null(strstr(t, "\"scope\": \"rdma\","));
+	assert_non_null(strstr(t, "\"timestamp\": \"2023-11-14T22:13:20Z\","));
+	assert_non_null(strstr(t, "\"observed\": 1024,"));
+	assert_non_null(strstr(t, "\"expected\": 4096"));
+	assert_non_null(strstr(t, "\"observed\": \"PCI 8, driver 6\","));
+	assert_non_null(strstr(t, "\"expected\": 8\n"));
+	assert_non_null(strstr(t, "\"observed\": 99.5,"));
+	assert_non_null(strstr(t, "\"status\": \"fail\""));
+	assert_non_null(strstr(t, "\"fail\": 1"));
+	free(t);
+	report_free(&r);
+}
+
 static void test_prom_exact(void **state)
 {
 	(void)state;
 	struct report r;
 	sample(&r);
 	char *t = render_prom(&r, 1700000000.25);
-	assert_text(t, "# HELP gpuready_check_status Result of one gpuready finding: 0 ok, 1 warn, 2 fail, 3 skip.\n"
+	assert_text(t, "# HELP gpuready_finding One gpuready finding (value 1): its check ID, subject and status (ok, "
+		       "warn, fail, skip).\n"
+		       "# TYPE gpuready_finding gauge\n"
+		       "gpuready_finding{scope=\"check\",host=\"node1\",id=\"rdma.devices\",subject=\"mlx5_0\",status=\"ok\"} 1\n"
+		       "gpuready_finding{scope=\"check\",host=\"node1\",id=\"rdma.mtu\",subject=\"mlx5_0/1\",status=\"warn\"} 1\n"
+		       "gpuready_finding{scope=\"check\",host=\"node1\",id=\"nccl.env\",subject=\"NCCL_IB_HCA\",status=\"fail\"} 1\n"
+		       "gpuready_finding{scope=\"check\",host=\"node1\",id=\"nccl.debug\",subject=\"NCCL_DEBUG\",status=\"skip\"} 1\n"
+		       "# HELP gpuready_check_status Deprecated (use gpuready_finding): the worst status of one gpuready "
+		       "check and subject: 0 ok, 1 warn, 2 fail, 3 skip.\n"
 		       "# TYPE gpuready_check_status gauge\n"
-		       "gpuready_check_status{id=\"rdma.devices\",subject=\"mlx5_0\"} 0\n"
-		       "gpuready_check_status{id=\"rdma.mtu\",subject=\"mlx5_0/1\"} 1\n"
-		       "gpuready_check_status{id=\"nccl.env\",subject=\"NCCL_IB_HCA\"} 2\n"
-		       "gpuready_check_status{id=\"nccl.debug\",subject=\"NCCL_DEBUG\"} 3\n"
+		       "gpuready_check_status{scope=\"check\",host=\"node1\",id=\"rdma.devices\",subject=\"mlx5_0\"} 0\n"
+		       "gpuready_check_status{scope=\"check\",host=\"node1\",id=\"rdma.mtu\",subject=\"mlx5_0/1\"} 1\n"
+		       "gpuready_check_status{scope=\"check\",host=\"node1\",id=\"nccl.env\",subject=\"NCCL_IB_HCA\"} 2\n"
+		       "gpuready_check_status{scope=\"check\",host=\"node1\",id=\"nccl.debug\",subject=\"NCCL_DEBUG\"} 3\n"
 		       "# HELP gpuready_checks Number of gpuready findings per status.\n"
 		       "# TYPE gpuready_checks gauge\n"
-		       "gpuready_checks{status=\"ok\"} 1\n"
-		       "gpuready_checks{status=\"warn\"} 1\n"
-		       "gpuready_checks{status=\"fail\"} 1\n"
-		       "gpuready_checks{status=\"skip\"} 1\n"
+		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"ok\"} 1\n"
+		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"warn\"} 1\n"
+		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"fail\"} 1\n"
+		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"skip\"} 1\n"
 		       "# HELP gpuready_last_run_timestamp_seconds When gpuready last ran, as Unix time.\n"
 		       "# TYPE gpuready_last_run_timestamp_seconds gauge\n"
-		       "gpuready_last_run_timestamp_seconds 1700000000.250\n"
+		       "gpuready_last_run_timestamp_seconds{scope=\"check\",host=\"node1\"} 1700000000.250\n"
 		       "# HELP gpuready_info Version of gpuready and the root it read.\n"
 		       "# TYPE gpuready_info gauge\n"
-		       "gpuready_info{version=\"0.1.0\",sysroot=\"/\"} 1\n");
+		       "gpuready_info{scope=\"check\",host=\"node1\",version=\"0.1.0\",sysroot=\"/\"} 1\n");
 	free(t);
 	report_free(&r);
 }
@@ -439,10 +479,10 @@ static void test_prom_escaping(void **state)
 	report_add(&r, "a.b", "S", STATUS_OK, "back\\slash \"q\" new\nline", "m");
 	report_add(&r, "id\"\\\n", "S", STATUS_OK, "tab\there é", "m");
 	char *t = render_prom(&r, 0);
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"a.b\",subject=\"back\\\\slash \\\"q\\\" new\\nline\"} 0\n"));
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"id\\\"\\\\\\n\",subject=\"tab\there é\"} 0\n"));
-	assert_non_null(strstr(t, "gpuready_info{version=\"1.0\\\"x\",sysroot=\"C:\\\\root\\n\"} 1\n"));
-	assert_non_null(strstr(t, "gpuready_last_run_timestamp_seconds 0.000\n"));
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"a.b\",subject=\"back\\\\slash \\\"q\\\" new\\nline\"} 0\n"));
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"id\\\"\\\\\\n\",subject=\"tab\there é\"} 0\n"));
+	assert_non_null(strstr(t, "gpuready_info{scope=\"check\",host=\"h\",version=\"1.0\\\"x\",sysroot=\"C:\\\\root\\n\"} 1\n"));
+	assert_non_null(strstr(t, "gpuready_last_run_timestamp_seconds{scope=\"check\",host=\"h\"} 0.000\n"));
 	/* every sample is on one line: count lines that are not comments */
 	size_t samples = 0;
 	for (char *line = t; *line;) {
@@ -452,7 +492,7 @@ static void test_prom_escaping(void **state)
 			samples++;
 		line = nl + 1;
 	}
-	assert_int_equal(samples, 2 + 4 + 1 + 1);
+	assert_int_equal(samples, 2 + 2 + 4 + 1 + 1);
 	free(t);
 	report_free(&r);
 }
@@ -491,23 +531,27 @@ static void test_prom_duplicates(void **state)
 	report_add(&r, "f", "S", STATUS_FAIL, "s", "1");
 	report_add(&r, "f", "S", STATUS_FAIL, "s", "2");
 	char *t = render_prom(&r, 0);
-	assert_int_equal(count_str(t, "gpuready_check_status{id=\"x\",subject=\"s\"}"), 1);
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"x\",subject=\"s\"} 2\n"));
-	assert_int_equal(count_str(t, "gpuready_check_status{id=\"y\",subject=\"s\"}"), 1);
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"y\",subject=\"s\"} 0\n"));
-	assert_int_equal(count_str(t, "gpuready_check_status{id=\"z\",subject=\"s\"}"), 1);
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"z\",subject=\"s\"} 3\n"));
-	assert_int_equal(count_str(t, "gpuready_check_status{id=\"w\",subject=\"s\"}"), 1);
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"w\",subject=\"s\"} 1\n"));
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"x\",subject=\"t\"} 0\n"));
-	assert_non_null(strstr(t, "gpuready_check_status{id=\"q\",subject=\"s\"} 0\n"));
-	assert_int_equal(count_str(t, "gpuready_check_status{id=\"f\",subject=\"s\"}"), 1);
+	assert_int_equal(count_str(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"x\",subject=\"s\"}"), 1);
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"x\",subject=\"s\"} 2\n"));
+	assert_int_equal(count_str(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"y\",subject=\"s\"}"), 1);
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"y\",subject=\"s\"} 0\n"));
+	assert_int_equal(count_str(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"z\",subject=\"s\"}"), 1);
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"z\",subject=\"s\"} 3\n"));
+	assert_int_equal(count_str(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"w\",subject=\"s\"}"), 1);
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"w\",subject=\"s\"} 1\n"));
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"x\",subject=\"t\"} 0\n"));
+	assert_non_null(strstr(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"q\",subject=\"s\"} 0\n"));
+	assert_int_equal(count_str(t, "gpuready_check_status{scope=\"check\",host=\"h\",id=\"f\",subject=\"s\"}"), 1);
 	assert_int_equal(count_str(t, "gpuready_check_status{"), 7);
+	/* gpuready_finding: one series per (id, subject, status) */
+	assert_int_equal(count_str(t, "gpuready_finding{scope=\"check\",host=\"h\",id=\"x\",subject=\"s\""), 3);
+	assert_int_equal(count_str(t, "gpuready_finding{scope=\"check\",host=\"h\",id=\"f\",subject=\"s\",status=\"fail\"} 1\n"), 1);
+	assert_int_equal(count_str(t, "gpuready_finding{"), 11);
 	/* the per-status counts still count every finding */
-	assert_non_null(strstr(t, "gpuready_checks{status=\"ok\"} 6\n"));
-	assert_non_null(strstr(t, "gpuready_checks{status=\"warn\"} 2\n"));
-	assert_non_null(strstr(t, "gpuready_checks{status=\"fail\"} 3\n"));
-	assert_non_null(strstr(t, "gpuready_checks{status=\"skip\"} 2\n"));
+	assert_non_null(strstr(t, "gpuready_checks{scope=\"check\",host=\"h\",status=\"ok\"} 6\n"));
+	assert_non_null(strstr(t, "gpuready_checks{scope=\"check\",host=\"h\",status=\"warn\"} 2\n"));
+	assert_non_null(strstr(t, "gpuready_checks{scope=\"check\",host=\"h\",status=\"fail\"} 3\n"));
+	assert_non_null(strstr(t, "gpuready_checks{scope=\"check\",host=\"h\",status=\"skip\"} 2\n"));
 	free(t);
 	report_free(&r);
 }
@@ -566,7 +610,7 @@ static void test_prom_file_atomic(void **state)
 	/* writing again over its own output */
 	assert_int_equal(report_write_prom(&r, path, 1700000001), 0);
 	got = slurp(path);
-	assert_non_null(strstr(got, "gpuready_last_run_timestamp_seconds 1700000001.000\n"));
+	assert_non_null(strstr(got, "} 1700000001.000\n"));
 	free(got);
 
 	/* failures: a missing directory, a directory in place of the file;
@@ -602,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_text_layout),
 		cmocka_unit_test(test_text_edge_cases),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_compare),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_json_invalid_utf8),
 		cmocka_unit_test(test_prom_exact),

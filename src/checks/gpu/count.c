@@ -53,6 +53,9 @@ static int run(struct check_ctx *c)
 	if (short_.len) {
 		struct finding *f = check_add(c, STATUS_FAIL, "gpu count", "expected %zu GPUs; seen: %s (differs: %s)", want,
 					      seen.buf, short_.buf);
+		char want_s[32];
+		snprintf(want_s, sizeof(want_s), "%zu", want);
+		finding_compare(f, seen.buf, want_s);
 		finding_hint(f, "the first layer that sees fewer is where a GPU is lost: PCI (hardware/BIOS), "
 				"driver (dmesg | grep NVRM), NVML/CUDA (reset), PyTorch (CUDA_VISIBLE_DEVICES)");
 	} else if (gpu_unidentified(inv, NULL)) {

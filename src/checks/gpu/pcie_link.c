@@ -37,6 +37,7 @@ static void link_check(struct check_ctx *c, const struct pci_dev *p, const char 
 	if (p->cur_width < p->max_width) {
 		f = check_add(c, STATUS_WARN, p->bdf, "%s: PCIe link x%d of x%d at %g GT/s: %d%% of its bandwidth", what,
 			      p->cur_width, p->max_width, p->cur_speed, p->cur_width * 100 / p->max_width);
+		finding_compare_num(f, p->cur_width, p->max_width);
 		finding_hint(f, "reseat the card or its riser/cable and check the slot (`lspci -vv -s %s`: LnkSta "
 				"vs LnkCap); a persistent x8 on an x16 card is a hardware fault",
 			     p->bdf);
@@ -60,6 +61,7 @@ static void link_check(struct check_ctx *c, const struct pci_dev *p, const char 
 		}
 		f = check_add(c, STATUS_WARN, p->bdf, "%s: PCIe link at %g of %g GT/s (x%d)", what, p->cur_speed,
 			      p->max_speed, p->cur_width);
+		finding_compare_num(f, p->cur_speed, p->max_speed);
 		finding_hint(f, "check the slot generation and BIOS PCIe speed setting (`lspci -vv -s %s`)", p->bdf);
 		return;
 	}
@@ -86,6 +88,7 @@ static void bar1(struct check_ctx *c, const struct pci_dev *p, const char *what)
 		struct finding *f = check_add(c, STATUS_WARN, p->bdf, "%s: BAR1 is %.0f MiB, below %g GiB: GPUDirect "
 								      "RDMA can map little GPU memory",
 					      what, (double)b1 / (1024.0 * 1024), c->expect->min_bar1_gib);
+		finding_compare_num(f, gib, c->expect->min_bar1_gib);
 		finding_hint(f, "enable Resizable BAR / Above 4G decoding in the BIOS (and for the NVIDIA driver "
 				"NVreg_EnableResizableBar=1), then reboot");
 	} else if (b1) {

@@ -57,18 +57,21 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 	if (n && n->speed > 0 && (double)n->speed / 1000.0 < p->rate_gbps) {
 		f = check_add(c, STATUS_WARN, lbl, "%s runs at %g Gb/s but the port reports %s",
 			      n->name, (double)n->speed / 1000.0, p->rate);
+		finding_compare_num(f, (double)n->speed / 1000.0, p->rate_gbps);
 		finding_hint(f, "the link trained below its rate: reseat or replace the cable/transceiver, "
 				"check `ethtool %s` (Speed, Link partner advertised) and the switch port",
 			     n->name);
 	} else if (gbps < best) {
 		f = check_add(c, STATUS_WARN, lbl, "%g Gb/s, slower than other %s ports on this node (%g Gb/s)", gbps,
 			      model, best);
+		finding_compare_num(f, gbps, best);
 		finding_hint(f, "a slow port drags down every collective that uses it: check the cable "
 				"(`mlxlink -d %s` if MFT is installed) and the switch port speed",
 			     d->pci_bdf ? d->pci_bdf : d->name);
 	} else if (c->expect->link_rate > 0 && gbps < c->expect->link_rate) {
 		f = check_add(c, STATUS_WARN, lbl, "%g Gb/s, below the expected %g Gb/s (--link-rate)", gbps,
 			      c->expect->link_rate);
+		finding_compare_num(f, gbps, c->expect->link_rate);
 		finding_hint(f, "check the cable, transceiver and switch port; or set link_rate in "
 				"/etc/gpuready.conf to what this site runs");
 	} else {

@@ -27,12 +27,14 @@ static void roce_port(struct check_ctx *c, const struct rdma_dev *d, const struc
 	if (active < 4096) {
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=%d (max 4096): %s has MTU %lld", active, n->name,
 			      (long long)n->mtu);
+		finding_compare_num(f, active, 4096);
 		finding_hint(f, "ip link set dev %s mtu 9000, and make it persistent (netplan: `mtu: 9000` under "
 				"%s); the switch ports must allow jumbo frames too",
 			     n->name, n->name);
 	} else if (c->expect->mtu > 0 && n->mtu != c->expect->mtu) {
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=4096 but %s has MTU %lld, site expects %d (--mtu)",
 			      n->name, (long long)n->mtu, c->expect->mtu);
+		finding_compare_num(f, (double)n->mtu, c->expect->mtu);
 		finding_hint(f, "ip link set dev %s mtu %d (and in netplan)", n->name, c->expect->mtu);
 	} else {
 		check_add(c, STATUS_OK, lbl, "active_mtu=4096 (max supported), %s MTU %lld%s", n->name,

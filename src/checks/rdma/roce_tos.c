@@ -46,9 +46,10 @@ static int run(struct check_ctx *c)
 		bool unset = p->roce_tos < 0;
 		/* DSCP>>3 is the priority in the default DSCP->priority map (NVIDIA mlnx_qos, trust dscp: DSCP 8n to 8n+7 map to priority n). */
 		if (tos_dscp(tos) == tos_dscp(want)) {
-			check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
+			struct finding *ok = check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
 				  tos_describe(tos, d1, sizeof(d1)), unset ? ", kernel default" : "",
 				  tos_dscp(tos) >> 3);
+			finding_compare_num(ok, tos, want);
 			continue;
 		}
 		struct finding *f =
@@ -57,6 +58,7 @@ static int run(struct check_ctx *c)
 				  tos_describe(tos, d1, sizeof(d1)),
 				  unset ? " (no rdma_cm configfs entry: kernel default)" : "",
 				  tos_describe(want, d2, sizeof(d2)));
+		finding_compare_num(f, tos, want);
 		finding_hint(f,
 			     "modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
 			     "mkdir -p /sys/kernel/config/rdma_cm/%s && echo %d > "

@@ -15,12 +15,15 @@ static void one(struct check_ctx *c, const char *name, uint64_t v, int err)
 		return;
 	}
 	if (v >= want) {
-		check_add(c, STATUS_OK, name, "%llu (at least %llu)", (unsigned long long)v, (unsigned long long)want);
+		struct finding *ok = check_add(c, STATUS_OK, name, "%llu (at least %llu)", (unsigned long long)v,
+					       (unsigned long long)want);
+		finding_compare_num(ok, (double)v, (double)want);
 		return;
 	}
 	struct finding *f = check_add(c, STATUS_WARN, name, "%llu, below %llu: TCP fallback and bootstrap traffic "
 							    "cannot use large windows",
 				      (unsigned long long)v, (unsigned long long)want);
+	finding_compare_num(f, (double)v, (double)want);
 	finding_hint(f, "sysctl -w %s=%llu && echo '%s=%llu' >> /etc/sysctl.d/90-rdma-tuning.conf", name,
 		     (unsigned long long)want, name, (unsigned long long)want);
 }
