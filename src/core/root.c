@@ -34,11 +34,11 @@ struct dcache {
 	size_t cap, n;
 };
 
-static size_t hash(const char *s)
+static size_t hash(const char *s, size_t n)
 {
 	size_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
 	return h;
 }
 
@@ -52,14 +52,15 @@ static void dcache_clear(struct dcache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static const char *dcache_get(const struct dcache *c, const char *key)
+/* The directory the first n bytes of key resolve to, or NULL. */
+static const char *dcache_get(const struct dcache *c, const char *key, size_t n)
 {
 	if (!c->cap)
 		return NULL;
-	for (size_t i = hash(key) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+	for (size_t i = hash(key, n) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
 		if (!c->v[i].key)
 			return NULL;
-		if (!strcmp(c->v[i].key, key))
+		if (!strncmp(c->v[i].key, key, n) && c->v[i].key[n] == '\0')
 			return c->v[i].val;
 	}
 }
@@ -73,7 +74,7 @@ static void dcache_put(struct dcache *c, const char *key, const char *val)
 		c->n = 0;
 		for (size_t i = 0; i < old.cap; i++)
 			if (old.v[i].key) {
-				size_t k = hash(old.v[i].key) & (c->cap - 1);
+				size_t k = hash(old.v[i].key, strlen(old.v[i].key)) & (c->cap - 1);
 				while (c->v[k].key)
 					k = (k + 1) & (c->cap - 1);
 				c->v[k] = old.v[i];
@@ -81,7 +82,7 @@ static void dcache_put(struct dcache *c, const char *key, const char *val)
 			}
 		free(old.v);
 	}
-	size_t i = hash(key) & (c->cap - 1);
+	size_t i = hash(key, strlen(key)) & (c->cap - 1);
 	while (c->v[i].key) {
 		if (!strcmp(c->v[i].key, key))
 			return;
@@ -302,6 +303,18 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 
 	if (!path || path[0] != '/')
 		return -EINVAL;
+	/* A directory resolved before answers the whole path at once: the
+	 * cache's keys are canonical paths, and a path that equals one walks
+	 * to the same directory, component by component, through the cache. */
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	const char *whole = follow_last ? dcache_get(r->cache, path, len) : NULL;
+	if (whole) {
+		strbuf_reset(out);
+		strbuf_adds(out, whole);
+		return 0;
+	}
 	strbuf_addch(&cur, '/');
 	for (const char *s = path;;) {
 		while (*s == '/')
@@ -327,7 +340,7 @@ static int resolve_at(const struct root *r, const char *path, bool follow_last, 
 		push_component(&cur, c, n);
 		/* A cached directory answers a component unless it is a final
 		 * link the caller wants unresolved (readlink). */
-		const char *hit = last && !follow_last ? NULL : dcache_get(r->cache, cur.buf);
+		const char *hit = last && !follow_last ? NULL : dcache_get(r->cache, cur.buf, cur.len);
 		if (hit) {
 			strbuf_reset(&cur);
 			strbuf_adds(&cur, hit);

@@ -62,6 +62,44 @@ enum module_state modules_state(const struct modules_info *m, const char *name);
 /* Where the answer came from, for messages: "/proc/modules", ... */
 const char *modules_source(const struct modules_info *m, const char *name);
 
+/* ---- lookup by name (name_index.c) ----
+ * The loaders index the PCI functions by BDF and the netdevs and RDMA
+ * devices by name once they are read, so pci_find(), net_find() and
+ * rdma_find() are binary searches: a node with 2,000 RDMA devices is asked
+ * for them by name hundreds of thousands of times (perf/many-rdma.sh).
+ * Equal names answer the first in array order, as a scan does. An index
+ * answers only for the array it was built over (`of` items); an inventory
+ * assembled by hand (unit tests) has none and is scanned. */
+
+/* Where an item's name is: a char * at `off` in items of `size` bytes;
+ * fold compares ignoring ASCII case (BDFs). */
+struct name_key {
+	size_t size, off;
+	bool fold;
+};
+
+struct name_slot {
+	const char *name;   /* borrowed from the item */
+	size_t pos;         /* the item's position in its array */
+	bool fold;
+};
+
+struct name_index {
+	struct name_slot *v; /* sorted by name, then position; items without a name left out */
+	size_t n;
+	size_t of;          /* items it was built over */
+	bool built;
+};
+
+/* Indexes items[0..n); ix owns its slots (name_index_free), the names stay
+ * the items'. Rebuild after the array changes. */
+void name_index_build(struct name_index *ix, const struct name_key *k, const void *items, size_t n);
+/* Position of the first item named `name`, or n when none is (or name is
+ * NULL): through ix when it was built over these n items, else a scan. */
+size_t name_lookup(const struct name_index *ix, const struct name_key *k, const void *items, size_t n,
+		   const char *name);
+void name_index_free(struct name_index *ix);
+
 /* ---- PCI ---- */
 
 struct pci_dev {
@@ -94,6 +132,7 @@ struct pci_info {
 	int err;            /* listing /sys/bus/pci/devices */
 	bool iommu_groups;  /* /sys/kernel/iommu_groups has groups */
 	struct strv iommu_units; /* /sys/class/iommu entries (dmar0, ivhd0, ...) */
+	struct name_index by_bdf;
 };
 
 /* PCI class helpers (REFERENCE §5). */
@@ -123,6 +162,7 @@ struct net_info {
 	struct netdev *v;
 	size_t n;
 	int err;
+	struct name_index by_name;
 };
 
 const struct netdev *net_find(const struct net_info *n, const char *name);
@@ -201,6 +241,7 @@ struct rdma_info {
 	bool uverbs_class;  /* /sys/class/infiniband_verbs exists */
 	bool configfs_present; /* /sys/kernel/config/rdma_cm exists */
 	char *verbs_status; /* NULL when verbs queried fine, else why not */
+	struct name_index by_name;
 };
 
 const struct rdma_dev *rdma_find(const struct rdma_info *r, const char *name);

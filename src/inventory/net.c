@@ -10,7 +10,10 @@
 #include "core/readers.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
+
+static const struct name_key net_key = { .size = sizeof(struct netdev), .off = offsetof(struct netdev, name) };
 
 char *sysfs_path_bdf(const char *path)
 {
@@ -63,17 +66,14 @@ int net_load(const struct root *r, struct net_info *ni)
 			continue;
 		load_one(r, names.v[i], &ni->v[ni->n++]);
 	}
+	name_index_build(&ni->by_name, &net_key, ni->v, ni->n);
 	return 0;
 }
 
 const struct netdev *net_find(const struct net_info *n, const char *name)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < n->n; i++)
-		if (!strcmp(n->v[i].name, name))
-			return &n->v[i];
-	return NULL;
+	size_t i = name_lookup(&n->by_name, &net_key, n->v, n->n, name);
+	return i < n->n ? &n->v[i] : NULL;
 }
 
 void net_free(struct net_info *n)
@@ -84,5 +84,6 @@ void net_free(struct net_info *n)
 		free(n->v[i].pci_bdf);
 	}
 	free(n->v);
+	name_index_free(&n->by_name);
 	memset(n, 0, sizeof(*n));
 }

@@ -12,9 +12,12 @@
 #include "core/readers.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const struct name_key pci_key = { .size = sizeof(struct pci_dev), .off = offsetof(struct pci_dev, bdf), .fold = true };
 
 static void split_path(struct pci_dev *d)
 {
@@ -156,6 +159,7 @@ int pci_load(const struct root *r, struct pci_info *p)
 			continue;
 		load_one(r, names.v[i], &p->v[p->n++]);
 	}
+	name_index_build(&p->by_bdf, &pci_key, p->v, p->n);
 	return 0;
 }
 
@@ -192,12 +196,8 @@ int iommu_load(const struct root *r, struct pci_info *p)
 
 const struct pci_dev *pci_find(const struct pci_info *p, const char *bdf)
 {
-	if (!bdf)
-		return NULL;
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcasecmp(p->v[i].bdf, bdf))
-			return &p->v[i];
-	return NULL;
+	size_t i = name_lookup(&p->by_bdf, &pci_key, p->v, p->n, bdf);
+	return i < p->n ? &p->v[i] : NULL;
 }
 
 void pci_free(struct pci_info *p)
@@ -214,5 +214,6 @@ void pci_free(struct pci_info *p)
 	}
 	free(p->v);
 	strv_free(&p->iommu_units);
+	name_index_free(&p->by_bdf);
 	memset(p, 0, sizeof(*p));
 }

@@ -14,8 +14,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const struct name_key rdma_key = { .size = sizeof(struct rdma_dev), .off = offsetof(struct rdma_dev, name) };
 
 /* An all-zero GID is an empty table entry (the kernel prints zeros for an
  * unused index, linux drivers/infiniband/core/sysfs.c show_port_gid). Text
@@ -262,14 +265,14 @@ static void load_uverbs(const struct root *r, struct rdma_info *ri)
 		_cleanup_free_ char *ibdev = NULL;
 		if (read_str(r, &ibdev, "/sys/class/infiniband_verbs/%s/ibdev", names.v[i]) < 0)
 			continue;
-		for (size_t k = 0; k < ri->n; k++) {
-			struct rdma_dev *d = &ri->v[k];
-			if (strcmp(d->name, ibdev) || d->uverbs)
-				continue;
-			d->uverbs = xstrdup(names.v[i]);
-			_cleanup_free_ char *node = xasprintf("/dev/infiniband/%s", names.v[i]);
-			d->uverbs_node = root_exists(r, node);
-		}
+		/* device names are directory entries: one at most is named ibdev */
+		size_t k = name_lookup(&ri->by_name, &rdma_key, ri->v, ri->n, ibdev);
+		struct rdma_dev *d = k < ri->n ? &ri->v[k] : NULL;
+		if (!d || d->uverbs)
+			continue;
+		d->uverbs = xstrdup(names.v[i]);
+		_cleanup_free_ char *node = xasprintf("/dev/infiniband/%s", names.v[i]);
+		d->uverbs_node = root_exists(r, node);
 	}
 }
 
@@ -283,6 +286,7 @@ int rdma_load(const struct root *r, struct rdma_info *ri)
 	ri->v = xcalloc(names.n, sizeof(*ri->v));
 	for (size_t i = 0; i < names.n; i++)
 		load_dev(r, names.v[i], &ri->v[ri->n++]);
+	name_index_build(&ri->by_name, &rdma_key, ri->v, ri->n);
 	load_uverbs(r, ri);
 	return 0;
 }
@@ -318,10 +322,8 @@ bool rdma_port_step(const struct rdma_info *ri, size_t *dev, size_t *port)
 
 const struct rdma_dev *rdma_find(const struct rdma_info *r, const char *name)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->v[i].name, name))
-			return &r->v[i];
-	return NULL;
+	size_t i = name_lookup(&r->by_name, &rdma_key, r->v, r->n, name);
+	return i < r->n ? &r->v[i] : NULL;
 }
 
 static void free_counters(struct counter *c, size_t n)
@@ -364,5 +366,6 @@ void rdma_free(struct rdma_info *ri)
 	}
 	free(ri->v);
 	free(ri->verbs_status);
+	name_index_free(&ri->by_name);
 	memset(ri, 0, sizeof(*ri));
 }

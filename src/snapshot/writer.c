@@ -30,6 +30,7 @@ struct snap_writer {
 	struct snap_stats st;
 	struct unreadable_ent *unr;
 	size_t n_unr;
+	char *made;     /* the directory mkdirs() last made or found, in-root */
 };
 
 static void note_err(struct snap_writer *w, int e, const char *path)
@@ -40,11 +41,14 @@ static void note_err(struct snap_writer *w, int e, const char *path)
 	}
 }
 
-/* mkdir -p of an in-root directory path under the snapshot dir. */
+/* mkdir -p of an in-root directory path under the snapshot dir. The files
+ * of one directory come one after another (a port's counters, its GIDs),
+ * so the directory made last answers without a system call: a tree with
+ * thousands of devices is otherwise two per component per file. */
 static int mkdirs(struct snap_writer *w, const char *path)
 {
 	_cleanup_free_ char *p = xstrdup(path[0] == '/' ? path + 1 : path);
-	if (!*p)
+	if (!*p || (w->made && !strcmp(w->made, p)))
 		return 0;
 	for (char *c = p;; c++) {
 		if (*c == '/' || *c == '\0') {
@@ -60,6 +64,8 @@ static int mkdirs(struct snap_writer *w, const char *path)
 				break;
 		}
 	}
+	free(w->made);
+	w->made = TAKE_PTR(p);
 	return 0;
 }
 
@@ -267,6 +273,7 @@ void snap_writer_free(struct snap_writer *w)
 		free(w->unr[i].path);
 	free(w->unr);
 	free(w->err_path);
+	free(w->made);
 	free(w->dir);
 	free(w);
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -468,6 +469,62 @@ static void test_snapshot_keeps_what_persist_reads(void **state)
 	free(t);
 }
 
+/* The name index behind pci_find, net_find and rdma_find answers what a
+ * scan of the array answers: the first item of that name in array order
+ * (BDFs ignoring case, interface and device names not), none for a name
+ * that is absent or NULL; an array it was not built over is scanned. */
+static void test_name_index(void **state)
+{
+	(void)state;
+	struct pci_dev fns[] = {
+		{ .bdf = "0000:19:00.0" }, { .bdf = "0000:0A:00.0" }, { .bdf = "0000:0a:00.0" }, { .bdf = "0000:01:00.0" },
+	};
+	struct pci_info pi = { .v = fns, .n = 3 };
+	assert_ptr_equal(pci_find(&pi, "0000:0a:00.0"), &fns[1]); /* no index: a scan */
+	const struct name_key bdf = { .size = sizeof(fns[0]), .off = offsetof(struct pci_dev, bdf), .fold = true };
+	name_index_build(&pi.by_bdf, &bdf, pi.v, pi.n);
+	assert_int_equal(pi.by_bdf.n, 3);
+	assert_ptr_equal(pci_find(&pi, "0000:0a:00.0"), &fns[1]);
+	assert_ptr_equal(pci_find(&pi, "0000:0A:00.0"), &fns[1]);
+	assert_ptr_equal(pci_find(&pi, "0000:19:00.0"), &fns[0]);
+	assert_null(pci_find(&pi, "0000:01:00.0")); /* beyond n when it was built */
+	assert_null(pci_find(&pi, "0000:02:00.0"));
+	assert_null(pci_find(&pi, NULL));
+	pi.n = 4; /* the array grew: the index no longer answers for it */
+	assert_ptr_equal(pci_find(&pi, "0000:01:00.0"), &fns[3]);
+	name_index_build(&pi.by_bdf, &bdf, pi.v, pi.n);
+	assert_ptr_equal(pci_find(&pi, "0000:01:00.0"), &fns[3]);
+	name_index_free(&pi.by_bdf);
+	assert_false(pi.by_bdf.built);
+
+	struct netdev nets[] = { { .name = "ETH0" }, { .name = NULL }, { .name = "eth0" } };
+	struct net_info ni = { .v = nets, .n = ARRAY_SIZE(nets) };
+	const struct name_key name = { .size = sizeof(nets[0]), .off = offsetof(struct netdev, name) };
+	name_index_build(&ni.by_name, &name, ni.v, ni.n);
+	assert_int_equal(ni.by_name.n, 2); /* the nameless one is left out */
+	assert_ptr_equal(net_find(&ni, "eth0"), &nets[2]);
+	assert_ptr_equal(net_find(&ni, "ETH0"), &nets[0]);
+	assert_null(net_find(&ni, "Eth0"));
+	name_index_free(&ni.by_name);
+
+	/* many devices, listed out of order: each found where it is */
+	enum { N = 2000 };
+	struct rdma_dev *devs = xcalloc(N, sizeof(*devs));
+	for (size_t i = 0; i < N; i++)
+		devs[i].name = xasprintf("mlx5_%zu", (N - 1 - i) * 7 % N);
+	struct rdma_info ri = { .v = devs, .n = N };
+	const struct name_key dev = { .size = sizeof(devs[0]), .off = offsetof(struct rdma_dev, name) };
+	name_index_build(&ri.by_name, &dev, ri.v, ri.n);
+	for (size_t i = 0; i < N; i++)
+		assert_ptr_equal(rdma_find(&ri, devs[i].name), &devs[i]);
+	assert_null(rdma_find(&ri, "mlx5_2000"));
+	assert_null(rdma_find(&ri, "mlx5_"));
+	for (size_t i = 0; i < N; i++)
+		free(devs[i].name);
+	free(devs);
+	name_index_free(&ri.by_name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_link_stand_ins), cmocka_unit_test(test_empty_root),
 		cmocka_unit_test(test_port_iterator),  cmocka_unit_test(test_gid_parse),
 		cmocka_unit_test(test_gid_table),      cmocka_unit_test(test_snapshot_keeps_what_persist_reads),
+		cmocka_unit_test(test_name_index),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,16 +115,17 @@ static int run(struct check_ctx *c)
 		bar1(c, gpus[i], what);
 	}
 	free(gpus);
-	struct strv seen = STRV_INIT;
+	/* each NIC function once, however many RDMA devices sit on it */
+	bool *seen = xcalloc(inv->pci.n + 1, sizeof(*seen));
 	for (size_t i = 0; i < inv->rdma.n; i++) {
 		const struct pci_dev *p = pci_find(&inv->pci, inv->rdma.v[i].pci_bdf);
-		if (!p || strv_contains(&seen, p->bdf))
+		if (!p || seen[p - inv->pci.v])
 			continue;
-		strv_add(&seen, p->bdf);
+		seen[p - inv->pci.v] = true;
 		snprintf(what, sizeof(what), "NIC %s", inv->rdma.v[i].name);
 		link_check(c, p, what, false);
 	}
-	strv_free(&seen);
+	free(seen);
 	if (n == 0 && inv->rdma.n == 0)
 		check_add(c, STATUS_SKIP, "gpu", "no NVIDIA GPU or RDMA NIC on PCI");
 	return 0;

@@ -11,16 +11,15 @@
 #include "core/readers.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-static bool pci_has_rdma(const struct inventory *inv, const char *bdf)
-{
-	for (size_t i = 0; i < inv->rdma.n; i++)
-		if (inv->rdma.v[i].pci_bdf && !strcasecmp(inv->rdma.v[i].pci_bdf, bdf))
-			return true;
-	return false;
-}
+/* The RDMA devices by PCI function, to ask of every NIC function whether
+ * one sits on it. */
+static const struct name_key by_function = {
+	.size = sizeof(struct rdma_dev), .off = offsetof(struct rdma_dev, pci_bdf), .fold = true
+};
 
 static void describe(struct check_ctx *c, const struct rdma_dev *d)
 {
@@ -70,17 +69,21 @@ static int run(struct check_ctx *c)
 	struct strbuf orphans = STRBUF_INIT;
 	size_t n_orphans = 0;
 	const struct pci_dev *first = NULL;
+	struct name_index rdma_by_function = { 0 };
 
 	/* ConnectX/BlueField functions without an RDMA device */
+	name_index_build(&rdma_by_function, &by_function, inv->rdma.v, inv->rdma.n);
 	for (size_t i = 0; i < inv->pci.n; i++) {
 		const struct pci_dev *p = &inv->pci.v[i];
-		if (!nic_host_function(p) || pci_has_rdma(inv, p->bdf))
+		if (!nic_host_function(p) ||
+		    name_lookup(&rdma_by_function, &by_function, inv->rdma.v, inv->rdma.n, p->bdf) < inv->rdma.n)
 			continue;
 		strbuf_addf(&orphans, "%s%s", n_orphans ? ", " : "", p->bdf);
 		if (!first)
 			first = p;
 		n_orphans++;
 	}
+	name_index_free(&rdma_by_function);
 	const char *ib = first && nic_provider(first->device) == PROVIDER_MLX4 ? "mlx4_ib" : "mlx5_ib";
 
 	if (inv->rdma.n == 0 && n_orphans) {

@@ -11,6 +11,7 @@
 #include "checks/check.h"
 #include "common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The rate of a port in Gb/s: the netdev speed for RoCE when known. */
@@ -22,18 +23,51 @@ static double port_gbps(const struct inventory *inv, const struct rdma_port *p)
 	return p->rate_gbps;
 }
 
-static double model_best(const struct inventory *inv, const char *model)
+/* The fastest active port of each NIC model, found in one pass over the
+ * ports: a node has a handful of models, and asking every port for its
+ * model's best by scanning all ports again grew as the square of the ports
+ * (perf/many-rdma.sh). */
+struct model_best {
+	const char *model;
+	double gbps;
+};
+
+struct model_bests {
+	struct model_best *v;
+	size_t n;
+};
+
+static void model_bests_load(const struct inventory *inv, struct model_bests *mb)
 {
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
-	double best = 0;
-	for_each_rdma_port(&inv->rdma, d, p)
-		if (port_active(p) && !strcmp(rdma_dev_model(inv, d), model) && port_gbps(inv, p) > best)
-			best = port_gbps(inv, p);
-	return best;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_active(p))
+			continue;
+		const char *model = rdma_dev_model(inv, d);
+		double gbps = port_gbps(inv, p);
+		size_t i = 0;
+		while (i < mb->n && strcmp(mb->v[i].model, model))
+			i++;
+		if (i == mb->n) {
+			mb->v = xreallocarray(mb->v, mb->n + 1, sizeof(*mb->v));
+			mb->v[mb->n++] = (struct model_best){ .model = model, .gbps = 0 };
+		}
+		if (gbps > mb->v[i].gbps)
+			mb->v[i].gbps = gbps;
+	}
 }
 
-static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p)
+static double model_best(const struct model_bests *mb, const char *model)
+{
+	for (size_t i = 0; i < mb->n; i++)
+		if (!strcmp(mb->v[i].model, model))
+			return mb->v[i].gbps;
+	return 0;
+}
+
+static void one(struct check_ctx *c, const struct model_bests *mb, const struct rdma_dev *d,
+		const struct rdma_port *p)
 {
 	const struct inventory *inv = c->inv;
 	char lbl[96];
@@ -51,7 +85,7 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
 	double gbps = port_gbps(inv, p);
 	const char *model = rdma_dev_model(inv, d);
-	double best = model_best(inv, model);
+	double best = model_best(mb, model);
 	struct finding *f;
 
 	if (n && n->speed > 0 && (double)n->speed / 1000.0 < p->rate_gbps) {
@@ -83,11 +117,14 @@ static int run(struct check_ctx *c)
 {
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
+	struct model_bests mb = { 0 };
 	size_t ports = 0;
+	model_bests_load(c->inv, &mb);
 	for_each_rdma_port(&c->inv->rdma, d, p) {
-		one(c, d, p);
+		one(c, &mb, d, p);
 		ports++;
 	}
+	free(mb.v);
 	if (ports == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RDMA ports to check");
 	return 0;
