@@ -2,6 +2,9 @@
 #include "check.h"
 #include "core/cleanup.h"
 #include "core/strbuf.h"
+#include "inventory/topo.h"
+
+#include <stdlib.h>
 
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -61,6 +64,23 @@ static void unsure_without_nccl_files(const struct nccl_config *nc, struct repor
 	}
 }
 
+/* Why check d cannot run on this inventory (its NEEDS_*), or NULL. */
+static const char *unmet_need(const struct check_def *d, const struct inventory *inv)
+{
+	if ((d->needs & NEEDS_LIVE) && !inv->live)
+		return "needs the live machine: a recorded tree cannot be queried";
+	if (d->needs & NEEDS_GPU) {
+		const struct pci_dev **gpus = NULL;
+		size_t n = topo_gpus(inv, &gpus);
+		free(gpus);
+		if (n == 0)
+			return "no NVIDIA GPU on PCI (see gpu.pci)";
+	}
+	if ((d->needs & NEEDS_RDMA_DEVICE) && inv->rdma.n == 0)
+		return "no RDMA device (see rdma.devices)";
+	return NULL;
+}
+
 int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
 	       const struct check_select *sel, struct report *rep)
 {
@@ -72,10 +92,19 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 		if (!check_selected(sel, d->id))
 			continue;
 		struct check_ctx c = { .inv = inv, .expect = expect, .report = rep, .def = d };
+		const char *unmet = unmet_need(d, inv);
+		if (unmet) {
+			_cleanup_free_ char *subject = xstrndup(d->id, strcspn(d->id, "."));
+			check_add(&c, STATUS_SKIP, subject, "%s", unmet);
+			continue;
+		}
 		size_t before = rep->n;
 		int r = d->run(&c);
 		if (d->nccl_vars)
 			unsure_without_nccl_files(&inv->nccl, rep, before);
+		for (size_t k = before; d->listing && k < rep->n; k++)
+			if (rep->v[k]->status == STATUS_OK)
+				report_set_status(rep, rep->v[k], STATUS_INFO);
 		if (r < 0) {
 			struct finding *f = check_add(&c, STATUS_SKIP, "gpuready",
 						      "internal error in this check: %s", strerror(-r));

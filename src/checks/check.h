@@ -43,6 +43,21 @@ struct check_def {
 	 * none of its OK findings is sure, and checks_run() makes each a
 	 * warning that names the file (fail closed, docs/adding-a-check.md). */
 	bool nccl_vars;
+	/* What it cannot run without (NEEDS_*): when missing, checks_run()
+	 * adds one skip that names the root cause instead of running it, so
+	 * a node without GPUs reads "no NVIDIA GPU on PCI" once per check,
+	 * always in the same words. */
+	unsigned needs;
+	/* An inventory listing (the effective NCCL variables), not a verdict:
+	 * its OK findings are info, shown with -v and in JSON, not counted
+	 * as passing. */
+	bool listing;
+};
+
+enum {
+	NEEDS_LIVE = 1u << 0,        /* the running system (NVML, CUDA, PyTorch): not a recorded tree */
+	NEEDS_GPU = 1u << 1,         /* an NVIDIA GPU on PCI (gpu.pci says when there is none) */
+	NEEDS_RDMA_DEVICE = 1u << 2, /* an RDMA device (rdma.devices says when there is none) */
 };
 
 /* Adds a finding with this check's id and section. */

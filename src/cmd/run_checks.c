@@ -110,8 +110,13 @@ int run_check_command(struct cmd_env *env, const char *area)
 	}
 	if (s->json) {
 		r = report_write_json(&rep, stdout);
+	} else if (s->reason) {
+		char line[REPORT_REASON_MAX + 1];
+		report_reason(&rep, line, sizeof(line));
+		r = printf("%s\n", line) < 0 ? -EIO : 0;
 	} else {
-		struct render_opts o = { .color = !s->no_color && isatty(STDOUT_FILENO), .verbose = s->verbose };
+		struct render_opts o = { .color = !s->no_color && isatty(STDOUT_FILENO), .verbose = s->verbose,
+					 .quiet = s->quiet };
 		r = report_write_text(&rep, stdout, &o);
 	}
 	report_free(&rep);

@@ -19,6 +19,7 @@ static const char *const status_names[STATUS__COUNT] = {
 	[STATUS_WARN] = "warn",
 	[STATUS_FAIL] = "fail",
 	[STATUS_SKIP] = "skip",
+	[STATUS_INFO] = "info",
 };
 
 const char *status_name(enum status s)
@@ -29,7 +30,7 @@ const char *status_name(enum status s)
 int status_rank(enum status s)
 {
 	static const int rank[STATUS__COUNT] = {
-		[STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3,
+		[STATUS_INFO] = -1, [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2, [STATUS_FAIL] = 3,
 	};
 	return s < STATUS__COUNT ? rank[s] : 0;
 }
@@ -159,10 +160,11 @@ int report_exit_code(const struct report *r, bool strict)
 /* ---- text ---- */
 
 static const char *const tags[STATUS__COUNT] = {
-	[STATUS_OK] = "OK", [STATUS_WARN] = "WARN", [STATUS_FAIL] = "FAIL", [STATUS_SKIP] = "SKIP",
+	[STATUS_OK] = "OK", [STATUS_WARN] = "WARN", [STATUS_FAIL] = "FAIL", [STATUS_SKIP] = "SKIP", [STATUS_INFO] = "INFO",
 };
 static const char *const colors[STATUS__COUNT] = {
 	[STATUS_OK] = "\033[32m", [STATUS_WARN] = "\033[33m", [STATUS_FAIL] = "\033[1;31m", [STATUS_SKIP] = "\033[36m",
+	[STATUS_INFO] = "\033[2m",
 };
 #define RULE "=========================================="
 
@@ -185,7 +187,253 @@ static void section_title(FILE *out, const char *title, bool first)
 	fprintf(out, "%s%s\n%s\n%s\n", first ? "" : "\n", RULE, title, RULE);
 }
 
+static void summary_line(const struct report *r, FILE *out)
+{
+	fprintf(out, "OK: %u  WARN: %u  FAIL: %u  SKIP: %u", r->counts[STATUS_OK], r->counts[STATUS_WARN],
+		r->counts[STATUS_FAIL], r->counts[STATUS_SKIP]);
+	if (r->counts[STATUS_INFO])
+		fprintf(out, "  INFO: %u", r->counts[STATUS_INFO]);
+	fputc('\n', out);
+}
+
+static void tag(FILE *out, enum status st, const struct render_opts *o)
+{
+	if (o->color)
+		fprintf(out, "%s[%s]\033[0m", colors[st], tags[st]);
+	else
+		fprintf(out, "[%s]", tags[st]);
+}
+
+/* One check's findings: [first, end) of r->v, with the counts per status. */
+struct check_run {
+	size_t first, end;
+	unsigned n[STATUS__COUNT];
+};
+
+static size_t next_check(const struct report *r, size_t i, struct check_run *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->first = i;
+	while (i < r->n && !strcmp(r->v[i]->id, r->v[c->first]->id))
+		c->n[r->v[i++]->status]++;
+	c->end = i;
+	return i;
+}
+
+static bool area_is(const char *id, const char *area, size_t len)
+{
+	return !strncmp(id, area, len) && (id[len] == '.' || id[len] == '\0');
+}
+
+static size_t area_len(const char *id)
+{
+	const char *dot = strchr(id, '.');
+	return dot ? (size_t)(dot - id) : strlen(id);
+}
+
+/* What a skip is about, for putting skips with one cause on one line: the
+ * message up to its explanation (" (...)", ": ..."). */
+static size_t skip_cause_len(const char *m)
+{
+	size_t n = strlen(m);
+	const char *p = strstr(m, " (");
+	if (p && (size_t)(p - m) < n)
+		n = (size_t)(p - m);
+	p = strstr(m, ": ");
+	if (p && (size_t)(p - m) < n)
+		n = (size_t)(p - m);
+	return n;
+}
+
+static void problem_lines(const struct report *r, FILE *out, const struct check_run *c, const struct render_opts *o)
+{
+	const char *last_hint = NULL;
+	for (size_t i = c->first; i < c->end; i++) {
+		const struct finding *f = r->v[i];
+		if (f->status != STATUS_WARN && f->status != STATUS_FAIL)
+			continue;
+		tag(out, f->status, o);
+		fputc(' ', out);
+		text_field(out, f->id);
+		fputs("  ", out);
+		if (!area_is(f->id, f->subject, strlen(f->subject))) {
+			text_field(out, f->subject);
+			fputs(": ", out);
+		}
+		text_field(out, f->message);
+		fputc('\n', out);
+		if (f->hint && (!last_hint || strcmp(last_hint, f->hint))) {
+			fputs("       fix: ", out);
+			text_field(out, f->hint);
+			fputc('\n', out);
+			last_hint = f->hint;
+		}
+		for (size_t k = 0; k < f->details.n; k++) {
+			fputs("       ", out);
+			text_field(out, f->details.v[k]);
+			fputc('\n', out);
+		}
+	}
+}
+
+/* Skipped checks named on a line of skips with one cause; -v lists all. */
+#define SKIP_IDS_SHOWN 4
+
+/* Checks that only skipped, put together by cause. */
+struct skip_groups {
+	struct strv cause, ids, first; /* per group: the cause, the IDs shown, the first full message */
+	unsigned *n;                   /* per group: how many checks */
+};
+
+static void skip_add(struct skip_groups *g, const struct report *r, const struct check_run *c)
+{
+	/* the check's first skip says why */
+	const struct finding *f = NULL;
+	for (size_t k = c->first; k < c->end && !f; k++)
+		if (r->v[k]->status == STATUS_SKIP)
+			f = r->v[k];
+	_cleanup_free_ char *cause = xstrndup(f->message, skip_cause_len(f->message));
+	size_t at = 0;
+	while (at < g->cause.n && strcmp(g->cause.v[at], cause))
+		at++;
+	if (at == g->cause.n) {
+		strv_add(&g->cause, cause);
+		strv_push(&g->ids, xstrdup(f->id));
+		strv_push(&g->first, area_is(f->id, f->subject, strlen(f->subject))
+					     ? xstrdup(f->message)
+					     : xasprintf("%s: %s", f->subject, f->message));
+		g->n = xreallocarray(g->n, g->cause.n, sizeof(*g->n));
+		g->n[at] = 0;
+	}
+	if (++g->n[at] > 1 && g->n[at] <= SKIP_IDS_SHOWN) {
+		char *ids = xasprintf("%s, %s", g->ids.v[at], f->id);
+		free(g->ids.v[at]);
+		g->ids.v[at] = ids;
+	}
+}
+
+static void skip_print(struct skip_groups *g, FILE *out, const struct render_opts *o)
+{
+	for (size_t i = 0; i < g->cause.n; i++) {
+		tag(out, STATUS_SKIP, o);
+		fputc(' ', out);
+		if (g->n[i] == 1) {
+			text_field(out, g->ids.v[i]);
+			fputs("  ", out);
+			text_field(out, g->first.v[i]);
+		} else {
+			fprintf(out, "%u checks  ", g->n[i]);
+			text_field(out, g->cause.v[i]);
+			fputs(": ", out);
+			text_field(out, g->ids.v[i]);
+			if (g->n[i] > SKIP_IDS_SHOWN)
+				fprintf(out, " and %u more", g->n[i] - SKIP_IDS_SHOWN);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void skip_free(struct skip_groups *g)
+{
+	strv_free(&g->cause);
+	strv_free(&g->ids);
+	strv_free(&g->first);
+	free(g->n);
+}
+
+/* The default report: per area, one line when every check passes; the
+ * warn and fail findings one per line with their fix (each fix once);
+ * checks that only skip, one line per cause at the end. */
+static int write_compact(const struct report *r, FILE *out, const struct render_opts *o)
+{
+	struct skip_groups skips = { .cause = STRV_INIT, .ids = STRV_INIT, .first = STRV_INIT };
+	for (size_t a = 0; a < r->n;) {
+		const char *area = r->v[a]->id;
+		size_t alen = area_len(area);
+		size_t end = a;
+		while (end < r->n && area_is(r->v[end]->id, area, alen))
+			end++;
+		unsigned pass = 0, skipped = 0, problems = 0;
+		struct check_run c;
+		for (size_t i = a; i < end;) {
+			i = next_check(r, i, &c);
+			if (c.n[STATUS_WARN] || c.n[STATUS_FAIL]) {
+				problems++;
+				problem_lines(r, out, &c, o);
+			} else if (c.n[STATUS_OK]) {
+				pass++;
+			} else if (c.n[STATUS_SKIP]) {
+				skipped++;
+				skip_add(&skips, r, &c);
+			}
+		}
+		if (!o->quiet && pass) {
+			tag(out, STATUS_OK, o);
+			fprintf(out, " %.*s  %u%s check%s", (int)alen, area, pass, problems ? " other" : "",
+				pass == 1 ? " passes" : "s pass");
+			if (skipped)
+				fprintf(out, ", %u skipped", skipped);
+			fputc('\n', out);
+		}
+		a = end;
+	}
+	if (!o->quiet)
+		skip_print(&skips, out, o);
+	skip_free(&skips);
+	summary_line(r, out);
+	return ferror(out) ? -EIO : 0;
+}
+
+static int write_full(const struct report *r, FILE *out, const struct render_opts *o);
+
 int report_write_text(const struct report *r, FILE *out, const struct render_opts *o)
+{
+	return o->verbose ? write_full(r, out, o) : write_compact(r, out, o);
+}
+
+void report_reason(const struct report *r, char *buf, size_t size)
+{
+	enum status worst = r->counts[STATUS_FAIL] ? STATUS_FAIL : r->counts[STATUS_WARN] ? STATUS_WARN : STATUS_OK;
+	struct strbuf sb = STRBUF_INIT;
+	if (worst == STATUS_OK) {
+		strbuf_addf(&sb, "gpuready ok: %u ok, %u skip", r->counts[STATUS_OK], r->counts[STATUS_SKIP]);
+	} else {
+		strbuf_addf(&sb, "gpuready %u fail %u warn:", r->counts[STATUS_FAIL], r->counts[STATUS_WARN]);
+		unsigned shown = 0, total = r->counts[worst];
+		for (size_t i = 0; i < r->n; i++) {
+			const struct finding *f = r->v[i];
+			if (f->status != worst)
+				continue;
+			struct strbuf item = STRBUF_INIT;
+			strbuf_addf(&item, "%s %s %s", shown ? "," : "", f->id, f->subject);
+			char more[32];
+			snprintf(more, sizeof(more), " (+%u more)", total - shown);
+			/* room for this item and, if more follow, the "(+N more)" */
+			size_t need = sb.len + item.len + (shown + 1 < total ? strlen(more) : 0);
+			if (need >= size || need > REPORT_REASON_MAX) {
+				strbuf_release(&item);
+				strbuf_adds(&sb, more);
+				break;
+			}
+			strbuf_adds(&sb, item.buf);
+			strbuf_release(&item);
+			shown++;
+		}
+	}
+	/* printable ASCII, no quotes: safe inside Reason="..." */
+	size_t k = 0;
+	for (size_t i = 0; i < sb.len && k + 1 < size && k < REPORT_REASON_MAX; i++) {
+		unsigned char ch = (unsigned char)sb.buf[i];
+		buf[k++] = ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\'' || ch == '`' || ch == '\\' ? '_' : (char)ch;
+	}
+	if (size)
+		buf[k] = '\0';
+	strbuf_release(&sb);
+}
+
+/* The full report: every finding under its section title, the details of
+ * passing ones too (-v). */
+static int write_full(const struct report *r, FILE *out, const struct render_opts *o)
 {
 	const char *section = NULL;
 	for (size_t i = 0; i < r->n; i++) {
@@ -216,8 +464,7 @@ int report_write_text(const struct report *r, FILE *out, const struct render_opt
 			}
 	}
 	section_title(out, "Results", section == NULL);
-	fprintf(out, "OK: %u  WARN: %u  FAIL: %u  SKIP: %u\n", r->counts[STATUS_OK], r->counts[STATUS_WARN],
-		r->counts[STATUS_FAIL], r->counts[STATUS_SKIP]);
+	summary_line(r, out);
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -419,7 +666,8 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 	      out);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *f = r->v[i];
-		if (prom_shadowed(r, i, false))
+		/* info is no status this series ever had */
+		if (f->status == STATUS_INFO || prom_shadowed(r, i, false))
 			continue;
 		fputs("gpuready_check_status{", out);
 		prom_common(out, r);

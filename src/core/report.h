@@ -23,6 +23,7 @@ enum status {
 	STATUS_WARN,
 	STATUS_FAIL,
 	STATUS_SKIP,
+	STATUS_INFO, /* an inventory listing, not a verdict: shown with -v and in JSON */
 	STATUS__COUNT,
 };
 
@@ -55,7 +56,7 @@ struct report {
 #define REPORT_SCHEMA_VERSION 2
 
 const char *status_name(enum status s); /* "ok", "warn", "fail", "skip" */
-/* Severity order for "the worst of": ok < skip < warn < fail. */
+/* Severity order for "the worst of": info < ok < skip < warn < fail. */
 int status_rank(enum status s);
 
 void report_init(struct report *r, const char *version, const char *host, const char *sysroot);
@@ -82,12 +83,18 @@ int report_exit_code(const struct report *r, bool strict);
 
 struct render_opts {
 	bool color;
-	bool verbose;
+	bool verbose; /* every finding under its section, details too (the full report) */
+	bool quiet;   /* only warn and fail, and the summary */
 };
 
 /* Renderers return 0 or -errno (a failed write to the stream or file). */
 int report_write_text(const struct report *r, FILE *out, const struct render_opts *o);
 int report_write_json(const struct report *r, FILE *out);
+/* One line for Slurm's drain reason and NHC (--reason): at most
+ * REPORT_REASON_MAX bytes of printable ASCII without quotes, naming the
+ * failing (else warning) check IDs and subjects, "(+N more)" when cut. */
+#define REPORT_REASON_MAX 200
+void report_reason(const struct report *r, char *buf, size_t size);
 /* Prometheus text exposition, written to path atomically (temp + rename).
  * `now` is the run's Unix time, for gpuready_last_run_timestamp_seconds. */
 int report_write_prom(const struct report *r, const char *path, double now);

@@ -31,7 +31,16 @@ static const struct opt output_rows[] = {
 	{ .name = "no-color", .type = OPT_FLAG, .offset = OFF(no_color),
 	  .help = "Never color the text report (it is colored only on a terminal).", .scope = SCOPE_CHECK },
 	{ .name = "verbose", .short_name = 'v', .type = OPT_FLAG, .offset = OFF(verbose),
-	  .help = "Show the details of passing checks too.", .scope = SCOPE_CHECK | SCOPE_SNAPSHOT },
+	  .help = "Show every finding under its section, passing ones and inventory listings with their details "
+		  "(the default prints one line per area that passes, and each warning and failure).",
+	  .scope = SCOPE_CHECK | SCOPE_SNAPSHOT },
+	{ .name = "quiet", .short_name = 'q', .type = OPT_FLAG, .offset = OFF(quiet),
+	  .help = "Print only warnings and failures, and the summary.", .scope = SCOPE_CHECK },
+	{ .name = "reason", .type = OPT_FLAG, .offset = OFF(reason),
+	  .help = "Print one line instead of the report: the failing (else warning) check IDs and subjects, at most "
+		  "200 characters of printable ASCII without quotes, for Slurm's drain reason or NHC "
+		  "(scontrol update nodename=$(hostname -s) state=drain reason=\"$(gpuready check --reason)\").",
+	  .scope = SCOPE_CHECK },
 	{ .name = "force", .type = OPT_FLAG, .offset = OFF(force),
 	  .help = "Read a snapshot marked incomplete (.gpuready/incomplete: its writing stopped part-way, so files the "
 		  "checks read may be missing) anyway; a snapshot of it is marked incomplete too.",

@@ -42,6 +42,8 @@ struct settings {
 	bool strict;
 	bool no_color;
 	bool verbose;
+	bool quiet;
+	bool reason;
 	bool force;        /* read a tree marked incomplete */
 	char *config;
 	/* site expectations */

@@ -34,7 +34,7 @@ t_symlink() {
 	[ "$rc" -eq 1 ] && pass "--prom with a planted link: the run's own exit status ($rc)" || fail "--prom exited $rc"
 	[ "$(cat "$TMP/victim")" = precious ] && pass "the file a planted link points at is not written" \
 		|| { fail "the planted link was followed: the victim file now starts with"; head -3 "$TMP/victim" >&2; }
-	contains "$dir/m.prom" 'gpuready_checks{status="fail"}' "--prom FILE is written beside the planted link"
+	contains "$dir/m.prom" 'gpuready_checks{scope="rdma",host="gpu-h100-07",status="fail"} ' "--prom FILE is written beside the planted link"
 	[ -L "$dir/m.prom" ] && fail "m.prom is a link" || pass "m.prom is a regular file"
 	n=$(find "$dir" -name 'm.prom.tmp.*' ! -type l | wc -l)
 	[ "$n" -eq 0 ] && pass "no temporary file left behind" || fail "$n temporary file(s) left in $dir"

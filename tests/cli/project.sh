@@ -99,11 +99,40 @@ t_layout() {
 	fi
 }
 
+# The README's examples: every fenced block that starts with
+# "$ gpuready ... --sysroot tests/fixtures/..." is run from the source
+# tree, and what follows in the block must be its output (or, for a block
+# that ends with a line "...", the start of it).
+t_examples() {
+	python3 - "$SRC/README.md" "$BIN" "$SRC" >"$TMP/ex" 2>&1 <<'PYEOF'
+import re, shlex, subprocess, sys
+readme, binary, src = sys.argv[1:]
+blocks = re.findall(r"^```\n(\$ gpuready [^\n]*--sysroot tests/fixtures/[^\n]*)\n(.*?)^```$", open(readme).read(), re.M | re.S)
+bad = 0
+for cmd, want in blocks:
+    got = subprocess.run([binary] + shlex.split(cmd[len("$ gpuready "):]), cwd=src, capture_output=True, text=True).stdout
+    # an excerpt ends with a line "...": the output must start with it
+    if want.endswith("\n...\n"):
+        want = want[: -len("...\n")]
+        got = got[: len(want)]
+    if got != want:
+        bad += 1
+        print(f"drifted: {cmd}")
+        for line in __import__("difflib").unified_diff(want.splitlines(), got.splitlines(), "README", "now", lineterm=""):
+            print("  " + line)
+print(f"{len(blocks)} examples, {bad} drifted")
+sys.exit(1 if bad or not blocks else 0)
+PYEOF
+	if [ $? -eq 0 ]; then pass "README examples match the binary ($(tail -1 "$TMP/ex"))"
+	else fail "README examples drifted (regenerate them from real output):"; head -40 "$TMP/ex" >&2; fi
+}
+
 case ${1:-} in
 ci) t_ci ;;
+examples) t_examples ;;
 layout) t_layout ;;
 readme) t_readme ;;
 testcount) t_testcount ;;
-*) echo "usage: $0 ci|readme|testcount|layout" >&2; exit 2 ;;
+*) echo "usage: $0 ci|readme|testcount|layout|examples" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ]

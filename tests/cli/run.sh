@@ -3,7 +3,7 @@
 #
 #   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
 #                         JSON, against tests/fixtures/NAME/expected/
-#   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess
+#   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #   run.sh probedeadline  live reports with NVML and CUDA calls that never return
 #
@@ -82,7 +82,7 @@ t_basics() {
 t_config() {
 	root=$TMP/root
 	cp -a "$FIX/h100-8x-cx7-roce/root" "$root"
-	expect_exit 0 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --no-color && contains "$TMP/out" "[OK] mlx5_0/1" "default tos 104"
+	expect_exit 0 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --no-color -v && contains "$TMP/out" "[OK] mlx5_0/1" "default tos 104"
 	printf '# site policy\n[gpuready]\ntos = 96\n' >"$root/etc/gpuready.conf"
 	expect_exit 1 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --no-color && contains "$TMP/out" "expected ToS 96" "config tos applies"
 	expect_exit 0 "$BIN" rdma --sysroot "$root" --only rdma.roce_tos --tos 106 && pass "command line beats config file"
@@ -112,8 +112,9 @@ t_output() {
 	expect_exit 1 "$BIN" rdma --sysroot "$root" --json
 	if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["summary"]["fail"]>0 and len(d["checks"])>0' "$TMP/out"; then pass "json parses"; else fail "json does not parse"; fi
 	expect_exit 1 "$BIN" rdma --sysroot "$root" --prom "$TMP/m.prom" --no-color
-	contains "$TMP/m.prom" 'gpuready_check_status{id="rdma.port_state",subject="mlx5_3/1"} 2' "prom status series"
-	contains "$TMP/m.prom" 'gpuready_checks{status="fail"}' "prom summary"
+	contains "$TMP/m.prom" 'gpuready_check_status{scope="rdma",host="gpu-h100-07",id="rdma.port_state",subject="mlx5_3/1"} 2' "prom status series"
+	contains "$TMP/m.prom" 'gpuready_finding{scope="rdma",host="gpu-h100-07",id="rdma.port_state",subject="mlx5_3/1",status="fail"} 1' "prom finding series"
+	contains "$TMP/m.prom" 'gpuready_checks{scope="rdma",host="gpu-h100-07",status="fail"}' "prom summary"
 	if ls "$TMP" | grep -q 'm.prom.tmp'; then fail "prom temp file left behind"; else pass "prom written atomically"; fi
 	dup=$(grep '^gpuready_check_status' "$TMP/m.prom" | sed 's/} .*//' | sort | uniq -d | head -1)
 	[ -z "$dup" ] && pass "prom series unique" || fail "duplicate prom series $dup"
@@ -157,7 +158,7 @@ import json, sys
 bad = 0
 for p in sys.argv[1:]:
     d = json.load(open(p))
-    n = {s: 0 for s in ("ok", "warn", "fail", "skip")}
+    n = {s: 0 for s in ("ok", "warn", "fail", "skip", "info")}
     for c in d["checks"]:
         n[c["status"]] += 1
         if ("observed" in c) != ("expected" in c):
@@ -174,6 +175,45 @@ PYEOF
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/report.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "schema accepts a broken report"; else pass "schema rejects a broken report"; fi
 	echo '{"sysroot": "/", "devices": [{"name": "GPU0", "kind": "cpu"}], "matrix": [["FAR"]]}' >"$TMP/bad.json"
 	if "$PY" "$SRC/tests/cli/validate_schema.py" "$SRC/docs/topo.schema.json" "$TMP/bad.json" >/dev/null 2>&1; then fail "topo schema accepts a broken document"; else pass "topo schema rejects a broken document"; fi
+}
+
+# The default report fits on a screen: the healthy 8-GPU node in at most
+# 40 lines, the node with neither GPU nor RDMA in at most 15, and on every
+# fixture each warn and fail of the JSON report is still a line of the text
+# (with its check ID and subject), in the default and the --quiet report.
+t_budget() {
+	n=$("$BIN" check --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color | wc -l)
+	[ "$n" -le 40 ] && pass "healthy 8-GPU node: $n lines (at most 40)" || fail "healthy 8-GPU node: $n lines (more than 40)"
+	n=$("$BIN" check --sysroot "$FIX/plain-no-rdma/root" --no-color | wc -l)
+	[ "$n" -le 15 ] && pass "no GPU, no RDMA: $n lines (at most 15)" || fail "no GPU, no RDMA: $n lines (more than 15)"
+	for d in "$FIX"/*/; do
+		name=$(basename "$d")
+		[ -d "$d/root" ] || continue
+		"$BIN" check --sysroot "$d/root" --json >"$TMP/b.json" 2>/dev/null
+		for mode in "" -q; do
+			"$BIN" check --sysroot "$d/root" --no-color $mode >"$TMP/b.txt" 2>/dev/null
+			if python3 - "$TMP/b.json" "$TMP/b.txt" <<'PYEOF'
+import json, sys
+text = open(sys.argv[2]).read().splitlines()
+missing = 0
+for c in json.load(open(sys.argv[1]))["checks"]:
+    if c["status"] not in ("warn", "fail"):
+        continue
+    tag = "[" + c["status"].upper() + "] " + c["id"] + "  "
+    subj = "" if c["subject"] == c["id"].split(".")[0] else c["subject"] + ": "
+    if not any(l.startswith(tag) and l[len(tag):].startswith(subj + c["message"]) for l in text):
+        print(f"missing: {c['id']} {c['subject']}: {c['message'][:80]}")
+        missing += 1
+sys.exit(1 if missing else 0)
+PYEOF
+			then pass "$name${mode:+ $mode}: every warn and fail is shown"; else fail "$name${mode:+ $mode}: a warn or fail is not shown"; fi
+		done
+	done
+	"$BIN" check --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color -q >"$TMP/q.txt"
+	[ "$(wc -l <"$TMP/q.txt")" -eq 1 ] && pass "-q on a healthy node: the summary only" || fail "-q on a healthy node printed more than the summary"
+	r=$("$BIN" check --sysroot "$FIX/h100-roce-broken/root" --reason)
+	[ ${#r} -le 200 ] && printf '%s' "$r" | LC_ALL=C grep -qv '[^ -~]' && ! printf '%s' "$r" | grep -q "[\"']" &&
+		pass "--reason: ${#r} bytes of printable ASCII without quotes" || fail "--reason: '$r'"
 }
 
 # topo --json on trees the fixtures do not cover: one with neither GPU nor
@@ -381,8 +421,8 @@ t_probedeadline() {
 
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline" >&2; exit 2 ;;
+basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|budget) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | budget" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

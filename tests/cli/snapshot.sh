@@ -149,7 +149,7 @@ t_secrets() {
 		rc.local) rm "$src/etc/udev/rules.d/90-tos.rules"; want="/etc/rc.local sets default_roce_tos at boot" ;;
 		none) rm "$src/etc/rc.local"; want="nothing sets default_roce_tos at boot" ;;
 		esac
-		"$BIN" rdma --sysroot "$src" --only rdma.tos_persist --no-color >"$TMP/persist.txt" 2>&1
+		"$BIN" rdma --sysroot "$src" --only rdma.tos_persist --no-color -v >"$TMP/persist.txt" 2>&1
 		contains "$TMP/persist.txt" "$want" "ToS writer '$step' is what the source's report names"
 		expect_exit 0 "$BIN" snapshot --sysroot "$src" "$TMP/snap-$step" || continue
 		no_secrets "$TMP/snap-$step" "ToS writer '$step'"
@@ -190,15 +190,17 @@ t_incomplete() {
 	src=$TMP/src
 	cp -a "$FIX/h100-roce-broken/root" "$src"
 	for cmd in check rdma gpu gpudirect topo; do
-		"$BIN" $cmd --sysroot "$src" --json >"$TMP/$cmd.want" 2>/dev/null
-		echo "exit $?" >>"$TMP/$cmd.want"
+		"$BIN" $cmd --sysroot "$src" --json 2>/dev/null >"$TMP/$cmd.j"
+		echo "exit $?" >>"$TMP/$cmd.j"
+		normalize_json <"$TMP/$cmd.j" >"$TMP/$cmd.want"
 	done
 	printf 'gpuready snapshot did not finish\n' >"$src/.gpuready/incomplete"
 	for cmd in check rdma gpu gpudirect topo; do
 		expect_exit 2 "$BIN" $cmd --sysroot "$src" && contains "$TMP/err" "incomplete" "$cmd refuses an incomplete tree"
 		[ -s "$TMP/out" ] && fail "$cmd printed a report for an incomplete tree"
-		"$BIN" $cmd --sysroot "$src" --json --force >"$TMP/$cmd.got" 2>"$TMP/err"
-		echo "exit $?" >>"$TMP/$cmd.got"
+		"$BIN" $cmd --sysroot "$src" --json --force >"$TMP/$cmd.j" 2>"$TMP/err"
+		echo "exit $?" >>"$TMP/$cmd.j"
+		normalize_json <"$TMP/$cmd.j" >"$TMP/$cmd.got"
 		if cmp -s "$TMP/$cmd.want" "$TMP/$cmd.got"; then pass "$cmd --force reads it as before"; else
 			fail "$cmd --force differs from the unmarked tree"; diff -u "$TMP/$cmd.want" "$TMP/$cmd.got" | head >&2; fi
 		contains "$TMP/err" "incomplete" "$cmd --force says what it reads"

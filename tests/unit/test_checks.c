@@ -236,7 +236,7 @@ static void test_gpu_degraded(void **state)
 	assert_int_equal(status(&r, "gpu.xid", "0000:9a:00.0"), STATUS_FAIL); /* 79 */
 	assert_int_equal(status(&r, "gpu.xid", "0000:4b:00.0"), STATUS_OK);   /* 13, 31: application */
 	assert_int_equal(status(&r, "gpu.count", "gpu count"), STATUS_FAIL);
-	assert_int_equal(status(&r, "gpu.nvml", "nvml"), STATUS_SKIP);
+	assert_int_equal(status(&r, "gpu.nvml", "gpu"), STATUS_SKIP); /* needs the live machine */
 	assert_true(message_has(&r, "gpu.pci", "nvswitch", "4 NVSwitch functions"));
 	done(&r);
 }
@@ -286,9 +286,12 @@ static void test_gpudirect(void **state)
 	assert_int_equal(status(&r, "gpudirect.path", "000f:01:00.0"), STATUS_OK); /* NCCL_NET_GDR_LEVEL=5 is SYS */
 	done(&r);
 
+	/* no GPU: gpu.pci fails, and the GPUDirect checks skip naming that one cause */
 	run_fixture(&r, "plain-no-rdma", NULL);
 	assert_int_equal(status(&r, "gpu.pci", "gpu"), STATUS_FAIL);
-	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_FAIL);
+	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_SKIP);
+	assert_true(message_has(&r, "gpudirect.method", "gpudirect", "no NVIDIA GPU on PCI (see gpu.pci)"));
+	assert_int_equal(r.rep.counts[STATUS_FAIL], 2); /* gpu.pci and rdma.devices, each once */
 	done(&r);
 }
 

@@ -151,14 +151,25 @@ static void test_exit_code(void **state)
 	report_free(&r);
 }
 
+static char *render_opts_text(const struct report *r, const struct render_opts *o)
+{
+	struct cap c;
+	cap_open(&c);
+	assert_int_equal(report_write_text(r, c.f, o), 0);
+	return cap_close(&c);
+}
+
+/* -v: every finding under its section, details of passing ones too, no
+ * hint for ok. */
 static void test_text_layout(void **state)
 {
 	(void)state;
 	struct report r;
 	sample(&r);
-	char *t = render_text(&r, false, false);
+	char *t = render_text(&r, false, true);
 	assert_text(t, RULE "RDMA devices\n" RULE
 			"[OK] mlx5_0: present (CX-7)\n"
+			"       fw 28.39.1002\n"
 			"[WARN] mlx5_0/1: MTU 1500, expected 9000\n"
 			"       fix: ip link set eth0 mtu 9000\n"
 			"       line a\n"
@@ -169,16 +180,11 @@ static void test_text_layout(void **state)
 			"[SKIP] NCCL_DEBUG: not set\n"
 			"\n" RULE "Results\n" RULE
 			"OK: 1  WARN: 1  FAIL: 1  SKIP: 1\n");
-	free(t);
-
-	/* verbose: details of ok findings too, still no hint for ok */
-	t = render_text(&r, false, true);
-	assert_non_null(strstr(t, "[OK] mlx5_0: present (CX-7)\n       fw 28.39.1002\n[WARN]"));
 	assert_null(strstr(t, "not shown for ok"));
 	free(t);
 
 	/* color: the tag only, reset after it */
-	t = render_text(&r, true, false);
+	t = render_text(&r, true, true);
 	assert_non_null(strstr(t, "\033[32m[OK]\033[0m mlx5_0: present (CX-7)\n"));
 	assert_non_null(strstr(t, "\033[33m[WARN]\033[0m mlx5_0/1:"));
 	assert_non_null(strstr(t, "\033[1;31m[FAIL]\033[0m NCCL_IB_HCA:"));
@@ -188,24 +194,110 @@ static void test_text_layout(void **state)
 	report_free(&r);
 }
 
+/* The default: an area that passes is one line; each warn and fail is a
+ * line with its check ID and its fix once; checks that only skip are one
+ * line per cause; info is not shown. --quiet keeps only the problems. */
+static void test_text_compact(void **state)
+{
+	(void)state;
+	struct report r;
+	report_init(&r, "v", "h", "/");
+	report_add(&r, "gpu.pci", "G", STATUS_OK, "0000:18:00.0", "H100");
+	report_add(&r, "gpu.xid", "G", STATUS_OK, "kernel log", "no Xid");
+	report_add(&r, "gpu.nvml", "G", STATUS_SKIP, "gpu", "needs the live machine: a recorded tree cannot be queried");
+	struct finding *f = report_add(&r, "rdma.mtu", "M", STATUS_WARN, "mlx5_0/1", "MTU 1500");
+	finding_hint(f, "ip link set dev eth0 mtu 9000");
+	f = report_add(&r, "rdma.mtu", "M", STATUS_WARN, "mlx5_1/1", "MTU 1500");
+	finding_hint(f, "ip link set dev eth0 mtu 9000");
+	report_add(&r, "rdma.mtu", "M", STATUS_OK, "mlx5_2/1", "MTU 9000");
+	f = report_add(&r, "rdma.devices", "D", STATUS_FAIL, "rdma", "no RDMA device");
+	finding_hint(f, "modprobe mlx5_ib");
+	report_add(&r, "rdma.nccl_env", "N", STATUS_INFO, "NCCL_DEBUG", "=WARN");
+	report_add(&r, "rdma.port_state", "P", STATUS_SKIP, "rdma", "no RDMA device (see rdma.devices)");
+	report_add(&r, "rdma.link_rate", "P", STATUS_SKIP, "rdma", "no RDMA device (see rdma.devices)");
+	report_add(&r, "gpudirect.cuda_attrs", "C", STATUS_SKIP, "gpudirect", "needs the live machine: x");
+	report_add(&r, "gpudirect.method", "C", STATUS_OK, "gpudirect", "DMA-BUF");
+	char *t = render_text(&r, false, false);
+	assert_text(t, "[OK] gpu  2 checks pass, 1 skipped\n"
+		       "[WARN] rdma.mtu  mlx5_0/1: MTU 1500\n"
+		       "       fix: ip link set dev eth0 mtu 9000\n"
+		       "[WARN] rdma.mtu  mlx5_1/1: MTU 1500\n"
+		       "[FAIL] rdma.devices  no RDMA device\n"
+		       "       fix: modprobe mlx5_ib\n"
+		       "[OK] gpudirect  1 check passes, 1 skipped\n"
+		       "[SKIP] 2 checks  needs the live machine: gpu.nvml, gpudirect.cuda_attrs\n"
+		       "[SKIP] 2 checks  no RDMA device: rdma.port_state, rdma.link_rate\n"
+		       "OK: 4  WARN: 2  FAIL: 1  SKIP: 4  INFO: 1\n");
+	free(t);
+	t = render_opts_text(&r, &(struct render_opts){ .quiet = true });
+	assert_text(t, "[WARN] rdma.mtu  mlx5_0/1: MTU 1500\n"
+		       "       fix: ip link set dev eth0 mtu 9000\n"
+		       "[WARN] rdma.mtu  mlx5_1/1: MTU 1500\n"
+		       "[FAIL] rdma.devices  no RDMA device\n"
+		       "       fix: modprobe mlx5_ib\n"
+		       "OK: 4  WARN: 2  FAIL: 1  SKIP: 4  INFO: 1\n");
+	free(t);
+	/* -v shows the listing */
+	t = render_text(&r, false, true);
+	assert_non_null(strstr(t, "[INFO] NCCL_DEBUG: =WARN\n"));
+	free(t);
+	report_free(&r);
+}
+
+/* --reason: one line, at most 200 bytes of printable ASCII without quotes. */
+static void test_reason(void **state)
+{
+	(void)state;
+	struct report r;
+	char buf[REPORT_REASON_MAX + 1];
+	report_init(&r, "v", "h", "/");
+	report_add(&r, "gpu.pci", "G", STATUS_OK, "0000:18:00.0", "H100");
+	report_reason(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "gpuready ok: 1 ok, 0 skip");
+	report_add(&r, "rdma.mtu", "M", STATUS_WARN, "mlx5_0/1", "m");
+	report_reason(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "gpuready 0 fail 1 warn: rdma.mtu mlx5_0/1");
+	report_add(&r, "rdma.port_state", "P", STATUS_FAIL, "mlx5_\"3\n/1", "m");
+	report_reason(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "gpuready 1 fail 1 warn: rdma.port_state mlx5__3_/1");
+	for (int i = 0; i < 40; i++)
+		report_add(&r, "rdma.roce_tos", "T", STATUS_FAIL, "mlx5_10/1", "m");
+	report_reason(&r, buf, sizeof(buf));
+	assert_true(strlen(buf) <= REPORT_REASON_MAX);
+	assert_non_null(strstr(buf, " (+"));
+	assert_non_null(strstr(buf, " more)"));
+	assert_true(buf[strlen(buf) - 1] == ')');
+	for (const char *p = buf; *p; p++)
+		assert_true(*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\'');
+	/* a small buffer is never overrun */
+	char small[16];
+	report_reason(&r, small, sizeof(small));
+	assert_true(strlen(small) < sizeof(small));
+	report_free(&r);
+}
+
 static void test_text_edge_cases(void **state)
 {
 	(void)state;
 	struct report r;
 	report_init(&r, "v", "h", "/");
-	char *t = render_text(&r, false, false);
+	char *t = render_text(&r, false, true);
 	assert_text(t, RULE "Results\n" RULE "OK: 0  WARN: 0  FAIL: 0  SKIP: 0\n");
 	free(t);
+	t = render_text(&r, false, false);
+	assert_text(t, "OK: 0  WARN: 0  FAIL: 0  SKIP: 0\n");
+	free(t);
 
-	/* a section coming back gets its title again; skip details hidden */
+	/* a section coming back gets its title again */
 	struct finding *f = report_add(&r, "a.x", "A", STATUS_OK, "s1", "m1");
 	f = report_add(&r, "b.x", "B", STATUS_SKIP, "s2", "m2");
 	finding_detail(f, "skip detail");
 	finding_hint(f, "skip hint");
 	report_add(&r, "a.y", "A", STATUS_OK, "s3", "m3");
-	t = render_text(&r, false, false);
+	t = render_text(&r, false, true);
 	assert_text(t, RULE "A\n" RULE "[OK] s1: m1\n"
 			"\n" RULE "B\n" RULE "[SKIP] s2: m2\n"
+			"       skip detail\n"
 			"\n" RULE "A\n" RULE "[OK] s3: m3\n"
 			"\n" RULE "Results\n" RULE "OK: 2  WARN: 0  FAIL: 0  SKIP: 1\n");
 	free(t);
@@ -461,6 +553,7 @@ static void test_prom_exact(void **state)
 		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"warn\"} 1\n"
 		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"fail\"} 1\n"
 		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"skip\"} 1\n"
+		       "gpuready_checks{scope=\"check\",host=\"node1\",status=\"info\"} 0\n"
 		       "# HELP gpuready_last_run_timestamp_seconds When gpuready last ran, as Unix time.\n"
 		       "# TYPE gpuready_last_run_timestamp_seconds gauge\n"
 		       "gpuready_last_run_timestamp_seconds{scope=\"check\",host=\"node1\"} 1700000000.250\n"
@@ -492,7 +585,7 @@ static void test_prom_escaping(void **state)
 			samples++;
 		line = nl + 1;
 	}
-	assert_int_equal(samples, 2 + 2 + 4 + 1 + 1);
+	assert_int_equal(samples, 2 + 2 + 5 + 1 + 1);
 	free(t);
 	report_free(&r);
 }
@@ -644,6 +737,8 @@ int main(void)
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_exit_code),
 		cmocka_unit_test(test_text_layout),
+		cmocka_unit_test(test_text_compact),
+		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_text_edge_cases),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_compare),

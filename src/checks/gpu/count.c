@@ -88,4 +88,5 @@ const struct check_def check_gpu_count = {
 	.section = "NVIDIA GPUs",
 	.summary = "PCI, driver, NVML, CUDA and PyTorch all see the expected number of GPUs",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

@@ -53,4 +53,5 @@ const struct check_def check_gpu_cuda = {
 	.section = "CUDA (live)",
 	.summary = "live: cuInit works and every device passes an allocate/copy/compare round trip",
 	.run = run,
+	.needs = NEEDS_LIVE,
 };

@@ -70,4 +70,5 @@ const struct check_def check_gpu_driver_gpus = {
 	.section = "NVIDIA Driver",
 	.summary = "every GPU bound to nvidia appears in /proc/driver/nvidia/gpus and is not excluded",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

@@ -137,4 +137,5 @@ const struct check_def check_gpu_nvml = {
 	.summary = "live: CUDA version >= --min-cuda; per GPU persistence, ECC, uncorrected errors, row remapping, "
 		   "retired pages, throttling, NVLinks",
 	.run = run,
+	.needs = NEEDS_LIVE,
 };

@@ -59,4 +59,5 @@ const struct check_def check_gpu_pytorch = {
 	.section = "PyTorch (live)",
 	.summary = "live: torch imports, torch.cuda.is_available(), sees every GPU, and has the NCCL backend",
 	.run = run,
+	.needs = NEEDS_LIVE,
 };

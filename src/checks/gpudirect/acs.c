@@ -89,4 +89,5 @@ const struct check_def check_gpudirect_acs = {
 	.section = "PCIe ACS",
 	.summary = "no bridge on a GPU<->NIC path has ACS ReqRedir, CmpltRedir or EgressCtrl set (needs root)",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

@@ -49,4 +49,5 @@ const struct check_def check_gpudirect_cuda_attrs = {
 	.section = "GPUDirect RDMA Live Tests",
 	.summary = "live: CUDA's GPU_DIRECT_RDMA_SUPPORTED and DMA_BUF_SUPPORTED per GPU",
 	.run = run,
+	.needs = NEEDS_LIVE | NEEDS_GPU,
 };

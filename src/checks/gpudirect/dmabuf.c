@@ -78,4 +78,5 @@ const struct check_def check_gpudirect_dmabuf = {
 	.section = "DMA-BUF Support (NVIDIA-Recommended Method)",
 	.summary = "open NVIDIA module, kernel >= 5.12 (6.2 recommended), CONFIG_PCI_P2PDMA, IB user memory and ODP",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

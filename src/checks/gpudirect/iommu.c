@@ -93,4 +93,5 @@ const struct check_def check_gpudirect_iommu = {
 	.section = "IOMMU",
 	.summary = "GPU and NIC IOMMU groups are identity (passthrough) or there is no IOMMU; DMA/DMA-FQ warns",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

@@ -32,4 +32,5 @@ const struct check_def check_gpudirect_method = {
 	.section = "GPUDirect RDMA Method",
 	.summary = "which GPUDirect RDMA method the node can use (DMA-BUF, legacy peer memory, none) and why",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

@@ -38,4 +38,5 @@ const struct check_def check_gpudirect_next_steps = {
 	.section = "Next Steps",
 	.summary = "the perftest and NCCL commands to run next, for this node's NICs and GPU count",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

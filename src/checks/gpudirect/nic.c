@@ -32,4 +32,5 @@ const struct check_def check_gpudirect_nic = {
 	.section = "GPUDirect RDMA Method",
 	.summary = "every RDMA NIC can do GPUDirect RDMA (ConnectX-3/mlx4 cannot)",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

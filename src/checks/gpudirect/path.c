@@ -60,5 +60,6 @@ const struct check_def check_gpudirect_path = {
 	.section = "GPU-NIC Topology",
 	.summary = "each GPU's nearest RDMA NIC and PCIe path class (PIX..SYS) against NCCL_NET_GDR_LEVEL",
 	.run = run,
+	.needs = NEEDS_GPU,
 	.nccl_vars = true,
 };

@@ -36,4 +36,5 @@ const struct check_def check_gpudirect_peermem = {
 	.section = "Legacy nvidia-peermem",
 	.summary = "nvidia_peermem is not loaded when DMA-BUF is usable, and present when it is the only way",
 	.run = run,
+	.needs = NEEDS_GPU,
 };

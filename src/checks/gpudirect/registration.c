@@ -50,4 +50,5 @@ const struct check_def check_gpudirect_registration = {
 	.section = "GPUDirect RDMA Live Tests",
 	.summary = "live: GPU memory registers with each GPU's nearest NIC (ibv_reg_dmabuf_mr / ibv_reg_mr)",
 	.run = run,
+	.needs = NEEDS_LIVE | NEEDS_GPU,
 };

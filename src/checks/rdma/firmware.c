@@ -73,4 +73,5 @@ const struct check_def check_rdma_firmware = {
 	.section = "Port Health",
 	.summary = "NICs of one model run one firmware version",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -56,4 +56,5 @@ const struct check_def check_rdma_hw_counters = {
 	.section = "Port Health",
 	.summary = "mlx5 retransmission/timeout hw_counters are zero (a lossy fabric shows here)",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -135,4 +135,5 @@ const struct check_def check_rdma_link_rate = {
 	.section = "Link Rate",
 	.summary = "active ports run as fast as their siblings, their Ethernet link and --link-rate",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

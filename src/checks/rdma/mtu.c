@@ -119,4 +119,5 @@ const struct check_def check_rdma_mtu = {
 	.section = "MTU Configuration",
 	.summary = "RoCE active MTU (derived from the netdev MTU) is 4096; InfiniBand active = max",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -41,4 +41,5 @@ const struct check_def check_rdma_nccl_env = {
 	.section = "NCCL Configuration",
 	.summary = "effective NCCL_* values and where each comes from",
 	.run = run,
+	.listing = true,
 };

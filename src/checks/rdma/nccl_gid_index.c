@@ -187,5 +187,6 @@ const struct check_def check_rdma_nccl_gid_index = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_GID_INDEX is a RoCE v2 GID on every port NCCL uses",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 	.nccl_vars = true,
 };

@@ -137,5 +137,6 @@ const struct check_def check_rdma_nccl_ib_hca = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_HCA, read with NCCL's matching rules, selects existing active ports",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 	.nccl_vars = true,
 };

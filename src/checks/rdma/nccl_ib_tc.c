@@ -79,5 +79,6 @@ const struct check_def check_rdma_nccl_ib_tc = {
 	.section = "NCCL Configuration",
 	.summary = "NCCL_IB_TC carries the expected DSCP and matches the rdma_cm ToS",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 	.nccl_vars = true,
 };

@@ -64,4 +64,5 @@ const struct check_def check_rdma_netdev = {
 	.section = "RDMA Ports",
 	.summary = "each RoCE port's network interface is up with carrier",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -53,4 +53,5 @@ const struct check_def check_rdma_port_errors = {
 	.section = "Port Health",
 	.summary = "port error counters (symbol errors, link downs, receive errors...) are zero",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -80,4 +80,5 @@ const struct check_def check_rdma_port_state = {
 	.section = "RDMA Ports",
 	.summary = "every RDMA port is ACTIVE and LinkUp, with its link layer",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

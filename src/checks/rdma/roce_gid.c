@@ -91,4 +91,5 @@ const struct check_def check_rdma_roce_gid = {
 	.section = "RoCE v2 GIDs",
 	.summary = "each active RoCE port has a RoCE v2 GID bound to an IPv4 or global IPv6 address",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

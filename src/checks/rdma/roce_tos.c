@@ -75,4 +75,5 @@ const struct check_def check_rdma_roce_tos = {
 	.section = "RoCE Traffic Class (QoS)",
 	.summary = "rdma_cm default_roce_tos of every RoCE port carries the expected DSCP (--tos)",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };

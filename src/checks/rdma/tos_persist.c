@@ -71,4 +71,5 @@ const struct check_def check_rdma_tos_persist = {
 	.section = "RoCE Traffic Class (QoS)",
 	.summary = "an enabled systemd unit, udev rule or rc.local re-applies the rdma_cm ToS at boot",
 	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
 };
