@@ -120,6 +120,11 @@ struct gdr_probe {
 	bool peermem_ok;
 	int peermem_errno;
 	char peermem_error[200];
+	/* NONE, or why the probe's process gave no result for this pair
+	 * (probe.h gdr_probe_deadline): TIMEOUT when a call did not return
+	 * within the deadline, OTHER when the process died; the error of each
+	 * method asked for then names the call */
+	enum gpu_lib_fail fail;
 };
 
 /* Free what a probe filled (src/probe/); NULL and twice are fine. */

@@ -1,13 +1,16 @@
-/* The NVML and CUDA probes under a deadline (probe.h): each runs in a child
- * process (core/isolate.h) that loads the library, names every call before
- * making it and sends back what it filled, so that a call that never
- * returns (a GPU fallen off the bus blocks the driver) costs `check` one
- * deadline and becomes a finding naming the call, not a hang. gpuready's
- * own process never loads NVML or the CUDA driver API for these probes.
+/* The NVML, CUDA and GPU memory registration probes under a deadline
+ * (probe.h): each runs in a child process (core/isolate.h) that loads the
+ * libraries, names every call before making it and sends back what it
+ * filled, so that a call that never returns (a GPU fallen off the bus
+ * blocks the driver) costs `check` one deadline and becomes a finding
+ * naming the call, not a hang. gpuready's own process never loads NVML,
+ * the CUDA driver API or, for the registration probe, libibverbs.
  *
- * The child sends its struct nvml_info / cuda_info, then the n GPUs its v
- * points at; the parent checks the sizes, takes the header and copies the
- * array into memory of its own (the child's pointer means nothing here). */
+ * The NVML and CUDA children send their struct nvml_info / cuda_info, then
+ * the n GPUs its v points at; the parent checks the sizes, takes the
+ * header and copies the array into memory of its own (the child's pointer
+ * means nothing here). The registration probe's child sends one struct
+ * gdr_probe (no pointers) per pair as each is done. */
 #include "probe.h"
 #include "core/strbuf.h"
 
@@ -29,10 +32,8 @@ double probe_call_timeout(void)
 	return errno == 0 && *end == '\0' && v > 0 && v <= 3600 ? v : PROBE_CALL_TIMEOUT_S;
 }
 
-/* Why the child gave no result, into out: the call that overran, or how
- * it died and during which call. The class of the failure. */
-static enum gpu_lib_fail probe_ended(const struct isolate_result *res, const char *lib, double timeout,
-				     char *out, size_t size)
+enum gpu_lib_fail probe_end_reason(const struct isolate_result *res, const char *lib, double timeout, char *out,
+				   size_t size)
 {
 	const char *step = res->step[0] ? res->step : "its first call";
 	const char *left = res->reaped ? "" : "; the process did not die when killed (stuck in the kernel) and was "
@@ -128,7 +129,7 @@ static void probe_in_child(const struct probe_shape *s, isolate_fn fn, void *arg
 		isolate_result_free(&res);
 		return;
 	} else {
-		fail = probe_ended(&res, s->lib, timeout, err, s->error_size);
+		fail = probe_end_reason(&res, s->lib, timeout, err, s->error_size);
 	}
 	memcpy((char *)out + s->fail_off, &fail, sizeof(fail));
 	isolate_result_free(&res);
@@ -163,4 +164,87 @@ void cuda_probe_deadline(struct cuda_info *out, bool roundtrip, double timeout_s
 {
 	*out = (struct cuda_info){ .driver_version = GPU_UNKNOWN };
 	probe_in_child(&cuda_shape, cuda_child, &roundtrip, timeout_s, out);
+}
+
+struct gdr_args {
+	const char *const *bdfs, *const *ibdevs;
+	size_t n;
+	bool dmabuf, peermem;
+};
+
+static void gdr_child(struct isolate_ctx *ctx, void *arg)
+{
+	const struct gdr_args *a = arg;
+	struct gdr_probe *out = xcalloc(a->n, sizeof(*out));
+
+	gdr_probe_run(a->bdfs, a->ibdevs, a->n, a->dmabuf, a->peermem, out, ctx);
+	free(out);
+}
+
+/* The library of the call a step names, for the message. */
+static const char *gdr_step_lib(const char *step)
+{
+	return !strncmp(step, "ibv_", 4) || strstr(step, "libibverbs") ? "libibverbs" : "CUDA";
+}
+
+/* A pair the child did not finish: why, in the error of each method asked. */
+static void gdr_abandoned(struct gdr_probe *p, const struct gdr_args *a, enum gpu_lib_fail fail, const char *pre,
+			  const char *why)
+{
+	p->fail = fail;
+	if (a->dmabuf)
+		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error), "%s%s", pre, why);
+	if (a->peermem)
+		snprintf(p->peermem_error, sizeof(p->peermem_error), "%s%s", pre, why);
+}
+
+/* In the parent: the pairs the child sent, whole, into out (its strings
+ * terminated whatever came). How many. */
+static size_t gdr_unpack(const struct strbuf *b, size_t n, struct gdr_probe *out)
+{
+	size_t got = b->len / sizeof(*out);
+
+	if (got > n)
+		got = n;
+	memcpy(out, b->buf, got * sizeof(*out));
+	for (size_t i = 0; i < got; i++) {
+		out[i].gpu_bdf[sizeof(out[i].gpu_bdf) - 1] = '\0';
+		out[i].ibdev[sizeof(out[i].ibdev) - 1] = '\0';
+		out[i].dmabuf_error[sizeof(out[i].dmabuf_error) - 1] = '\0';
+		out[i].peermem_error[sizeof(out[i].peermem_error) - 1] = '\0';
+	}
+	return got;
+}
+
+void gdr_probe_deadline(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
+			bool try_peermem, double timeout_s, struct gdr_probe *out)
+{
+	struct gdr_args a = { .bdfs = gpu_bdfs, .ibdevs = ibdevs, .n = n, .dmabuf = try_dmabuf, .peermem = try_peermem };
+	struct isolate_result res;
+	char why[200];
+	enum gpu_lib_fail fail;
+
+	if (!out)
+		return;
+	/* the names, nothing tried: what a pair holds before the child's answer */
+	gdr_probe_run(gpu_bdfs, ibdevs, n, false, false, out, NULL);
+	if (n == 0 || (!try_dmabuf && !try_peermem))
+		return;
+	int r = isolate_run(gdr_child, &a, timeout_s, n * sizeof(*out), &res);
+	if (r < 0) {
+		snprintf(why, sizeof(why), "could not start the GPUDirect probe's process: %s", strerror(-r));
+		for (size_t i = 0; i < n; i++)
+			gdr_abandoned(&out[i], &a, GPU_LIB_FAIL_OTHER, "", why);
+		return;
+	}
+	size_t got = gdr_unpack(&res.out, n, out);
+	if (res.end != ISOLATE_DONE || res.out.len != n * sizeof(*out)) {
+		fail = probe_end_reason(&res, gdr_step_lib(res.step), timeout_s, why, sizeof(why));
+		/* the pair in progress, and those after it, never reached; every
+		 * pair done: the call that overran was the last one's cleanup */
+		size_t first = got < n ? got : n - 1;
+		for (size_t i = first; i < n; i++)
+			gdr_abandoned(&out[i], &a, fail, i == first ? "" : "not probed: ", why);
+	}
+	isolate_result_free(&res);
 }

@@ -25,7 +25,14 @@
  * libibverbs.so.1 through verbs_api.h (base verbs at IBVERBS_1.1, the
  * default version of libibverbs.so.1, as NCCL's src/misc/ibvsymbols.cc
  * looks them up; ibv_reg_dmabuf_mr at IBVERBS_1.12). Only the MR's
- * presence is used here, no field of a verbs struct. */
+ * presence is used here, no field of a verbs struct.
+ *
+ * Every CUDA and verbs call that may block (a GPU fallen off the bus
+ * blocks the driver, and with it a registration through nvidia_peermem)
+ * is named to a watchdog before it is made (isolate_step): `check` runs
+ * the probe in a child process under a deadline per call
+ * (gdr_probe_deadline, deadline.c), which sends each pair's result as
+ * soon as it is final. */
 #define _GNU_SOURCE
 #include "probe.h"
 #include "lib/cuda_api.h"
@@ -57,10 +64,12 @@ struct gdr_env {
 	int n_list;
 	size_t page;
 	bool try_dmabuf, try_peermem;
+	struct isolate_ctx *t;     /* the watchdog each call is named to; NULL for none */
 };
 
 /* What one pair holds; pair_close() releases it in reverse order. */
 struct gdr_pair {
+	const char *bdf, *ibdev;  /* for the names of the calls */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	CUdevice dev;
@@ -142,20 +151,24 @@ static int gdr_open(struct gdr_env *env, char *why, size_t size)
 
 	/* cuda_api_load also keeps libcuda mapped after dl_close: cuInit
 	 * starts threads */
+	isolate_step(env->t, "loading libcuda.so.1");
 	if (cuda_api_load(&env->culib, &env->cu, CUDA_NEED_BASE) < 0) {
 		snprintf(why, size, "libcuda.so.1 could not be loaded: %s",
 			 env->culib.error ? env->culib.error : "unknown error");
 		return -1;
 	}
+	isolate_step(env->t, "cuInit");
 	if ((r = env->cu.init(0)) != CUDA_SUCCESS) {
 		cuda_api_format(&env->cu, "cuInit", r, why, size);
 		return -1;
 	}
+	isolate_step(env->t, "loading libibverbs.so.1");
 	if (verbs_api_load(&env->vblib, &env->vb, NULL) < 0) {
 		snprintf(why, size, "libibverbs.so.1 could not be loaded: %s (install rdma-core / libibverbs1)",
 			 env->vblib.error ? env->vblib.error : "unknown error");
 		return -1;
 	}
+	isolate_step(env->t, "ibv_get_device_list");
 	errno = 0;
 	env->list = env->vb.get_device_list(&env->n_list);
 	if (!env->list) {
@@ -170,6 +183,7 @@ static int gdr_open(struct gdr_env *env, char *why, size_t size)
 
 static void gdr_close(struct gdr_env *env)
 {
+	isolate_step(env->t, "ibv_free_device_list");
 	if (env->list)
 		env->vb.free_device_list(env->list);
 	env->list = NULL;
@@ -188,14 +202,18 @@ static int find_cuda_dev(const struct gdr_env *env, const char *bdf, CUdevice *r
 		snprintf(why, size, "'%s' is not a PCI bus ID", bdf);
 		return -1;
 	}
+	isolate_step(env->t, "cuDeviceGetCount");
 	if ((r = env->cu.device_get_count(&n)) != CUDA_SUCCESS) {
 		cuda_api_format(&env->cu, "cuDeviceGetCount", r, why, size);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
 		CUdevice dev = 0;
-		if (env->cu.device_get(&dev, i) != CUDA_SUCCESS ||
-		    env->cu.device_get_pci_bus_id(id, (int)sizeof(id), dev) != CUDA_SUCCESS)
+		isolate_step(env->t, "cuDeviceGet on device %d", i);
+		if (env->cu.device_get(&dev, i) != CUDA_SUCCESS)
+			continue;
+		isolate_step(env->t, "cuDeviceGetPCIBusId on device %d", i);
+		if (env->cu.device_get_pci_bus_id(id, (int)sizeof(id), dev) != CUDA_SUCCESS)
 			continue;
 		id[sizeof(id) - 1] = '\0';
 		if (gpu_normalize_bdf(id, got, sizeof(got)) && !strcmp(got, want)) {
@@ -226,12 +244,14 @@ static int pair_open(const struct gdr_env *env, const char *bdf, const char *ibd
 		snprintf(why, size, "no RDMA device named '%s' (ibv_get_device_list found %d)", ibdev, env->n_list);
 		return -1;
 	}
+	isolate_step(env->t, "ibv_open_device(%s)", ibdev);
 	errno = 0;
 	if (!(pair->ctx = env->vb.open_device(d))) {
 		snprintf(what, sizeof(what), "ibv_open_device(%s)", ibdev);
 		errno_format(what, errno, why, size);
 		return -1;
 	}
+	isolate_step(env->t, "ibv_alloc_pd(%s)", ibdev);
 	errno = 0;
 	if (!(pair->pd = env->vb.alloc_pd(pair->ctx))) {
 		snprintf(what, sizeof(what), "ibv_alloc_pd(%s)", ibdev);
@@ -240,15 +260,18 @@ static int pair_open(const struct gdr_env *env, const char *bdf, const char *ibd
 	}
 	if (find_cuda_dev(env, bdf, &pair->dev, why, size) < 0)
 		return -1;
+	isolate_step(env->t, "cuDevicePrimaryCtxRetain on GPU %s", bdf);
 	if ((r = env->cu.primary_ctx_retain(&ctx, pair->dev)) != CUDA_SUCCESS) {
 		cuda_api_format(&env->cu, "cuDevicePrimaryCtxRetain", r, why, size);
 		return -1;
 	}
 	pair->retained = true;
+	isolate_step(env->t, "cuCtxSetCurrent on GPU %s", bdf);
 	if ((r = env->cu.ctx_set_current(ctx)) != CUDA_SUCCESS) {
 		cuda_api_format(&env->cu, "cuCtxSetCurrent", r, why, size);
 		return -1;
 	}
+	isolate_step(env->t, "cuMemAlloc_v2 on GPU %s", bdf);
 	if ((r = env->cu.mem_alloc_v2(&pair->dptr, GDR_BYTES)) != CUDA_SUCCESS) {
 		pair->dptr = 0;
 		cuda_api_format(&env->cu, "cuMemAlloc_v2(2 MiB)", r, why, size);
@@ -259,23 +282,32 @@ static int pair_open(const struct gdr_env *env, const char *bdf, const char *ibd
 
 static void pair_close(const struct gdr_env *env, struct gdr_pair *pair)
 {
-	if (pair->dptr)
+	if (pair->dptr) {
+		isolate_step(env->t, "cuMemFree_v2 on GPU %s", pair->bdf);
 		env->cu.mem_free_v2(pair->dptr);
+	}
 	if (pair->retained) {
+		isolate_step(env->t, "cuDevicePrimaryCtxRelease on GPU %s", pair->bdf);
 		env->cu.ctx_set_current(NULL);
 		cuda_api_release(&env->cu, pair->dev);
 	}
-	if (pair->pd)
+	if (pair->pd) {
+		isolate_step(env->t, "ibv_dealloc_pd(%s)", pair->ibdev);
 		env->vb.dealloc_pd(pair->pd);
-	if (pair->ctx)
+	}
+	if (pair->ctx) {
+		isolate_step(env->t, "ibv_close_device(%s)", pair->ibdev);
 		env->vb.close_device(pair->ctx);
+	}
 	*pair = (struct gdr_pair){ .dev = 0 };
 }
 
 /* Deregisters a probe MR; a failure is noted in error (ok stays true: the
  * registration itself worked). */
-static void gdr_dereg(const struct gdr_env *env, struct ibv_mr *mr, char *error, size_t size)
+static void gdr_dereg(const struct gdr_env *env, const struct gdr_pair *pair, struct ibv_mr *mr, char *error,
+		      size_t size)
 {
+	isolate_step(env->t, "ibv_dereg_mr(%s)", pair->ibdev);
 	int e = env->vb.dereg_mr(mr);
 	if (e != 0)
 		errno_format("registered, but ibv_dereg_mr failed", e, error, size);
@@ -302,6 +334,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 			 "ibv_reg_dmabuf_mr@IBVERBS_1.12 is not exported: rdma-core older than v34");
 		return;
 	}
+	isolate_step(env->t, "cuMemGetHandleForAddressRange on GPU %s", pair->bdf);
 	r = env->cu.mem_get_handle(&fd, base, range, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
 	if (r != CUDA_SUCCESS || fd < 0) {
 		cuda_api_format(&env->cu, "cuMemGetHandleForAddressRange", r, p->dmabuf_error, sizeof(p->dmabuf_error));
@@ -312,6 +345,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 			close(fd);
 		return;
 	}
+	isolate_step(env->t, "ibv_reg_dmabuf_mr(%s) on GPU %s's memory", pair->ibdev, pair->bdf);
 	errno = 0;
 	struct ibv_mr *mr = env->vb.reg_dmabuf_mr(pair->pd, offset, GDR_BYTES, (uint64_t)pair->dptr, fd, GDR_ACCESS);
 	if (!mr) {
@@ -320,7 +354,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 		text_append(p->dmabuf_error, sizeof(p->dmabuf_error), ": ", dmabuf_hint(p->dmabuf_errno));
 	} else {
 		p->dmabuf_ok = true;
-		gdr_dereg(env, mr, p->dmabuf_error, sizeof(p->dmabuf_error));
+		gdr_dereg(env, pair, mr, p->dmabuf_error, sizeof(p->dmabuf_error));
 	}
 	close(fd); /* after deregistering (REFERENCE §7) */
 }
@@ -329,6 +363,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 static void gdr_try_peermem(const struct gdr_env *env, const struct gdr_pair *pair, struct gdr_probe *p)
 {
 	p->peermem_tried = true;
+	isolate_step(env->t, "ibv_reg_mr(%s) on GPU %s's memory", pair->ibdev, pair->bdf);
 	errno = 0;
 	struct ibv_mr *mr = env->vb.reg_mr(pair->pd, (void *)(uintptr_t)pair->dptr, GDR_BYTES, GDR_ACCESS);
 	if (!mr) {
@@ -338,7 +373,7 @@ static void gdr_try_peermem(const struct gdr_env *env, const struct gdr_pair *pa
 		return;
 	}
 	p->peermem_ok = true;
-	gdr_dereg(env, mr, p->peermem_error, sizeof(p->peermem_error));
+	gdr_dereg(env, pair, mr, p->peermem_error, sizeof(p->peermem_error));
 }
 
 /* A setup failure, in the error of each method asked for. */
@@ -352,7 +387,7 @@ static void gdr_setup_error(const struct gdr_env *env, struct gdr_probe *p, cons
 
 static void gdr_probe_pair(const struct gdr_env *env, const char *bdf, const char *ibdev, struct gdr_probe *p)
 {
-	struct gdr_pair pair = { .dev = 0 };
+	struct gdr_pair pair = { .bdf = bdf, .ibdev = ibdev };
 	char why[200] = "";
 
 	if (!bdf || !ibdev) {
@@ -370,11 +405,11 @@ static void gdr_probe_pair(const struct gdr_env *env, const char *bdf, const cha
 	pair_close(env, &pair);
 }
 
-/* Contract (gpu_live.h): never fails; out[0..n) is always filled. */
+/* Contract (probe.h): never fails; out[0..n) is always filled. */
 void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
-		   bool try_peermem, struct gdr_probe *out)
+		   bool try_peermem, struct gdr_probe *out, struct isolate_ctx *t)
 {
-	struct gdr_env env = { .try_dmabuf = try_dmabuf, .try_peermem = try_peermem };
+	struct gdr_env env = { .try_dmabuf = try_dmabuf, .try_peermem = try_peermem, .t = t };
 	char why[200] = "";
 
 	if (!out)
@@ -386,12 +421,14 @@ void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_
 	}
 	if (n == 0 || (!try_dmabuf && !try_peermem))
 		return;
-	if (gdr_open(&env, why, sizeof(why)) < 0) {
-		for (size_t i = 0; i < n; i++)
-			gdr_setup_error(&env, &out[i], why);
-	} else {
-		for (size_t i = 0; i < n; i++)
+	bool opened = gdr_open(&env, why, sizeof(why)) == 0;
+	for (size_t i = 0; i < n; i++) {
+		if (opened)
 			gdr_probe_pair(&env, gpu_bdfs ? gpu_bdfs[i] : NULL, ibdevs ? ibdevs[i] : NULL, &out[i]);
+		else
+			gdr_setup_error(&env, &out[i], why);
+		/* final: the watchdog's parent keeps it whatever a later call does */
+		(void)isolate_send(t, &out[i], sizeof(out[i]));
 	}
 	gdr_close(&env);
 }

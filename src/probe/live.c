@@ -1,7 +1,9 @@
 /* The live layer of inventory_load (probe.h): which probes run for which
- * parts, after the files are read. NVML and CUDA run in child processes
- * under a deadline per call (deadline.c), so a GPU that blocks the driver
- * cannot hang the command. */
+ * parts, after the files are read. NVML, CUDA, GPU memory registration
+ * (deadline.c) and the verbs queries (verbs.c) run in child processes
+ * under a deadline per call, so a GPU or NIC that blocks its driver cannot
+ * hang the command; PyTorch runs as a subprocess with a deadline of its
+ * own (torch.c). */
 #include "probe.h"
 #include "inventory/topo.h"
 #include "core/strbuf.h"
@@ -27,7 +29,7 @@ static void load_gdr(struct inventory *inv)
 	if (k) {
 		inv->gdr = xcalloc(k, sizeof(*inv->gdr));
 		inv->n_gdr = k;
-		gdr_probe_run(gb, nb, k, true, true, inv->gdr);
+		gdr_probe_deadline(gb, nb, k, true, true, probe_call_timeout(), inv->gdr);
 	}
 	free(gb);
 	free(nb);

@@ -59,15 +59,37 @@ double probe_call_timeout(void);
 void nvml_probe_deadline(struct nvml_info *out, double timeout_s);
 void cuda_probe_deadline(struct cuda_info *out, bool roundtrip, double timeout_s);
 
+/* Why an isolated probe's child gave no result, into out: the call that
+ * overran ("<lib> call <step> did not return within <t> s (abandoned)"),
+ * or how the child died and during which call. Returns the class:
+ * GPU_LIB_FAIL_TIMEOUT for an overrun, else GPU_LIB_FAIL_OTHER. */
+enum gpu_lib_fail probe_end_reason(const struct isolate_result *res, const char *lib, double timeout, char *out,
+				   size_t size);
+
 /* For each pair (gpu_bdfs[i], ibdevs[i]): registers GPU memory with that
  * RDMA device through DMA-BUF (if try_dmabuf) and through plain
- * ibv_reg_mr (if try_peermem). Loads libcuda.so.1 and libibverbs.so.1 by
- * itself. Results in out[0..n). */
+ * ibv_reg_mr (if try_peermem), in this process. Loads libcuda.so.1 and
+ * libibverbs.so.1 by itself. Results in out[0..n). t as for nvml_probe;
+ * with t, each pair's struct gdr_probe is also sent (isolate_send) as soon
+ * as it is final. */
 void gdr_probe_run(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
-		   bool try_peermem, struct gdr_probe *out);
+		   bool try_peermem, struct gdr_probe *out, struct isolate_ctx *t);
 
-/* Live verbs queries of every RDMA port (InfiniBand active MTU); a
- * recorded tree says it cannot answer. 0 or -errno for internal errors. */
+/* gdr_probe_run in a child process (core/isolate.h), each CUDA and verbs
+ * call given timeout_s seconds. The pairs the child finished keep their
+ * results; the others (the last one, when a call overran after every pair
+ * was done) get fail GPU_LIB_FAIL_TIMEOUT and, in the error of each method
+ * asked for, "CUDA call <call> did not return within <t> s" (or
+ * "libibverbs call ..."), or GPU_LIB_FAIL_OTHER and how the child died.
+ * Never fails. */
+void gdr_probe_deadline(const char *const *gpu_bdfs, const char *const *ibdevs, size_t n, bool try_dmabuf,
+			bool try_peermem, double timeout_s, struct gdr_probe *out);
+
+/* Live verbs queries of every RDMA port (InfiniBand active MTU), in a
+ * child process under probe_call_timeout() per call (a query that never
+ * returns leaves the ports it did not reach unqueried and verbs_status
+ * naming the call); a recorded tree says it cannot answer. 0 or -errno for
+ * internal errors. */
 int verbs_load(const struct root *r, struct rdma_info *ri);
 /* PyTorch's view of the GPUs through python (NULL: search). */
 int torch_load(const char *python, struct torch_info *t);

@@ -5,7 +5,14 @@
  * seed's /opt/pytorch-venv/bin/python, else python3 on PATH. The probe
  * runs through core/spawn with a deadline (importing torch and
  * initialising CUDA on 8 GPUs takes seconds; 120 s is the limit) and
- * prints one JSON object, parsed with json-c. Live only. */
+ * prints one JSON object, parsed with json-c. Live only.
+ *
+ * That deadline is what keeps a Python blocked in the driver (a GPU fallen
+ * off the bus) from hanging `check`, as isolate.h's does for NVML and CUDA;
+ * one gap remains: spawn_run reaps the killed process with a waitpid that
+ * does not give up, so a Python stuck inside a system call that SIGKILL
+ * cannot end (isolate.c leaves such a child behind after a second) would
+ * still hold the command. */
 #include "probe.h"
 #include "core/cleanup.h"
 #include "core/spawn.h"

@@ -6,6 +6,7 @@
 #   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #   run.sh probedeadline  live reports with NVML and CUDA calls that never return
+#   run.sh gdrdeadline    the same for GPU memory registration and verbs queries
 #
 # Environment (set by tests/meson.build): GPUREADY_BIN, GPUREADY_SOURCE_DIR,
 # GPUREADY_FIXTURES, MESON_BUILD_ROOT. GPUREADY_UPDATE=1 rewrites the expected
@@ -419,10 +420,55 @@ t_probedeadline() {
 	contains "$TMP/ok.finding" "ok|cuInit ok" "gpu.cuda passes with the fake libcuda and no hang"
 }
 
+# The registration probe and the verbs queries under the same deadline: a
+# recorded machine's /sys bind-mounted over the live one in a private
+# mount namespace (the root stays live, so check runs the live probes),
+# the fake libcuda and libibverbs (named as the tree's NICs) on
+# LD_LIBRARY_PATH, one call made to hang at a time.
+t_gdrdeadline() {
+	fk=${GPUREADY_FAKES:?} ibv=${FAKE_IBVERBS:?} limit=9 # twice the deadline and 5 s
+	command -v unshare >/dev/null || { echo "SKIP: unshare(1) missing: no private mount namespace"; exit 77; }
+	own=-m
+	[ "$(id -u)" -eq 0 ] || own=-rm
+	unshare $own --propagation private sh -c 'mount --bind "$1" /sys' sh "$FIX/ndr-ib-4port/root/sys" \
+		2>"$TMP/err" || { echo "SKIP: cannot mount over /sys here: $(cat "$TMP/err")"; exit 77; }
+	mkdir -p "$TMP/lib" && ln -sf "$ibv" "$TMP/lib/libibverbs.so.1"
+	for hang in cuda:cuMemGetHandleForAddressRange verbs:ibv_reg_mr verbs:ibv_query_port; do
+		lib=${hang%%:*} fn=${hang#*:} fx=h100-8x-cx7-roce id=gpudirect.registration
+		case $fn in
+		cuMemGetHandleForAddressRange) call="fail|CUDA call $fn on GPU 0000:18:00.0 did not return within 2 s" ;;
+		ibv_reg_mr) call="fail|libibverbs call ibv_reg_mr(mlx5_0) on GPU 0000:18:00.0's memory did not return within 2 s" ;;
+		ibv_query_port) fx=ndr-ib-4port id=rdma.mtu
+			call="libibverbs call ibv_query_port(mlx5_0, port 1) did not return within 2 s" ;;
+		esac
+		t0=$(date +%s)
+		unshare $own --propagation private sh -c 'mount --bind "$1" /sys || exit 125; shift; exec "$@"' sh \
+			"$FIX/$fx/root/sys" env LD_LIBRARY_PATH="$TMP/lib:$fk" FAKE_IBVERBS_NAMES=mlx5_0,mlx5_1,mlx5_2,mlx5_3 \
+			FAKE_CUDA_HANG=$fn FAKE_IBVERBS_HANG=$fn GPUREADY_PROBE_TIMEOUT=2 \
+			"$BIN" check --json >"$TMP/$fn.json" 2>"$TMP/err"
+		rc=$? t1=$(date +%s)
+		[ $((t1 - t0)) -le $limit ] && pass "$fn: check ended $((t1 - t0)) s after it began" \
+			|| fail "$fn: check took $((t1 - t0)) s with a call that never returns (at most $limit)"
+		[ "$rc" -eq 1 ] && pass "$fn: check exits 1" || { fail "$fn: check exited $rc"; cat "$TMP/err" >&2; }
+		schema_ok report.schema.json "check with $fn never returning" "$TMP/$fn.json"
+		first_finding $id "$TMP/$fn.json" >"$TMP/$fn.finding"
+		contains "$TMP/$fn.finding" "$call" "$id names $fn"
+		[ $lib = cuda ] || [ $fn = ibv_reg_mr ] || continue
+		contains "$TMP/$fn.finding" "fallen off the bus" "$id says what blocks a call"
+		contains "$TMP/$fn.finding" "dmesg | grep -i -e xid" "$id's hint reads the kernel log"
+	done
+	# without a hang the same fakes answer: the verbs queries reach every port
+	unshare $own --propagation private sh -c 'mount --bind "$1" /sys || exit 125; shift; exec "$@"' sh \
+		"$FIX/ndr-ib-4port/root/sys" env LD_LIBRARY_PATH="$TMP/lib:$fk" FAKE_IBVERBS_NAMES=mlx5_0,mlx5_1,mlx5_2,mlx5_3 \
+		GPUREADY_PROBE_TIMEOUT=2 "$BIN" rdma --json >"$TMP/ok.json" 2>"$TMP/err"
+	first_finding rdma.mtu "$TMP/ok.json" >"$TMP/ok.finding"
+	contains "$TMP/ok.finding" "ok|active_mtu=4096 (max supported)" "rdma.mtu confirmed by the verbs queries' child"
+}
+
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|budget) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | budget" >&2; exit 2 ;;
+basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

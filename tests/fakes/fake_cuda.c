@@ -32,7 +32,8 @@
  * graph entry points, as a driver older than CUDA 10 would.
  *
  * FAKE_CUDA_HANG=<function> (cuInit, cuDeviceGetCount, cuDeviceGet,
- * cuMemAlloc_v2, cuMemcpyHtoD_v2 or cuMemcpyDtoH_v2) makes that function
+ * cuDevicePrimaryCtxRetain, cuMemAlloc_v2, cuMemcpyHtoD_v2,
+ * cuMemcpyDtoH_v2 or cuMemGetHandleForAddressRange) makes that function
  * never return, as the driver's calls can on a GPU that has fallen off the
  * bus: for the tests of the probes' deadline (src/probe/deadline.c).
  *
@@ -269,6 +270,7 @@ FAKE_API CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 
 FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuDevicePrimaryCtxRetain");
 	CUresult r = need_dev(d);
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -380,6 +382,7 @@ FAKE_API CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, siz
 						unsigned long long flags)
 {
 	(void)handle, (void)p, (void)size, (void)type, (void)flags;
+	fake_hang_if("FAKE_CUDA_HANG", "cuMemGetHandleForAddressRange");
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 

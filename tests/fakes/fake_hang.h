@@ -1,6 +1,6 @@
-/* Calls that never return, on demand, for the fakes of NVIDIA's libraries:
- * as the driver's calls can on a GPU that has fallen off the bus (tests of
- * the probes' deadline, src/probe/deadline.c). */
+/* Calls that never return, on demand, for the fakes of NVIDIA's libraries
+ * and libibverbs: as the driver's calls can on a GPU that has fallen off
+ * the bus (tests of the probes' deadline, src/probe/deadline.c). */
 #ifndef GPUREADY_FAKE_HANG_H
 #define GPUREADY_FAKE_HANG_H
 

@@ -25,6 +25,13 @@
  *                            ::ffff:10.0.0.<1+i> v1/v2 at 2/3); default IB
  *   FAKE_IBVERBS_STATE=down  ports DOWN instead of ACTIVE
  *   FAKE_IBVERBS_FAIL=N      as fake_ibverbs_set("fail", N) below
+ *   FAKE_IBVERBS_NAMES=a,b   the devices' names instead of fake_ib0..
+ *                            (as many devices as names, unless
+ *                            FAKE_IBVERBS_DEVICES says otherwise)
+ *   FAKE_IBVERBS_HANG=<fn>   ibv_get_device_list, ibv_open_device,
+ *                            ibv_query_port, ibv_alloc_pd, ibv_reg_mr or
+ *                            ibv_reg_dmabuf_mr never returns (read at the
+ *                            call; tests/fakes/fake_hang.h)
  * fake_ibverbs_set(key, value) changes at run time: "fail" (the Nth
  * request from then on completes with IBV_WC_RETRY_EXC_ERR and moves its
  * QP to the error state, once: a link gone mid-run; 0 off), "corrupt" (flip a
@@ -51,6 +58,7 @@
  */
 #define _GNU_SOURCE
 #include "lib/verbs_api.h"
+#include "fake_hang.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -132,7 +140,11 @@ static void read_env(void)
 {
 	const char *n = getenv("FAKE_IBVERBS_DEVICES"), *l = getenv("FAKE_IBVERBS_LINK"),
 		   *s = getenv("FAKE_IBVERBS_STATE");
-	n_devs = n ? atoi(n) : 1;
+	const char *names = getenv("FAKE_IBVERBS_NAMES");
+	int n_names = 0;
+	for (const char *p = names; p && *p; p += strcspn(p, ","), p += *p == ',')
+		n_names++;
+	n_devs = n ? atoi(n) : names ? n_names : 1;
 	if (n_devs < 0 || n_devs > MAX_DEVS)
 		n_devs = MAX_DEVS;
 	eth = l && !strcmp(l, "eth");
@@ -142,14 +154,22 @@ static void read_env(void)
 		fail_after = atol(f);
 		attempts = 0;
 	}
+	const char *p = names;
 	for (int i = 0; i < n_devs; i++) {
-		snprintf(devs[i].name, sizeof(devs[i].name), "fake_ib%d", i);
+		size_t len = p ? strcspn(p, ",") : 0;
+		if (len)
+			snprintf(devs[i].name, sizeof(devs[i].name), "%.*s", (int)len, p);
+		else
+			snprintf(devs[i].name, sizeof(devs[i].name), "fake_ib%d", i);
 		devs[i].index = i;
+		if (p)
+			p = p[len] == ',' ? p + len + 1 : NULL;
 	}
 }
 
 FAKE_API struct ibv_device **ibv_get_device_list(int *num)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_get_device_list");
 	pthread_mutex_lock(&lock);
 	read_env();
 	struct ibv_device **l = calloc((size_t)n_devs + 1, sizeof(*l));
@@ -179,6 +199,7 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 
 FAKE_API struct ibv_context *ibv_open_device(struct ibv_device *dev)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_open_device");
 	struct fake_ctx *c = calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
@@ -223,6 +244,7 @@ FAKE_API int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a
 /* The export fills the compat layout only (REFERENCE §8): up to `flags`. */
 FAKE_API int ibv_query_port(struct ibv_context *ctx, uint8_t port, void *compat)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_query_port");
 	(void)ctx;
 	if (port != 1)
 		return err(EINVAL);
@@ -270,6 +292,7 @@ FAKE_API int ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index, uni
 
 FAKE_API struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_alloc_pd");
 	struct ibv_pd *pd = calloc(1, sizeof(*pd));
 	if (!pd) {
 		errno = ENOMEM;
@@ -315,6 +338,7 @@ static struct ibv_mr *reg(struct ibv_pd *pd, void *addr, size_t length, int acce
 
 FAKE_API struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_reg_mr");
 	return reg(pd, addr, length, access);
 }
 
@@ -323,6 +347,7 @@ FAKE_API struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 FAKE_API struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length, uint64_t iova, int fd,
 					  int access)
 {
+	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_reg_dmabuf_mr");
 	(void)offset;
 	if (fd < 0) {
 		errno = EBADF;

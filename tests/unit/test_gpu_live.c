@@ -339,7 +339,7 @@ static void test_gdr_probe(void **state)
 	struct gdr_probe out[2];
 
 	memset(out, 0x5a, sizeof(out));
-	gdr_probe_run(bdfs, devs, 2, true, true, out);
+	gdr_probe_run(bdfs, devs, 2, true, true, out, NULL);
 	for (size_t i = 0; i < 2; i++) {
 		print_message("gdr_probe[%zu]: dmabuf: %s | peermem: %s\n", i, out[i].dmabuf_error,
 			      out[i].peermem_error);
@@ -366,22 +366,52 @@ static void test_gdr_probe(void **state)
 
 	/* only peer memory asked: the DMA-BUF fields stay empty */
 	memset(out, 0x5a, sizeof(out));
-	gdr_probe_run(bdfs, devs, 1, false, true, out);
+	gdr_probe_run(bdfs, devs, 1, false, true, out, NULL);
 	assert_false(out[0].dmabuf_tried);
 	assert_string_equal(out[0].dmabuf_error, "");
 	assert_true(out[0].peermem_ok || out[0].peermem_error[0] != '\0');
 
 	/* nothing asked: names copied, nothing loaded or tried */
 	memset(out, 0x5a, sizeof(out));
-	gdr_probe_run(bdfs, devs, 2, false, false, out);
+	gdr_probe_run(bdfs, devs, 2, false, false, out, NULL);
 	for (size_t i = 0; i < 2; i++) {
 		assert_string_equal(out[i].gpu_bdf, bdfs[i]);
 		assert_false(out[i].dmabuf_tried || out[i].peermem_tried);
 		assert_string_equal(out[i].dmabuf_error, "");
 		assert_string_equal(out[i].peermem_error, "");
 	}
-	gdr_probe_run(NULL, NULL, 0, true, true, out); /* no pairs */
-	gdr_probe_run(bdfs, devs, 1, true, true, NULL);
+	gdr_probe_run(NULL, NULL, 0, true, true, out, NULL); /* no pairs */
+	gdr_probe_run(bdfs, devs, 1, true, true, NULL, NULL);
+}
+
+/* The registration probe in a child under a deadline answers as it does
+ * in this process, whatever this machine has. */
+static void test_gdr_probe_in_child(void **state)
+{
+	(void)state;
+	const char *bdfs[] = { "0000:17:00.0", "00000000:CA:00.0" };
+	const char *devs[] = { "mlx5_0", "mlx5_that_is_not_here" };
+	struct gdr_probe here[2], child[2];
+
+	memset(here, 0, sizeof(here));
+	memset(child, 0x5a, sizeof(child));
+	gdr_probe_run(bdfs, devs, 2, true, true, here, NULL);
+	gdr_probe_deadline(bdfs, devs, 2, true, true, PROBE_CALL_TIMEOUT_S, child);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(child[i].fail, GPU_LIB_FAIL_NONE);
+		assert_string_equal(child[i].gpu_bdf, here[i].gpu_bdf);
+		assert_string_equal(child[i].ibdev, here[i].ibdev);
+		assert_int_equal(child[i].dmabuf_tried, here[i].dmabuf_tried);
+		assert_int_equal(child[i].peermem_ok, here[i].peermem_ok);
+		assert_string_equal(child[i].peermem_error, here[i].peermem_error);
+	}
+	/* nothing asked: no child, names copied */
+	memset(child, 0x5a, sizeof(child));
+	gdr_probe_deadline(bdfs, devs, 2, false, false, 1, child);
+	assert_string_equal(child[1].ibdev, devs[1]);
+	assert_int_equal(child[1].fail, GPU_LIB_FAIL_NONE);
+	assert_string_equal(child[1].peermem_error, "");
+	gdr_probe_deadline(bdfs, devs, 1, true, true, 1, NULL);
 }
 
 /* A stub already in the process (for example linked with -lcuda from a
@@ -418,7 +448,7 @@ static void test_stub_libcuda_refused(void **state)
 	const char *bdfs[] = { "0000:17:00.0" };
 	const char *devs[] = { "mlx5_0" };
 	struct gdr_probe out[1];
-	gdr_probe_run(bdfs, devs, 1, true, true, out);
+	gdr_probe_run(bdfs, devs, 1, true, true, out, NULL);
 	assert_false(out[0].dmabuf_tried || out[0].peermem_tried);
 	assert_non_null(strstr(out[0].dmabuf_error, "CUDA_ERROR_STUB_LIBRARY"));
 	assert_non_null(strstr(out[0].peermem_error, "stub"));
@@ -439,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_probes_in_child),
 		cmocka_unit_test(test_probe_timeout),
 		cmocka_unit_test(test_gdr_probe),
+		cmocka_unit_test(test_gdr_probe_in_child),
 		cmocka_unit_test(test_stub_libcuda_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -320,11 +320,21 @@ void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail f
 		check_add(c, STATUS_SKIP, subject, "no NVIDIA GPU on PCI (%s)", error);
 		return;
 	}
-	if (fail == GPU_LIB_FAIL_TIMEOUT)
-		f = check_add(c, STATUS_FAIL, subject, "%s: %s", error, a.cause);
-	else
-		f = check_add(c, STATUS_FAIL, subject, "%s unusable with %zu GPUs on PCI: %s%s%s",
-			      lib == GPU_LIB_NVML ? "NVML" : "CUDA", ng, error, said ? "" : "; ", said ? "" : a.cause);
+	if (fail == GPU_LIB_FAIL_TIMEOUT) {
+		gpu_call_hung(c, subject, error);
+		return;
+	}
+	f = check_add(c, STATUS_FAIL, subject, "%s unusable with %zu GPUs on PCI: %s%s%s",
+		      lib == GPU_LIB_NVML ? "NVML" : "CUDA", ng, error, said ? "" : "; ", said ? "" : a.cause);
+	finding_hint(f, "%s", a.fix);
+}
+
+void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error)
+{
+	/* the row is the same for every library and module state */
+	struct gpu_lib_advice a = gpu_lib_advise(GPU_LIB_CUDA, GPU_LIB_FAIL_TIMEOUT, true);
+	struct finding *f = check_add(c, STATUS_FAIL, subject, "%s: %s", error, a.cause);
+
 	finding_hint(f, "%s", a.fix);
 }
 

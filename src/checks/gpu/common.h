@@ -64,6 +64,12 @@ struct gpu_lib_advice gpu_lib_advise(enum gpu_lib lib, enum gpu_lib_fail fail, b
 struct check_ctx;
 void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail fail, const char *error, size_t ng);
 
+/* The finding for a live probe's call that did not return within its
+ * deadline (GPU_LIB_FAIL_TIMEOUT): a FAIL on subject whose text is error
+ * (which names the call) and the cause, with the fix as hint, both of
+ * gpu_lib_advise's row for a call that never returned. */
+void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
+
 /* Whether the nvidia kernel module is loaded, as gpu.driver decides it
  * (the module list, or /proc/driver/nvidia). */
 bool gpu_nvidia_loaded(const struct inventory *inv);
