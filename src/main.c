@@ -43,11 +43,11 @@ static const struct command bench_subs[] = {
 const struct command commands[] = {
 	{ .name = "check", .fn = cmd_check, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
 	  .usage = "[options]",
-	  .summary = "Run every check on this node (RDMA stack, NCCL configuration, host tuning)",
-	  .description = "Runs every check area against the machine (or the tree given with --sysroot) and "
-			 "prints one report. Each finding is ok, warn, fail or skip; warn and fail carry the "
-			 "command that fixes them." },
-	{ .name = "rdma", .fn = cmd_rdma, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
+	  .summary = "Run every check on this node (GPUs, GPUDirect RDMA, RDMA stack, NCCL configuration, host tuning)",
+	  .description = "Runs the checks of every area (gpu, gpudirect, rdma) against the machine (or the tree "
+			 "given with --sysroot) and prints one report; it takes the site expectations of every area. "
+			 "Each finding is ok, warn, fail or skip; warn and fail carry the command that fixes them." },
+	{ .name = "rdma", .fn = cmd_rdma, .opts = check_opts, .scope = SCOPE_RDMA, .max_args = 0,
 	  .usage = "[options]",
 	  .alias = "verify-rdma",
 	  .summary = "Verify the RDMA stack: modules, devices, ports, MTU, GIDs, QoS, NCCL settings, tuning",
@@ -55,7 +55,7 @@ const struct command commands[] = {
 			 "devices and uverbs nodes, port state and rate, RoCE MTU, RoCE v2 GIDs, the RDMA-CM "
 			 "traffic class and its persistence, the effective NCCL configuration, socket buffers, "
 			 "locked-memory limits, port error counters and firmware." },
-	{ .name = "gpu", .fn = cmd_gpu, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0, .usage = "[options]",
+	{ .name = "gpu", .fn = cmd_gpu, .opts = check_opts, .scope = SCOPE_GPU, .max_args = 0, .usage = "[options]",
 	  .alias = "verify-gpu",
 	  .summary = "Verify the GPUs: PCI, driver, links, BAR1, Xid errors; live NVML, CUDA and PyTorch",
 	  .description = "Checks the NVIDIA GPUs from files (PCI functions and their driver binding, the driver "
@@ -64,7 +64,7 @@ const struct command commands[] = {
 			 "the CUDA version the driver supports), the CUDA driver API (a memory round trip on every "
 			 "GPU) and PyTorch (torch.cuda.is_available(), device count, NCCL). Every layer must see "
 			 "the same GPUs." },
-	{ .name = "gpudirect", .fn = cmd_gpudirect, .opts = check_opts, .scope = SCOPE_CHECK, .max_args = 0,
+	{ .name = "gpudirect", .fn = cmd_gpudirect, .opts = check_opts, .scope = SCOPE_GPUDIRECT, .max_args = 0,
 	  .usage = "[options]",
 	  .alias = "verify-gpudirect",
 	  .summary = "Verify GPUDirect RDMA: method (DMA-BUF or peer memory), topology, ACS, IOMMU, live registration",
@@ -118,8 +118,8 @@ const struct command commands[] = {
 	{ .name = "list-checks", .fn = cmd_list_checks, .opts = plain_opts, .scope = SCOPE_LIST, .max_args = 0,
 	  .usage = "[--only P] [--skip P]",
 	  .summary = "List the check IDs (for --only and --skip)" },
-	{ .name = "help", .fn = cmd_help, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 1,
-	  .usage = "[COMMAND]",
+	{ .name = "help", .fn = cmd_help, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 2,
+	  .usage = "[COMMAND [SUBCOMMAND]]",
 	  .summary = "Show help for gpuready or a command" },
 	{ .name = "version", .fn = cmd_version, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0, .usage = "",
 	  .summary = "Print the version" },
@@ -175,17 +175,31 @@ static const struct command *find_alias(const char *progname)
 
 static void suggest(const char *name)
 {
-	const char *best = NULL;
-	unsigned bd = 3;
-	for (size_t i = 0; i < n_commands; i++) {
-		unsigned d = str_distance(name, commands[i].name, 2);
-		if (d < bd && !commands[i].hidden) {
-			bd = d;
-			best = commands[i].name;
-		}
+	struct str_nearest n = STR_NEAREST_INIT(name);
+	for (size_t i = 0; i < n_commands; i++)
+		if (!commands[i].hidden)
+			str_nearest_offer(&n, commands[i].name);
+	if (n.best)
+		fprintf(stderr, "Did you mean '%s'?\n", n.best);
+}
+
+/* After opt_parse refused an option: the commands that take an option of
+ * that name, or the nearest option name of this command. */
+static void refused_hint(const struct opt_seen *seen)
+{
+	if (seen->other) {
+		struct strv takers = STRV_INIT;
+		for (const struct command *c = command_next(NULL); c; c = command_next(c))
+			if (!c->hidden && opt_find(c->opts, c->scope, seen->other->name))
+				strv_push(&takers, xasprintf("`gpuready %s`", c->name));
+		fprintf(stderr, "--%s is an option of ", seen->other->name);
+		for (size_t i = 0; i < takers.n; i++)
+			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < takers.n ? ", " : " and ", takers.v[i]);
+		fprintf(stderr, ".\n");
+		strv_free(&takers);
+	} else if (seen->nearest) {
+		fprintf(stderr, "Did you mean '--%s'?\n", seen->nearest->name);
 	}
-	if (best)
-		fprintf(stderr, "Did you mean '%s'?\n", best);
 }
 
 /* A standard descriptor the caller closed (`>&-`) is held by /dev/null,
@@ -273,6 +287,7 @@ int main(int argc, char **argv)
 
 	if (opt_parse(cmd->opts, cmd->scope, argc - first, argv + first, &s, &seen, &env.args, &err) < 0) {
 		fprintf(stderr, "%s %s: %s (see `gpuready %s --help`)\n", progname, cmd->name, err, cmd->name);
+		refused_hint(&seen);
 		free(err);
 		ret = EXIT_TOOL_ERROR;
 	} else if (s.help) {

@@ -651,17 +651,21 @@ static bool meets_dmabuf(const struct nccl_log *l, struct strv *why)
 	return false;
 }
 
-bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *why)
+static const struct {
+	const char *word;
+	bool (*check)(const struct nccl_log *, struct strv *);
+} nccl_reqs[] = { { "ib", meets_ib }, { "gdr", meets_gdr }, { "dmabuf", meets_dmabuf } };
+#define N_REQS (sizeof(nccl_reqs) / sizeof(nccl_reqs[0]))
+
+/* The next word of a --require list from *p (advanced past it): its index
+ * in nccl_reqs, N_REQS for an unknown word (w, n say which), -1 at the
+ * end. Empty words between commas are passed over. */
+static int next_req(const char **p, const char **ret_w, size_t *ret_n)
 {
-	static const struct {
-		const char *word;
-		bool (*check)(const struct nccl_log *, struct strv *);
-	} reqs[] = { { "ib", meets_ib }, { "gdr", meets_gdr }, { "dmabuf", meets_dmabuf } };
-	bool ok = true, done[3] = { false, false, false };
-	for (const char *p = require ? require : ""; *p;) {
-		size_t n = strcspn(p, ",");
-		const char *w = p;
-		p += n + (p[n] == ',');
+	while (**p) {
+		const char *w = *p;
+		size_t n = strcspn(w, ",");
+		*p += n + (w[n] == ',');
 		while (n && isspace((unsigned char)*w))
 			w++, n--;
 		while (n && isspace((unsigned char)w[n - 1]))
@@ -669,15 +673,38 @@ bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *
 		if (n == 0)
 			continue;
 		size_t k = 0;
-		while (k < 3 && !(strlen(reqs[k].word) == n && !strncasecmp(w, reqs[k].word, n)))
+		while (k < N_REQS && !(strlen(nccl_reqs[k].word) == n && !strncasecmp(w, nccl_reqs[k].word, n)))
 			k++;
-		if (k == 3) {
+		*ret_w = w;
+		*ret_n = n;
+		return (int)k;
+	}
+	return -1;
+}
+
+const char *nccl_require_form(const char *require)
+{
+	const char *p = require, *w;
+	size_t n;
+	for (int k; (k = next_req(&p, &w, &n)) >= 0;)
+		if (k == (int)N_REQS)
+			return "a comma-separated list of ib, gdr, dmabuf";
+	return NULL;
+}
+
+bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *why)
+{
+	bool ok = true, done[N_REQS] = { false };
+	const char *p = require ? require : "", *w;
+	size_t n;
+	for (int k; (k = next_req(&p, &w, &n)) >= 0;) {
+		if (k == (int)N_REQS) {
 			strv_push(why, xasprintf("unknown requirement \"%.*s\" (known: ib, gdr, dmabuf)",
 						 (int)(n < MAX_NAME ? n : MAX_NAME), w));
 			ok = false;
 		} else if (!done[k]) {
 			done[k] = true;
-			ok = reqs[k].check(l, why) && ok;
+			ok = nccl_reqs[k].check(l, why) && ok;
 		}
 	}
 	return ok;

@@ -61,6 +61,10 @@ void nccl_log_summary(const struct nccl_log *l, struct strv *out);
 /* Requirements for --require (comma-separated "ib", "gdr", "dmabuf"):
  * returns true when all hold; otherwise appends why not to why. */
 bool nccl_log_meets(const struct nccl_log *l, const char *require, struct strv *why);
+/* --require's form, checked before anything runs: NULL when every word
+ * of the list is a requirement nccl_log_meets knows, else the form in
+ * words for the message (opt.valid, core/options.h). Pure. */
+const char *nccl_require_form(const char *require);
 
 /* What the log says, as fields of the JSON object o (docs/nccl.schema.json):
  * the HCAs NCCL listed (GPUDirect RDMA true/false, null when not logged),

@@ -1,11 +1,13 @@
 /* Running the registered checks; see check.h. */
 #include "check.h"
 #include "core/cleanup.h"
+#include "core/parse.h"
 #include "core/strbuf.h"
 #include "inventory/topo.h"
 
 #include <stdlib.h>
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <string.h>
@@ -19,10 +21,25 @@ struct finding *check_add(struct check_ctx *c, enum status st, const char *subje
 	return f;
 }
 
+static bool in_area(const char *id, const char *area)
+{
+	size_t n = strlen(area);
+	return !strncmp(id, area, n) && id[n] == '.';
+}
+
+/* A shell glob on the whole ID; a bare word (no '.', no glob character)
+ * names an area: "rdma" is "rdma.*". */
+static bool pattern_matches(const char *pat, const char *id)
+{
+	if (!strpbrk(pat, ".*?[\\"))
+		return in_area(id, pat);
+	return fnmatch(pat, id, 0) == 0;
+}
+
 static bool matches_any(const struct strv *pats, const char *id)
 {
 	for (size_t i = 0; i < pats->n; i++)
-		if (fnmatch(pats->v[i], id, 0) == 0)
+		if (pattern_matches(pats->v[i], id))
 			return true;
 	return false;
 }
@@ -34,10 +51,52 @@ bool check_selected(const struct check_select *sel, const char *id)
 	return !sel->skip || !matches_any(sel->skip, id);
 }
 
-static bool in_area(const char *id, const char *area)
+/* Why pat selects no check (of area, or of any when area is NULL): the
+ * area that has its checks, or the nearest area or ID and the areas. */
+static char *pattern_unmatched(const char *what, const char *pat, const char *area)
 {
-	size_t n = strlen(area);
-	return !strncmp(id, area, n) && id[n] == '.';
+	_cleanup_strbuf_ struct strbuf areas = STRBUF_INIT;
+	struct strv names = STRV_INIT;
+	struct str_nearest near = STR_NEAREST_INIT(pat);
+	bool elsewhere = false;
+	for (size_t i = 0; i < check_registry_n; i++) {
+		const char *id = check_registry[i]->id;
+		elsewhere |= pattern_matches(pat, id);
+		_cleanup_free_ char *name = xstrndup(id, strcspn(id, "."));
+		if (!strv_contains(&names, name))
+			strv_push(&names, TAKE_PTR(name));
+	}
+	for (size_t i = 0; i < names.n; i++) {
+		strbuf_addf(&areas, "%s%s", i == 0 ? "" : i + 1 < names.n ? ", " : " and ", names.v[i]);
+		str_nearest_offer(&near, names.v[i]);
+	}
+	for (size_t i = 0; i < check_registry_n; i++)
+		str_nearest_offer(&near, check_registry[i]->id);
+	char *msg = elsewhere && area ? xasprintf("%s '%s' matches no check of `gpuready %s` (its checks are %s.*)",
+						  what, pat, area, area)
+		    : near.best ? xasprintf("%s '%s' matches no check (did you mean '%s'?); the areas are %s, and "
+					    "`gpuready list-checks` lists every check ID",
+					    what, pat, near.best, areas.buf)
+				: xasprintf("%s '%s' matches no check; the areas are %s, and `gpuready list-checks` lists "
+					    "every check ID",
+					    what, pat, areas.buf);
+	strv_free(&names);
+	return msg;
+}
+
+int check_patterns_validate(const struct strv *pats, const char *what, const char *area, char **err)
+{
+	for (size_t p = 0; p < pats->n; p++) {
+		bool hit = false;
+		for (size_t i = 0; i < check_registry_n && !hit; i++)
+			hit = (!area || in_area(check_registry[i]->id, area)) &&
+			      pattern_matches(pats->v[p], check_registry[i]->id);
+		if (!hit) {
+			*err = pattern_unmatched(what, pats->v[p], area);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* A check that read NCCL_* values while some file that sets them could not

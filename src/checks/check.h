@@ -72,7 +72,8 @@ extern const size_t check_registry_n;
  * --only/--skip globs, run in registry order. Returns 0 or the first
  * check's -errno (the other checks still run). */
 /* Which checks run: IDs matching a pattern of only (all when empty) and
- * none of skip (shell globs). */
+ * none of skip. A pattern is a shell glob on the whole ID, or a bare
+ * area name ("rdma", no '.' and no glob character) for all its checks. */
 struct check_select {
 	const struct strv *only, *skip;
 };
@@ -82,5 +83,12 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 
 /* True if id is selected by sel's only/skip patterns. */
 bool check_selected(const struct check_select *sel, const char *id);
+
+/* A pattern that selects nothing is a usage error, for --only and --skip
+ * alike: each of pats must match a check of area (of any area when area
+ * is NULL). Returns 0, or -EINVAL with *err (malloc'd) naming `what`
+ * ("--only") and the pattern, and where to look: the area that has the
+ * checks it matches, or the nearest area or ID and the list of areas. */
+int check_patterns_validate(const struct strv *pats, const char *what, const char *area, char **err);
 
 #endif

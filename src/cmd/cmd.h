@@ -70,6 +70,13 @@ bool bench_alias(const char *progname);
  * the configured root and prints the report. */
 int run_check_command(struct cmd_env *env, const char *area);
 
+/* --only and --skip: a pattern that selects no check is a usage error.
+ * With cli, those given on the command line must select a check of area
+ * (any when NULL); without, those read from the config file (which every
+ * command reads) a check of any area. Prints why; returns 0 or
+ * EXIT_TOOL_ERROR. */
+int check_patterns_usage(struct cmd_env *env, const char *area, bool cli);
+
 /* Opens the configured root, reads the config file and loads the
  * inventory parts; prints its own errors. Returns 0 or EXIT_TOOL_ERROR. */
 struct root;

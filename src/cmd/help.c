@@ -1,7 +1,10 @@
-/* `gpuready help [COMMAND]`, `gpuready --help`, `gpuready <cmd> --help`.
- * Generated from the command table and the option table. */
+/* `gpuready help [COMMAND [SUBCOMMAND]]`, `gpuready --help`, `gpuready
+ * <cmd> --help`. Generated from the command table and the option table:
+ * `help bench net` prints what `bench net --help` does. */
 #include "cmd.h"
 #include "config.h"
+#include "core/parse.h"
+#include "core/strbuf.h"
 
 #include <string.h>
 
@@ -15,20 +18,29 @@ void print_command_help(FILE *out, const struct command *c)
 		fprintf(out, "\n%s\n", c->description);
 	fprintf(out, "\nOptions:\n");
 	opt_print_help(out, c->opts, c->scope);
-	if (c->scope & SCOPE_CHECK)
+	if (c->scope & SCOPE_CHECKS)
 		fprintf(out, "\nExit status: 0 no check failed; 1 a check failed (or warned, with --strict); "
 			     "2 gpuready could not run.\n");
 }
 
 int cmd_help(struct cmd_env *env)
 {
-	if (env->args.n == 1) {
-		for (const struct command *c = command_next(NULL); c; c = command_next(c))
-			if (!strcmp(c->name, env->args.v[0])) {
+	if (env->args.n > 0) {
+		_cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
+		for (size_t i = 0; i < env->args.n; i++)
+			strbuf_addf(&name, "%s%s", i ? " " : "", env->args.v[i]);
+		struct str_nearest near = STR_NEAREST_INIT(name.buf);
+		for (const struct command *c = command_next(NULL); c; c = command_next(c)) {
+			if (!strcmp(c->name, name.buf)) {
 				print_command_help(stdout, c);
 				return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 			}
-		fprintf(stderr, "gpuready help: no command '%s'\n", env->args.v[0]);
+			if (!c->hidden)
+				str_nearest_offer(&near, c->name);
+		}
+		fprintf(stderr, "gpuready help: no command '%s'\n", name.buf);
+		if (near.best)
+			fprintf(stderr, "Did you mean '%s'?\n", near.best);
 		return EXIT_TOOL_ERROR;
 	}
 	printf("gpuready %s: is this GPU node ready for distributed training?\n\n"

@@ -24,6 +24,29 @@ static void man_options(const char *name)
 			opt_print_man(stdout, c->opts, c->scope);
 }
 
+/* Which of check's options each area's command takes: all but the site
+ * expectations of the other areas. */
+static void man_area_options(void)
+{
+	printf(".PP\n\\fBcheck\\fR takes every option above; each area's command takes the site "
+	       "expectations of its own checks only:");
+	int areas = 0;
+	for (const struct command *c = command_next(NULL); c; c = command_next(c)) {
+		if (!(c->scope & SCOPE_CHECKS) || c->scope == SCOPE_CHECK)
+			continue;
+		printf("%s \\fB%s\\fR", areas++ ? ";" : "", c->name);
+		int n = 0;
+		for (const struct opt *o = site_opts.rows; o < site_opts.rows + site_opts.n; o++)
+			if (o->scope & c->scope) {
+				printf("%s\\-\\-", n++ ? ", " : " ");
+				roff_text(o->name);
+			}
+		if (!n)
+			printf(" none");
+	}
+	printf(". The configuration file may set every key whatever the command.\n");
+}
+
 /* The FILES and EXAMPLES sections. */
 static void man_files_examples(void)
 {
@@ -57,8 +80,9 @@ int cmd_man(struct cmd_env *env)
 		}
 	printf(".SH DESCRIPTION\n"
 	       "gpuready reads a node's sysfs, procfs, configfs and configuration files (live, or a recorded "
-	       "tree given with \\-\\-sysroot) and reports, check by check, whether the RDMA stack and NCCL "
-	       "configuration are ready for multi\\-node training, and how to fix what is not.\n"
+	       "tree given with \\-\\-sysroot) and reports, check by check, whether the GPUs, GPUDirect RDMA, the "
+	       "RDMA stack and the NCCL configuration are ready for multi\\-node training, and how to fix what is "
+	       "not.\n"
 	       "Each finding has an ID, a status (ok, warn, fail, skip), a subject, a message with the "
 	       "observed and expected values and, for warn and fail, a fix.\n");
 	printf(".SH COMMANDS\n");
@@ -79,8 +103,9 @@ int cmd_man(struct cmd_env *env)
 			printf("\\fR.\n");
 		}
 	}
-	printf(".SH OPTIONS\n.SS \"Check commands (check, rdma)\"\n");
+	printf(".SH OPTIONS\n.SS \"Check commands (check, gpu, rdma, gpudirect)\"\n");
 	man_options("check");
+	man_area_options();
 	printf(".SS \"snapshot\"\n");
 	man_options("snapshot");
 	printf(".SS \"bench (all_reduce_perf ...)\"\n");
@@ -102,13 +127,16 @@ int cmd_man(struct cmd_env *env)
 	       "\\fB\\-\\-config\\fR \\fIFILE\\fR. Lines are \\fIkey\\fR = \\fIvalue\\fR; '#' and ';' start "
 	       "comments; an optional [gpuready] section header is allowed. The keys are listed with the "
 	       "options above (\"Config key\"). Command-line options override the file. An unknown key "
-	       "is an error (exit status 2), so typos do not pass silently.\n");
+	       "is an error (exit status 2) that names the nearest key, so typos do not pass silently; a key "
+	       "that another command reads (a site expectation of another area) is accepted and left unused.\n");
 	printf(".SH EXIT STATUS\n.TP\n0\nNo check failed.\n.TP\n1\nAt least one check failed (or warned, "
 	       "with \\-\\-strict).\n.TP\n2\ngpuready itself could not run: a usage error, an unreadable "
 	       "configuration file, or an internal error.\n.TP\n3\nbench and nccl: a rank stalled past its "
-	       "deadline or was lost; every process names it on standard error.\n.PP\nFor bench and nccl, 1 "
+	       "deadline or was lost; every process names it on standard error. bench net: the peer (the server "
+	       "or the client) disconnected or stopped answering within its deadline.\n.PP\nFor bench and nccl, 1 "
 	       "means wrong results, or bandwidth below \\-\\-expect\\-busbw or NCCL_TESTS_MIN_BW, or an "
-	       "unmet \\-\\-require.\n");
+	       "unmet \\-\\-require; for bench net, data that arrived wrong or bandwidth below "
+	       "\\-\\-expect\\-gbps.\n");
 	man_files_examples();
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 }

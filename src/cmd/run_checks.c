@@ -10,6 +10,7 @@
 #include "inventory/inventory.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +74,32 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 	return 0;
 }
 
+/* Color only on a terminal, and never with --no-color or a non-empty
+ * NO_COLOR (https://no-color.org) or TERM=dumb. */
+static bool use_color(const struct settings *s)
+{
+	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+	if (s->no_color || (no_color && *no_color) || (term && !strcmp(term, "dumb")))
+		return false;
+	return isatty(STDOUT_FILENO);
+}
+
+int check_patterns_usage(struct cmd_env *env, const char *area, bool cli)
+{
+	static const char *const names[] = { "only", "skip" };
+	const struct strv *pats[] = { &env->set->only, &env->set->skip };
+	for (size_t i = 0; i < 2; i++) {
+		if ((opt_seen_name(env->cli, names[i]) != NULL) != cli || !pats[i]->n)
+			continue;
+		_cleanup_free_ char *what = xasprintf(cli ? "--%s" : "%s (config file)", names[i]), *err = NULL;
+		if (check_patterns_validate(pats[i], what, cli ? area : NULL, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", env->progname, err);
+			return EXIT_TOOL_ERROR;
+		}
+	}
+	return 0;
+}
+
 int run_check_command(struct cmd_env *env, const char *area)
 {
 	struct settings *s = env->set;
@@ -81,7 +108,8 @@ int run_check_command(struct cmd_env *env, const char *area)
 	_cleanup_inventory_ struct inventory *inv = NULL;
 	int r;
 
-	if (load_for_command(env, parts_for(area), &root, &inv))
+	if (check_patterns_usage(env, area, true) || load_for_command(env, parts_for(area), &root, &inv) ||
+	    check_patterns_usage(env, area, false))
 		return EXIT_TOOL_ERROR;
 
 	struct report rep;
@@ -115,8 +143,7 @@ int run_check_command(struct cmd_env *env, const char *area)
 		report_reason(&rep, line, sizeof(line));
 		r = printf("%s\n", line) < 0 ? -EIO : 0;
 	} else {
-		struct render_opts o = { .color = !s->no_color && isatty(STDOUT_FILENO), .verbose = s->verbose,
-					 .quiet = s->quiet };
+		struct render_opts o = { .color = use_color(s), .verbose = s->verbose, .quiet = s->quiet };
 		r = report_write_text(&rep, stdout, &o);
 	}
 	report_free(&rep);

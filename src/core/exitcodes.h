@@ -3,7 +3,8 @@
  *   0  every check passed (or the command did what it was asked)
  *   1  a check failed (a verdict about the node, not a tool error)
  *   2  gpuready could not do the job: bad usage, a missing library, ...
- *   3  bench, nccl: a rank stalled past a deadline or was lost */
+ *   3  bench, nccl: a rank stalled past a deadline or was lost;
+ *      bench net: the peer disconnected or stalled past a deadline */
 #ifndef GPUREADY_EXITCODES_H
 #define GPUREADY_EXITCODES_H
 

@@ -1,5 +1,6 @@
 /* Declarative option parsing, help and man page output; see options.h. */
 #include "options.h"
+#include "cleanup.h"
 #include "parse.h"
 #include "strbuf.h"
 
@@ -143,6 +144,12 @@ static void seen_add(struct opt_seen *seen, const struct opt *o)
 		seen->v[seen->n++] = o;
 }
 
+/* Walks each row of tables that is in scope, in table order. */
+#define FOR_EACH_IN_SCOPE(tables_, scope_, o)                                            \
+	for (const struct opt_table *const *t_ = (tables_); *t_; t_++)                   \
+		for (const struct opt *o = (*t_)->rows; o < (*t_)->rows + (*t_)->n; o++) \
+			if (o->scope & (scope_))
+
 /* The lookups skip options of other scopes, so two commands may use one
  * name or letter differently (--json FLAG for checks, --json FILE for
  * benchmarks; -n). */
@@ -158,6 +165,11 @@ static const struct opt *find_long(const struct opt_table *const *tables, unsign
 	return NULL;
 }
 
+const struct opt *opt_find(const struct opt_table *const *tables, unsigned scope, const char *name)
+{
+	return find_long(tables, scope, name, strlen(name));
+}
+
 static const struct opt *find_short(const struct opt_table *const *tables, unsigned scope, char c)
 {
 	for (; *tables; tables++)
@@ -167,6 +179,31 @@ static const struct opt *find_short(const struct opt_table *const *tables, unsig
 				return o;
 		}
 	return NULL;
+}
+
+/* An option that is not in scope: says whether it is another scope's
+ * (seen->other) or which name in scope is nearest (seen->nearest).
+ * name is the long name (len bytes) or NULL for the short letter c. */
+static int refuse(const struct opt_table *const *tables, unsigned scope, const char *name, size_t len, char c,
+		  const char *arg, struct opt_seen *seen, char **err)
+{
+	const struct opt *other = name ? find_long(tables, ~0u, name, len) : find_short(tables, ~0u, c);
+	if (other) {
+		if (seen)
+			seen->other = other;
+		return fail(err, "option '%s' does not apply to this command%s", arg, "");
+	}
+	if (seen && name) {
+		_cleanup_free_ char *want = xstrndup(name, len);
+		struct str_nearest n = STR_NEAREST_INIT(want);
+		FOR_EACH_IN_SCOPE(tables, scope, o) {
+			const char *was = n.best;
+			str_nearest_offer(&n, o->name);
+			if (n.best != was)
+				seen->nearest = o;
+		}
+	}
+	return fail(err, "unknown option '%s'%s", arg, "");
 }
 
 int opt_parse(const struct opt_table *const *tables, unsigned scope, int argc, char **argv, void *target,
@@ -190,13 +227,13 @@ int opt_parse(const struct opt_table *const *tables, unsigned scope, int argc, c
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			o = find_long(tables, scope, name, len);
 			if (!o)
-				return fail(err, "unknown option '%s'%s", a, "");
+				return refuse(tables, scope, name, len, 0, a, seen, err);
 			if (eq)
 				value = eq + 1;
 		} else {
 			o = find_short(tables, scope, a[1]);
 			if (!o)
-				return fail(err, "unknown option '%s'%s", a, "");
+				return refuse(tables, scope, NULL, 0, a[1], a, seen, err);
 			if (a[2]) {
 				if (o->type == OPT_FLAG) {
 					*err = xasprintf("option '-%c' takes no value ('%s')", a[1], a);
@@ -282,12 +319,6 @@ static void print_names(struct strbuf *sb, const struct opt *o)
 	if (o->type != OPT_FLAG)
 		strbuf_addf(sb, " %s", o->metavar ? o->metavar : "VALUE");
 }
-
-/* Walks each row of tables that is in scope, in table order. */
-#define FOR_EACH_IN_SCOPE(tables_, scope_, o)                                            \
-	for (const struct opt_table *const *t_ = (tables_); *t_; t_++)                   \
-		for (const struct opt *o = (*t_)->rows; o < (*t_)->rows + (*t_)->n; o++) \
-			if (o->scope & (scope_))
 
 void opt_print_help(FILE *out, const struct opt_table *const *tables, unsigned scope)
 {

@@ -72,11 +72,17 @@ struct opt_table {
 };
 #define OPT_TABLE(nm, arr) { .name = (nm), .rows = (arr), .n = sizeof(arr) / sizeof((arr)[0]) }
 
-/* The rows given on a command line, in the order first given. */
+/* The rows given on a command line, in the order first given. When
+ * opt_parse refuses an option it also says, for the caller's hint, the
+ * row of another scope that the option names (`gpu --tos`: the caller
+ * knows which commands take it), or else the row in scope nearest to an
+ * unknown name (`--sysrot`: did you mean --sysroot). */
 #define OPT_SEEN_MAX 128
 struct opt_seen {
 	const struct opt *v[OPT_SEEN_MAX];
 	size_t n;
+	const struct opt *other;   /* refused: the option is another scope's */
+	const struct opt *nearest; /* refused: unknown; the nearest name in scope, or NULL */
 };
 bool opt_seen_has(const struct opt_seen *seen, const struct opt *o);
 /* The row named `name` that was given, or NULL. */
@@ -85,10 +91,14 @@ const struct opt *opt_seen_name(const struct opt_seen *seen, const char *name);
 /* Parses argv[0..argc) (argv[0] is the first argument, not the program)
  * against the rows of `tables` (NULL-terminated) in `scope`. Options of
  * other scopes are errors; "--" ends options. Positional arguments are
- * appended to pos. Each row given is added to *seen (may be NULL).
+ * appended to pos. Each row given is added to *seen (may be NULL), and a
+ * refused option's other or nearest row set there.
  * Returns 0, or -EINVAL with *err set (malloc'd). */
 int opt_parse(const struct opt_table *const *tables, unsigned scope, int argc, char **argv, void *target,
 	      struct opt_seen *seen, struct strv *pos, char **err);
+
+/* The row named `name` (long name, without "--") in scope, or NULL. */
+const struct opt *opt_find(const struct opt_table *const *tables, unsigned scope, const char *name);
 
 /* Assigns a textual value to option o (used by the parser and the config
  * file reader). Returns 0 or -EINVAL with *err set. */

@@ -215,6 +215,15 @@ unsigned str_distance(const char *a, const char *b, unsigned cap)
 	return prev[lb] > cap ? cap + 1 : prev[lb];
 }
 
+void str_nearest_offer(struct str_nearest *n, const char *candidate)
+{
+	unsigned d = str_distance(n->want, candidate, 2);
+	if (d < n->dist) {
+		n->dist = d;
+		n->best = candidate;
+	}
+}
+
 bool is_pci_bdf(const char *s)
 {
 	/* domain: 4..8 hex digits, then ':' bb ':' dd '.' f */

@@ -39,6 +39,18 @@ int str_foreach_line(const char *s, size_t len, int (*fn)(void *ud, char *line, 
 /* Levenshtein distance, capped at cap+1 (for "did you mean"). */
 unsigned str_distance(const char *a, const char *b, unsigned cap);
 
+/* "Did you mean": offer each candidate in turn; best ends as the nearest
+ * to want within distance 2 (the first of equals), or NULL. Commands,
+ * options, config keys and check IDs all suggest through this. best
+ * points at the candidate offered, so it lives as long as that does. */
+struct str_nearest {
+	const char *want;
+	const char *best;
+	unsigned dist;
+};
+#define STR_NEAREST_INIT(w) { .want = (w), .best = NULL, .dist = 3 }
+void str_nearest_offer(struct str_nearest *n, const char *candidate);
+
 /* Bus/device/function "dddd:bb:dd.f" (hex, domain up to 8 digits). */
 bool is_pci_bdf(const char *s);
 

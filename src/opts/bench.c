@@ -2,6 +2,7 @@
  * flags), the job (ranks, rendezvous, deadlines) and `nccl`'s own. */
 #include "opts/settings.h"
 #include "bench/harness.h"
+#include "bench/nccl_log.h"
 
 #include <stddef.h>
 
@@ -105,7 +106,7 @@ const struct opt_table job_opts = OPT_TABLE("job", job_rows);
 static const struct opt nccl_rows[] = {
 	{ .name = "require", .type = OPT_STRING, .offset = OFF(require), .metavar = "LIST",
 	  .help = "Fail unless NCCL used what LIST names: ib (an RDMA network, not sockets), gdr (GPUDirect RDMA), dmabuf.",
-	  .scope = SCOPE_NCCL },
+	  .scope = SCOPE_NCCL, .valid = nccl_require_form },
 	{ .name = "keep-logs", .type = OPT_STRING, .offset = OFF(keep_logs), .metavar = "DIR",
 	  .help = "Keep each rank's NCCL log in DIR.", .scope = SCOPE_NCCL },
 	{ .name = "bytes", .type = OPT_U64, .offset = OFF(nccl_bytes), .metavar = "SIZE",

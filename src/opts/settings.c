@@ -2,6 +2,7 @@
 #include "opts/settings.h"
 #include "core/cleanup.h"
 #include "core/fileio.h"
+#include "core/parse.h"
 #include "core/readers.h"
 
 #include <errno.h>
@@ -81,10 +82,16 @@ static int on_key(void *ud, const char *section, const char *name, const char *v
 	struct ini_ctx *k = ud;
 	if (section && *section && strcmp(section, "gpuready"))
 		return set_err(k, xasprintf("unknown section [%s] (keys go at the top or under [gpuready])", section));
+	struct str_nearest near = STR_NEAREST_INIT(name);
 	for (const struct opt_table *const *t = settings_tables; *t; t++)
-		for (const struct opt *o = (*t)->rows; o < (*t)->rows + (*t)->n; o++)
+		for (const struct opt *o = (*t)->rows; o < (*t)->rows + (*t)->n; o++) {
 			if (o->key && !strcmp(o->key, name))
 				return on_option(k, o, name, value);
+			if (o->key)
+				str_nearest_offer(&near, o->key);
+		}
+	if (near.best)
+		return set_err(k, xasprintf("unknown key '%s' (did you mean '%s'?)", name, near.best));
 	return set_err(k, xasprintf("unknown key '%s'", name));
 }
 

@@ -17,9 +17,10 @@
 #include "core/options.h"
 #include "core/root.h"
 
-/* Scopes: which commands take an option. */
+/* Scopes: which commands take an option. A command has one bit; an
+ * option's scope is the set of commands that take it. */
 enum {
-	SCOPE_CHECK = 1u << 0,    /* check, rdma, and later areas */
+	SCOPE_CHECK = 1u << 0,    /* check: every area */
 	SCOPE_SNAPSHOT = 1u << 1,
 	SCOPE_OTHER = 1u << 2,    /* help, version, man */
 	SCOPE_LIST = 1u << 3,     /* list-checks */
@@ -27,8 +28,12 @@ enum {
 	SCOPE_BENCH = 1u << 5,    /* bench (all_reduce_perf ...) */
 	SCOPE_NCCL = 1u << 6,     /* nccl (test-nccl) */
 	SCOPE_NET = 1u << 7,      /* bench net */
+	SCOPE_RDMA = 1u << 8,     /* rdma (verify-rdma) */
+	SCOPE_GPU = 1u << 9,      /* gpu (verify-gpu) */
+	SCOPE_GPUDIRECT = 1u << 10, /* gpudirect (verify-gpudirect) */
+	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0xffu,
+	SCOPE_ALL = 0x7ffu,
 };
 
 

@@ -3,7 +3,7 @@
 #
 #   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
 #                         JSON, against tests/fixtures/NAME/expected/
-#   run.sh basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget
+#   run.sh basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #   run.sh probedeadline  live reports with NVML and CUDA calls that never return
 #   run.sh gdrdeadline    the same for GPU memory registration and verbs queries
@@ -72,12 +72,97 @@ t_basics() {
 	expect_exit 2 "$BIN" rdma --tos 300 && contains "$TMP/err" "out of range" "option range"
 	expect_exit 2 "$BIN" rdma extra && contains "$TMP/err" "usage: gpuready rdma" "stray argument"
 	expect_exit 2 "$BIN" snapshot && contains "$TMP/err" "usage: gpuready snapshot" "snapshot needs DIR"
-	expect_exit 2 "$BIN" version --json && contains "$TMP/err" "unknown option" "options are per command"
+	expect_exit 2 "$BIN" version --json && contains "$TMP/err" "does not apply to this command" "options are per command"
 	expect_exit 2 "$BIN" rdma --sysroot "$TMP/nonexistent" && contains "$TMP/err" "cannot open sysroot" "bad sysroot"
 	expect_exit 0 "$BIN" list-checks && contains "$TMP/out" "rdma.port_state" "list-checks"
 	expect_exit 0 "$BIN" list-checks --only 'rdma.nccl_*' && lacks "$TMP/out" "rdma.mtu" "list-checks --only"
-	expect_exit 2 "$BIN" rdma --sysroot "$FIX/plain-no-rdma/root" --only nothing.matches && contains "$TMP/err" "no check matches" "--only matching nothing is an error"
+	expect_exit 2 "$BIN" rdma --sysroot "$FIX/plain-no-rdma/root" --only nothing.matches && contains "$TMP/err" "--only 'nothing.matches' matches no check" "--only matching nothing is an error"
 	expect_exit 1 "$BIN" rdma --sysroot "$FIX/plain-no-rdma/root" --no-color && contains "$TMP/out" "RDMA is only needed for multi-server training" "no RDMA explains"
+}
+
+# The command line behaves the same everywhere: usage errors come before
+# anything runs, with a suggestion; --only/--skip take areas and refuse a
+# pattern that selects nothing in every command; each command takes and
+# lists only the options that affect it, while the config file may hold
+# every key; NO_COLOR; the summary, help paths and man page.
+t_cmdline() {
+	root=$FIX/h100-8x-cx7-roce/root
+	# nccl --require is checked before a rank starts (no library, no log)
+	expect_exit 2 "$BIN" nccl --require ib,foo &&
+		contains "$TMP/err" "--require: 'ib,foo' is not a comma-separated list of ib, gdr, dmabuf" "nccl --require foo: usage error"
+	[ -s "$TMP/out" ] && fail "nccl --require foo printed a run" || pass "nccl --require foo runs nothing"
+	lacks "$TMP/err" "libnccl" "nccl --require foo: refused before loading NCCL"
+	# help takes a sub-command path
+	expect_exit 0 "$BIN" help bench net && cp "$TMP/out" "$TMP/help.txt"
+	expect_exit 0 "$BIN" bench net --help
+	cmp -s "$TMP/out" "$TMP/help.txt" && pass "help bench net is bench net --help" || fail "help bench net differs from bench net --help"
+	expect_exit 2 "$BIN" help bench nte && contains "$TMP/err" "Did you mean 'bench net'?" "help: unknown command suggests"
+	# a pattern that selects nothing: exit 2 in list-checks and the check commands, --only and --skip
+	for cmd in list-checks check; do
+		where=""
+		[ $cmd = check ] && where="--sysroot $root"
+		for opt in --only --skip; do
+			# shellcheck disable=SC2086
+			expect_exit 2 "$BIN" $cmd $where $opt xyz
+			contains "$TMP/err" "$opt 'xyz' matches no check; the areas are gpu, rdma and gpudirect" "$cmd $opt xyz: usage error listing the areas"
+		done
+	done
+	expect_exit 2 "$BIN" list-checks --only rdma.mtuu && contains "$TMP/err" "did you mean 'rdma.mtu'?" "a mistyped check ID: the nearest"
+	expect_exit 2 "$BIN" gpu --sysroot "$root" --only rdma.mtu && contains "$TMP/err" "matches no check of \`gpuready gpu\` (its checks are gpu.*)" "gpu --only rdma.mtu names the area"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --only 'gpu*' && pass "rdma --only 'gpu*': a glob that selects nothing of rdma"
+	# an area name is all its checks, in --only and --skip
+	"$BIN" list-checks --only 'rdma.*' >"$TMP/glob.txt"
+	expect_exit 0 "$BIN" list-checks --only rdma
+	[ -s "$TMP/out" ] && cmp -s "$TMP/out" "$TMP/glob.txt" && pass "list-checks --only rdma is rdma.*" || fail "list-checks --only rdma"
+	expect_exit 0 "$BIN" list-checks --skip rdma,gpudirect && lacks "$TMP/out" "rdma." "--skip rdma skips the area" &&
+		contains "$TMP/out" "gpu.pci" "--skip rdma,gpudirect keeps gpu"
+	expect_exit 0 "$BIN" check --sysroot "$root" --only rdma --json
+	python3 -c 'import json,sys; ids={c["id"] for c in json.load(open(sys.argv[1]))["checks"]}; assert ids and all(i.startswith("rdma.") for i in ids), ids' \
+		"$TMP/out" && pass "check --only rdma runs the rdma checks" || fail "check --only rdma"
+	# mistyped options and config keys: did you mean
+	expect_exit 2 "$BIN" rdma --sysrot "$root" && contains "$TMP/err" "Did you mean '--sysroot'?" "a mistyped option suggests"
+	expect_exit 2 "$BIN" bench net --lopback && contains "$TMP/err" "Did you mean '--loopback'?" "bench net: a mistyped option suggests"
+	printf 'lnk_rate = 400\n' >"$TMP/typo.conf"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --config "$TMP/typo.conf" &&
+		contains "$TMP/err" "unknown key 'lnk_rate' (did you mean 'link_rate'?)" "a mistyped config key suggests"
+	# each area's command lists and takes its own site expectations; check takes all
+	for cmd in check gpu rdma gpudirect; do
+		"$BIN" $cmd --help >"$TMP/$cmd.help"
+		for o in tos mtu link-rate min-sockbuf expect-gpus min-cuda python min-bar1; do
+			case $cmd:$o in
+			check:*|rdma:tos|rdma:mtu|rdma:link-rate|rdma:min-sockbuf|gpu:expect-gpus|gpu:min-cuda|gpu:python|gpu:min-bar1)
+				contains "$TMP/$cmd.help" "--$o " "$cmd --help lists --$o" ;;
+			*)	lacks "$TMP/$cmd.help" "--$o " "$cmd --help leaves out --$o" ;;
+			esac
+		done
+	done
+	expect_exit 2 "$BIN" gpu --sysroot "$root" --tos 104 && contains "$TMP/err" "option '--tos' does not apply to this command" "gpu --tos is refused" &&
+		contains "$TMP/err" "--tos is an option of \`gpuready check\` and \`gpuready rdma\`." "gpu --tos names the commands that take it"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --expect-gpus 8 && contains "$TMP/err" "--expect-gpus is an option of \`gpuready check\` and \`gpuready gpu\`." "rdma --expect-gpus names gpu"
+	expect_exit 0 "$BIN" check --sysroot "$root" --tos 104 --expect-gpus 8 --only rdma.roce_tos && pass "check takes every area's options"
+	printf 'tos = 104\nmtu = 0\nlink_rate = 0\nmin_sockbuf = 256M\nexpect_gpus = 8\nmin_cuda = 12.8\npython = python3\nmin_bar1 = 1\nexpect_busbw = 0\nstrict = no\nskip = gpu.pytorch\n' >"$TMP/all.conf"
+	for cmd in check gpu rdma gpudirect; do
+		"$BIN" $cmd --sysroot "$root" --config "$TMP/all.conf" >/dev/null 2>"$TMP/err"; rc=$?
+		[ "$rc" -le 1 ] && [ ! -s "$TMP/err" ] && pass "$cmd reads a config file with every key" || { fail "$cmd with every config key: exit $rc"; cat "$TMP/err" >&2; }
+	done
+	printf 'skip = xyz\n' >"$TMP/skip.conf"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --config "$TMP/skip.conf" && contains "$TMP/err" "skip (config file) 'xyz' matches no check" "a config pattern that selects nothing"
+	# NO_COLOR (https://no-color.org): any non-empty value turns color off, as --no-color does
+	if command -v script >/dev/null; then
+		for case in "color:TERM=xterm" "none:TERM=xterm NO_COLOR=1" "color:TERM=xterm NO_COLOR=" "none:TERM=dumb" "none:TERM=xterm --no-color"; do
+			want=${case%%:*} how=${case#*:} flag=""
+			case $how in *--no-color) flag=--no-color how=${how% --no-color} ;; esac
+			script -qec "env $how '$BIN' rdma --sysroot '$root' --only rdma.mtu $flag" /dev/null >"$TMP/tty.txt" 2>&1
+			if grep -q "$(printf '\033')" "$TMP/tty.txt"; then got=color; else got=none; fi
+			[ "$got" = "$want" ] && pass "on a terminal with $how $flag: $want" || fail "on a terminal with $how $flag: $got, want $want"
+		done
+	else
+		pass "script(1) missing: NO_COLOR on a terminal not tried"
+	fi
+	# check's summary and the man page name every area; EXIT STATUS has bench net's 3
+	expect_exit 0 "$BIN" help && contains "$TMP/out" "Run every check on this node (GPUs, GPUDirect RDMA, RDMA stack" "check's summary names GPUs and GPUDirect"
+	expect_exit 0 "$BIN" man && contains "$TMP/out" "whether the GPUs, GPUDirect RDMA, the RDMA stack" "man page's description names GPUs and GPUDirect" &&
+		contains "$TMP/out" "bench net: the peer (the server or the client) disconnected or stopped answering" "man page's EXIT STATUS has bench net's 3"
 }
 
 t_config() {
@@ -467,8 +552,8 @@ t_gdrdeadline() {
 
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget" >&2; exit 2 ;;
+basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | cmdline | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

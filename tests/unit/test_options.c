@@ -106,6 +106,34 @@ static void expect_fail(const char *needle, const char *const *args)
 }
 #define EXPECT_FAIL(needle, ...) expect_fail((needle), (const char *const[]){ __VA_ARGS__, NULL })
 
+/* A refused option says, for the caller's hint, whether it is another
+ * scope's (the commands that take it) or which name in scope is nearest. */
+static void test_parse_refused_hint(void **state)
+{
+	(void)state;
+	struct run rn = { .ret = 0 };
+	PARSE(&rn, "--other-scope");
+	assert_int_equal(rn.ret, -EINVAL);
+	assert_non_null(strstr(rn.err, "'--other-scope' does not apply to this command"));
+	assert_ptr_equal(rn.seen.other, &topts[NT - 1]);
+	assert_null(rn.seen.nearest);
+	run_free(&rn);
+	PARSE(&rn, "--flg");
+	assert_non_null(strstr(rn.err, "unknown option '--flg'"));
+	assert_null(rn.seen.other);
+	assert_non_null(rn.seen.nearest);
+	assert_string_equal(rn.seen.nearest->name, "flag");
+	run_free(&rn);
+	/* never a name of another scope, nothing when none is near */
+	PARSE(&rn, "--other-scop");
+	assert_null(rn.seen.other);
+	assert_null(rn.seen.nearest);
+	run_free(&rn);
+	PARSE(&rn, "--zzzzzz=1");
+	assert_null(rn.seen.nearest);
+	run_free(&rn);
+}
+
 static void test_parse_long_short(void **state)
 {
 	(void)state;
@@ -1164,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_parse_long_short),
 		cmocka_unit_test(test_parse_positional),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_refused_hint),
 		cmocka_unit_test(test_short_flag_with_value_message),
 		cmocka_unit_test(test_rate_nan),
 		cmocka_unit_test(test_sizes),

@@ -415,6 +415,31 @@ static void test_str_distance(void **state)
 	assert_int_equal(str_distance(a, "x", 3), 4);
 }
 
+/* "Did you mean": the nearest within 2, the first of equals, none beyond. */
+static void test_str_nearest(void **state)
+{
+	(void)state;
+	static const char *const cands[] = { "check", "rdma", "gpu", "gpudirect", "bench net" };
+	static const struct {
+		const char *want, *best;
+	} cases[] = { { "chek", "check" }, { "rmda", "rdma" }, { "gpus", "gpu" }, { "bench nte", "bench net" },
+		      { "gpudirect", "gpudirect" }, { "xyz", NULL }, { "", NULL } };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct str_nearest n = STR_NEAREST_INIT(cases[c].want);
+		for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+			str_nearest_offer(&n, cands[i]);
+		if (cases[c].best)
+			assert_string_equal(n.best, cases[c].best);
+		else
+			assert_null(n.best);
+	}
+	/* equals: the first offered wins */
+	struct str_nearest n = STR_NEAREST_INIT("ab");
+	str_nearest_offer(&n, "abc");
+	str_nearest_offer(&n, "abd");
+	assert_string_equal(n.best, "abc");
+}
+
 static void test_is_pci_bdf(void **state)
 {
 	(void)state;
@@ -456,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_str_helpers),
 		cmocka_unit_test(test_str_foreach_line),
 		cmocka_unit_test(test_str_distance),
+		cmocka_unit_test(test_str_nearest),
 		cmocka_unit_test(test_is_pci_bdf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

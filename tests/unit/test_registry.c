@@ -7,6 +7,7 @@
 #include "core/strbuf.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,11 +68,49 @@ static void test_ids(void **state)
 	}
 }
 
+/* --only/--skip patterns: an area name is all its checks; a pattern that
+ * selects nothing (in the area, when one is given) is refused with where
+ * to look. */
+static void test_patterns(void **state)
+{
+	(void)state;
+	struct strv only = STRV_INIT;
+	strv_add(&only, "rdma");
+	struct check_select sel = { .only = &only };
+	size_t n = 0;
+	for (size_t i = 0; i < check_registry_n; i++) {
+		bool rdma = !strncmp(check_registry[i]->id, "rdma.", 5);
+		assert_int_equal(check_selected(&sel, check_registry[i]->id), rdma);
+		n += rdma;
+	}
+	assert_true(n > 0);
+	assert_false(check_selected(&sel, "rdmax.y"));
+	char *err = NULL;
+	assert_int_equal(check_patterns_validate(&only, "--only", NULL, &err), 0);
+	assert_int_equal(check_patterns_validate(&only, "--only", "rdma", &err), 0);
+	assert_int_equal(check_patterns_validate(&only, "--only", "gpu", &err), -EINVAL);
+	assert_non_null(strstr(err, "--only 'rdma' matches no check of `gpuready gpu` (its checks are gpu.*)"));
+	free(err);
+	strv_free(&only);
+	strv_add(&only, "gpu.pci");
+	strv_add(&only, "rdma.mtuu");
+	assert_int_equal(check_patterns_validate(&only, "--skip", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err, "--skip 'rdma.mtuu' matches no check (did you mean 'rdma.mtu'?)"));
+	free(err);
+	strv_free(&only);
+	strv_add(&only, "xyz*");
+	assert_int_equal(check_patterns_validate(&only, "--only", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err, "--only 'xyz*' matches no check; the areas are "));
+	free(err);
+	strv_free(&only);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_file_registered),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_patterns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

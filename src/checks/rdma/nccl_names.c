@@ -94,19 +94,12 @@ static bool is_known(const char *name)
 /* The closest known name within edit distance 2, or NULL. */
 static const char *near_miss(const char *name, char *buf, size_t size)
 {
-	unsigned best = 3;
-	const char *hit = NULL;
-	const char *tail = str_startswith(name, "NCCL_") ? name + 5 : name;
-	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
-		unsigned d = str_distance(tail, known[i], 2);
-		if (d < best) {
-			best = d;
-			hit = known[i];
-		}
-	}
-	if (!hit)
+	struct str_nearest n = STR_NEAREST_INIT(str_startswith(name, "NCCL_") ? name + 5 : name);
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		str_nearest_offer(&n, known[i]);
+	if (!n.best)
 		return NULL;
-	snprintf(buf, size, "NCCL_%s", hit);
+	snprintf(buf, size, "NCCL_%s", n.best);
 	return buf;
 }
 
