@@ -160,8 +160,12 @@ EOF
 
 t_rdma() {
 	[ -d /sys/class/infiniband ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ] && { echo "this machine has RDMA devices"; exit 77; }
-	expect_exit 2 "$BIN" bench net --loopback --test write_bw && \
+	expect_exit 2 "$BIN" bench net --loopback --test write_bw --json "$TMP/nordma.json" && \
 		if grep -q "libibverbs\|no RDMA device\|/sys/class/infiniband\|ib_uverbs" "$TMP/err"; then pass "write_bw without RDMA: the missing piece named"; else fail "write_bw: $(cat "$TMP/err")"; fi
+	# a run that stopped before its connection was set up: still a valid document, the unknowns null
+	schema_ok bench-net.schema.json "a run refused before it started" "$TMP/nordma.json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["result"]=="error" and d["mtu"] is None, d' \
+		"$TMP/nordma.json" && pass "refused before starting: result error, mtu null" || fail "refused run's JSON"
 	port=$(free_port)
 	server "$port" --clients 1
 	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --test send_lat && \

@@ -217,9 +217,12 @@ int net_write_json(const char *path, const struct net_client_side *cs, const str
 	json_object_object_add(o, "iterations", json_object_new_uint64(p->iters));
 	json_object_object_add(o, "duration_s", json_object_new_double(p->duration));
 	if (net_test_is_rdma(p->test)) {
-		json_object_object_add(o, "gid_index", json_object_new_int(cs->desc.gid_index));
-		json_object_object_add(o, "mtu", json_object_new_int(cs->desc.mtu));
-		json_object_object_add(o, "memory", json_object_new_string(cs->desc.mem));
+		/* no path MTU: the run stopped before its connection was set up,
+		 * and none of the three is known */
+		bool known = cs->desc.mtu > 0;
+		json_object_object_add(o, "gid_index", known ? json_object_new_int(cs->desc.gid_index) : NULL);
+		json_object_object_add(o, "mtu", known ? json_object_new_int(cs->desc.mtu) : NULL);
+		json_object_object_add(o, "memory", known ? json_object_new_string(cs->desc.mem) : NULL);
 	}
 	for (size_t i = 0; i < ro->n; i++)
 		json_object_array_add(rows, ro->bw ? jrow_bw(&ro->bw[i]) : jrow_lat(&ro->lat[i]));
