@@ -625,32 +625,57 @@ static void prom_common(FILE *out, const struct report *r)
 	fputc('"', out);
 }
 
-/* Whether finding i repeats an (id, subject) pair (with status too when
- * by_status) that an earlier or a worse finding already stands for: the
- * exposition format forbids duplicate series. */
-static bool prom_shadowed(const struct report *r, size_t i, bool by_status)
+/* Which findings stand for a series (the exposition format forbids
+ * duplicates): in series[i], bit 1 when finding i is the first of its
+ * (id, subject, status) -- a gpuready_finding --, bit 2 when it is the
+ * first of the worst status of its (id, subject) -- a
+ * gpuready_check_status. One sort, so a node with thousands of findings
+ * costs n log n. */
+enum { SERIES_FINDING = 1, SERIES_STATUS = 2 };
+
+static int by_series(const void *a, const void *b, void *ud)
 {
-	const struct finding *f = r->v[i];
+	const struct report *r = ud;
+	const struct finding *f = r->v[*(const size_t *)a], *g = r->v[*(const size_t *)b];
+	int c = strcmp(f->id, g->id);
+	if (!c)
+		c = strcmp(f->subject, g->subject);
+	if (!c)
+		c = status_rank(g->status) - status_rank(f->status); /* worst first */
+	if (!c)
+		c = (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+	return c;
+}
+
+static unsigned char *prom_series(const struct report *r)
+{
+	unsigned char *series = xcalloc(r->n + 1, 1);
+	size_t *ix = xcalloc(r->n + 1, sizeof(*ix));
+	for (size_t i = 0; i < r->n; i++)
+		ix[i] = i;
+	qsort_r(ix, r->n, sizeof(*ix), by_series, (void *)r);
 	for (size_t k = 0; k < r->n; k++) {
-		const struct finding *g = r->v[k];
-		if (k == i || strcmp(g->id, f->id) || strcmp(g->subject, f->subject))
-			continue;
-		if (by_status ? g->status == f->status && k < i
-			      : status_rank(g->status) > status_rank(f->status) || (g->status == f->status && k < i))
-			return true;
+		const struct finding *f = r->v[ix[k]], *prev = k ? r->v[ix[k - 1]] : NULL;
+		bool same_pair = prev && !strcmp(prev->id, f->id) && !strcmp(prev->subject, f->subject);
+		if (!same_pair)
+			series[ix[k]] |= SERIES_STATUS;
+		if (!same_pair || prev->status != f->status)
+			series[ix[k]] |= SERIES_FINDING;
 	}
-	return false;
+	free(ix);
+	return series;
 }
 
 int report_write_prom_stream(const struct report *r, FILE *out, double now)
 {
+	_cleanup_free_ unsigned char *series = prom_series(r);
 	fputs("# HELP gpuready_finding One gpuready finding (value 1): its check ID, subject and status "
 	      "(ok, warn, fail, skip).\n"
 	      "# TYPE gpuready_finding gauge\n",
 	      out);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *f = r->v[i];
-		if (prom_shadowed(r, i, true))
+		if (!(series[i] & SERIES_FINDING))
 			continue;
 		fputs("gpuready_finding{", out);
 		prom_common(out, r);
@@ -667,7 +692,7 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct finding *f = r->v[i];
 		/* info is no status this series ever had */
-		if (f->status == STATUS_INFO || prom_shadowed(r, i, false))
+		if (f->status == STATUS_INFO || !(series[i] & SERIES_STATUS))
 			continue;
 		fputs("gpuready_check_status{", out);
 		prom_common(out, r);
