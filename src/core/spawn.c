@@ -53,6 +53,25 @@ static void child(const char *const *argv, const char *const *envp, int out, int
 	_exit(127);
 }
 
+/* Waits for pid; after a timeout (it was sent SIGKILL) for at most
+ * SPAWN_REAP_MS. False when it is still there then. */
+static bool reap(pid_t pid, bool killed, int *status)
+{
+	long long give_up = now_ms() + SPAWN_REAP_MS;
+	for (;;) {
+		pid_t r = waitpid(pid, status, killed ? WNOHANG : 0);
+		if (r == pid)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return true; /* not our child any more: nothing to wait for */
+		if (r == 0) {
+			if (now_ms() >= give_up)
+				return false;
+			poll(NULL, 0, 10);
+		}
+	}
+}
+
 int spawn_run(const char *const *argv, const char *const *envp, int timeout_ms, struct spawn_result *res)
 {
 	int po[2], pe[2], pr[2];
@@ -115,8 +134,14 @@ int spawn_run(const char *const *argv, const char *const *envp, int timeout_ms, 
 	if (res->timed_out)
 		kill(-pid, SIGKILL); /* the group: grandchildren that kept the pipes open */
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (!reap(pid, res->timed_out, &status)) {
+		/* killed but not gone: stuck in the kernel (a driver call), where
+		 * no signal reaches it; waiting would hang the caller */
+		res->abandoned = true;
+		res->exit_code = -1;
+		res->signal = SIGKILL;
+		return 0;
+	}
 	if (got == (ssize_t)sizeof(exec_errno) && exec_errno) {
 		spawn_result_free(res);
 		return -exec_errno;

@@ -18,6 +18,7 @@ struct spawn_result {
 	int exit_code;       /* exit status, or -1 if killed by a signal */
 	int signal;          /* terminating signal, 0 if it exited */
 	bool timed_out;
+	bool abandoned;      /* timed out, killed, and still not gone after SPAWN_REAP_MS (stuck in the kernel) */
 	bool truncated;      /* output beyond SPAWN_MAX_OUTPUT was dropped */
 	struct strbuf out;
 	struct strbuf err;
@@ -26,6 +27,11 @@ struct spawn_result {
 /* Returns 0 when the program ran (see result for how it ended), or -errno
  * when it could not be started (-ENOENT: not found). envp NULL keeps the
  * environment. The caller releases result->out/err with spawn_result_free. */
+/* After a timeout's SIGKILL, how long the child is waited for before it is
+ * abandoned: a process blocked in a driver call cannot die until that call
+ * returns, and must not hold the caller. */
+#define SPAWN_REAP_MS 2000
+
 int spawn_run(const char *const *argv, const char *const *envp, int timeout_ms, struct spawn_result *result);
 void spawn_result_free(struct spawn_result *r);
 

@@ -9,10 +9,8 @@
  *
  * That deadline is what keeps a Python blocked in the driver (a GPU fallen
  * off the bus) from hanging `check`, as isolate.h's does for NVML and CUDA;
- * one gap remains: spawn_run reaps the killed process with a waitpid that
- * does not give up, so a Python stuck inside a system call that SIGKILL
- * cannot end (isolate.c leaves such a child behind after a second) would
- * still hold the command. */
+ * a Python stuck inside a system call that SIGKILL cannot end is left
+ * behind after SPAWN_REAP_MS (spawn.h), as isolate.c leaves such a child. */
 #include "probe.h"
 #include "core/cleanup.h"
 #include "core/spawn.h"
@@ -101,7 +99,11 @@ int torch_load(const char *python, struct torch_info *t)
 		return 0;
 	}
 	t->probed = true;
-	if (res.timed_out)
+	if (res.abandoned)
+		t->why = xasprintf("%s did not finish in %d s and could not be stopped (stuck in the kernel, as a "
+				   "process in a call into a GPU driver that no longer answers is): abandoned",
+				   t->python, TORCH_TIMEOUT_MS / 1000);
+	else if (res.timed_out)
 		t->why = xasprintf("%s did not finish in %d s (killed)", t->python, TORCH_TIMEOUT_MS / 1000);
 	else if (res.exit_code != 0)
 		t->why = xasprintf("%s exited with %d: %.300s", t->python, res.exit_code, res.err.buf);

@@ -318,6 +318,7 @@ static void test_spawn(void **state)
 	const char *slow[] = { "sh", "-c", "sleep 30 & sleep 30; echo never", NULL };
 	assert_int_equal(spawn_run(slow, NULL, 300, &r), 0);
 	assert_true(r.timed_out);
+	assert_false(r.abandoned); /* SIGKILL ends it: reaped, not left behind */
 	assert_int_equal(r.out.len, 0);
 	spawn_result_free(&r);
 	/* stdin is /dev/null: a reader sees EOF at once */
