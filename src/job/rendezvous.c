@@ -174,6 +174,7 @@ static int join_as_root(struct job *c, char **err)
 	}
 	if (rejected.len)
 		c->refusals = xstrdup(rejected.buf + 1);
+	job_door_open(c); /* nothing else joins; late comers are told why */
 	size_t len = (size_t)c->o.nprocs * JOB_MEMBER_LEN;
 	_cleanup_free_ uint8_t *w = xcalloc(1, len);
 	job_roster_encode(c->members, c->o.nprocs, w);
@@ -181,8 +182,6 @@ static int join_as_root(struct job *c, char **err)
 		r = job_send_frame(c, i, MSG_WELCOME, NULL, 0, w, len, c->o.deadline);
 	if (r < 0)
 		*err = xasprintf("rendezvous: sending the roster failed: %s", strerror(-r));
-	else
-		job_door_open(c); /* nothing else joins; late comers are told why */
 	return r;
 }
 

@@ -447,6 +447,9 @@ static void child_lost(int proc, int n, int port, struct child_out *out)
 	struct job *c = child_join(proc, n, port, "job1", 10, out);
 	char *err = NULL;
 	job_phase(c, "the test phase", clock_now() + 30);
+	/* every process is in the phase before process 2 dies */
+	if (job_barrier(c, clock_now() + 30, &err) < 0)
+		_exit(8);
 	if (proc == 2)
 		raise(SIGKILL);
 	job_barrier(c, clock_now() + 30, &err); /* never completes */
