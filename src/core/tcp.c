@@ -168,7 +168,7 @@ int tcp_connect(const char *host, int port, double deadline, char **err)
 		*err = TAKE_PTR(unresolved);
 	else
 		*err = xasprintf("cannot connect to %s:%d: %s", host, port, strerror(-last));
-	return last == -ECONNREFUSED ? -ETIMEDOUT : last;
+	return last;
 }
 
 int tcp_accept(int lfd, double deadline)

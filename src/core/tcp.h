@@ -20,7 +20,9 @@ int tcp_listen(const char *host, int port, char **err);
 int tcp_local_port(int fd);
 
 /* Connects to host:port, retrying refused connections every 100 ms until
- * the deadline (rank 0 may not be listening yet). Returns the fd or -errno. */
+ * the deadline (rank 0 may not be listening yet). Returns the fd or -errno:
+ * -ECONNREFUSED when the last attempt was refused (nothing listened there
+ * until the deadline), -ETIMEDOUT when it went unanswered. */
 int tcp_connect(const char *host, int port, double deadline, char **err);
 
 /* Accepts one connection by the deadline. Returns the fd or -errno. */

@@ -3,7 +3,9 @@
  *
  * Process 0 listens; every other process connects to it (a star), says who
  * it is (HELLO: process rank, count, host, pid, job), and gets the roster
- * back (WELCOME). The connections stay open for the whole run:
+ * back (WELCOME). Process 0 keeps listening until job_close and refuses
+ * every later HELLO, naming who holds the rank (job_opts.on_late says so
+ * on its side). The connections stay open for the whole run:
  *   - the main thread exchanges data over them (bcast, gather, barrier,
  *     allreduce of a few doubles; the socket backend moves whole buffers);
  *   - one receiver thread per process reads every frame, queues DATA for
@@ -48,6 +50,13 @@ struct job_member {
  * to use. It must not return to the caller's work: it prints, writes what
  * it must, and calls _exit (job_fatal does that after it returns). */
 typedef void (*job_fatal_fn)(void *ctx, const char *why, int code);
+/* Process 0, once the job formed: called from the receiver thread for each
+ * late connection it refused or dropped after its HELLO (one line, no
+ * newline, peer text already made printable), e.g. "refused a late
+ * connection from 10.0.0.7:40112 (node3, pid 881): rank 3 is already held
+ * by host node2 pid 1234 (the job formed 12 s ago)". It must not block:
+ * one write(2), no stdio (the main thread may hold stdout's lock). */
+typedef void (*job_note_fn)(void *ctx, const char *line);
 
 /* Process 0 listens on at most this many addresses. */
 #define JOB_MAX_LISTEN 8
@@ -64,7 +73,8 @@ struct job_opts {
 	double deadline;        /* for the rendezvous (absolute, clock_now()) */
 	const struct auth_key *key; /* the job token's key (core/auth.h), or NULL: copied */
 	job_fatal_fn on_fatal;
-	void *fatal_ctx;
+	job_note_fn on_late;    /* may be NULL */
+	void *fatal_ctx;        /* for on_fatal and on_late */
 };
 
 /* Process 0 binds its listening socket; others do nothing yet. Returns 0
@@ -73,7 +83,8 @@ int job_create(const struct job_opts *o, struct job **ret, char **err);
 /* Process 0's listening port (after job_create). */
 int job_port(const struct job *c);
 /* Process 0, after job_join: the connections it refused or dropped while
- * the others arrived (one per line, each starting "  "), or NULL. */
+ * the others arrived (one per line, each starting "  "), or NULL. Those
+ * that come later go to job_opts.on_late as they come. */
 const char *job_refusals(const struct job *c);
 /* Rendezvous: process 0 waits for every other process; the others connect
  * to `hosts` (a comma-separated list tried in order) at `port`.

@@ -39,6 +39,11 @@ enum msg {
 #define JOB_MEMBER_LEN 80
 #define JOB_DATA_HDR_LEN 16
 
+/* Process 0's door (admit.c): at most this many connections wait to be
+ * admitted or refused at once, and poll() watches them and the listeners. */
+#define ADMIT_PENDING_MAX 64
+#define JOB_DOOR_FDS (JOB_MAX_LISTEN + ADMIT_PENDING_MAX)
+
 struct hdr {
 	uint32_t type;
 	uint64_t len;
@@ -86,7 +91,9 @@ struct job {
 	char host[64], job[128];
 	struct job_member *members;
 	struct peer *peers;         /* process 0: one per process (index 0 unused); others: [0] = process 0 */
-	int lfds[JOB_MAX_LISTEN], nlfd, port; /* process 0: where it listens */
+	int lfds[JOB_MAX_LISTEN], nlfd, port; /* process 0: where it listens, for the job's lifetime */
+	struct admit *door;         /* process 0, once the job formed: late connections (receiver thread) */
+	double formed;              /* process 0: when the job formed (clock_now()) */
 	struct auth_key key;        /* the job token's, when there is one */
 	char *refusals;             /* process 0: connections it refused while the rest arrived */
 	int sfd, wake[2];
@@ -140,6 +147,18 @@ void job_set_member(struct job_member *m, int proc, int pid, int local_rank, con
 /* admit.c: process 0 admits every other process by c->o.deadline; 0 or
  * -ETIMEDOUT, refusals and dropped connections appended to rejected. */
 int job_admit_all(struct job *c, struct strbuf *rejected);
+/* Once the job formed, the door stays open: job_door_open notes the time
+ * and makes c->door; the receiver thread puts up to JOB_DOOR_FDS fds in
+ * its poll set (job_door_poll, which drops the connections whose HELLO
+ * deadline passed; 0 before job_door_open) and hands the same entries to
+ * job_door_ready after poll(), which refuses every late HELLO (reported
+ * through job_opts.on_late) and never waits. job_door_close frees c->door
+ * and its connections (not the listeners: job_close closes those). */
+struct pollfd;
+void job_door_open(struct job *c);
+size_t job_door_poll(struct job *c, struct pollfd *pf);
+void job_door_ready(struct job *c, const struct pollfd *pf);
+void job_door_close(struct job *c);
 /* watchdog.c: the receiver thread's body */
 void *job_receiver(void *arg);
 

@@ -172,12 +172,9 @@ static int join_as_root(struct job *c, char **err)
 				job_send_code(c, i, MSG_ABORT, 3, *err, clock_now() + 2.0, -1);
 		return r;
 	}
-	/* nothing else joins: the listeners close */
-	for (int l = 0; l < c->nlfd; l++)
-		close(c->lfds[l]);
-	c->nlfd = 0;
 	if (rejected.len)
 		c->refusals = xstrdup(rejected.buf + 1);
+	job_door_open(c); /* nothing else joins; late comers are told why */
 	size_t len = (size_t)c->o.nprocs * JOB_MEMBER_LEN;
 	_cleanup_free_ uint8_t *w = xcalloc(1, len);
 	job_roster_encode(c->members, c->o.nprocs, w);
@@ -188,10 +185,14 @@ static int join_as_root(struct job *c, char **err)
 	return r;
 }
 
-/* Connects to the first reachable address of hosts (comma-separated). */
+/* Connects to the first reachable address of hosts (comma-separated).
+ * Refused to the end is still -ETIMEDOUT (the rendezvous's deadline
+ * passed), but says that nothing listens there: rank 0 has not started,
+ * or its job is over (a late rank); a rank 0 that never answered at all
+ * did not come up. */
 static int connect_any(struct job *c, const char *hosts, int port, char **err)
 {
-	_cleanup_free_ char *list = xstrdup(hosts), *msg = NULL;
+	_cleanup_free_ char *list = xstrdup(hosts), *msg = NULL, *last = NULL;
 	char *save = NULL;
 	int n = 0, fd = -ETIMEDOUT;
 	for (char *h = list; *h; h++)
@@ -204,6 +205,13 @@ static int connect_any(struct job *c, const char *hosts, int port, char **err)
 		fd = tcp_connect(h, port, dl, &msg);
 		if (fd >= 0)
 			return fd;
+		free(last);
+		last = xstrdup(h);
+	}
+	if (fd == -ECONNREFUSED) {
+		*err = xasprintf("rank 0: no job is listening at %s:%d (connections were refused until the deadline: "
+				 "rank 0 has not started, or its job has already ended)", last, port);
+		return -ETIMEDOUT;
 	}
 	*err = xasprintf("rank 0: %s (rank 0 did not come up: look at its output)", msg ? msg : "");
 	return fd;

@@ -378,19 +378,23 @@ static void heartbeat(struct job *c)
 		job_send_u64(c, i, MSG_HEARTBEAT, v, NULL, 0, now + 1.0, 0);
 }
 
+/* Polls the wake pipe, the signals, the peers and (process 0) the door,
+ * where late connections are refused (admit.c): none of them waits on
+ * another. */
 void *job_receiver(void *arg)
 {
 	struct job *c = arg;
 	int n = npeers(c);
-	struct pollfd *pf = xcalloc((size_t)n + 2, sizeof(*pf));
+	struct pollfd *pf = xcalloc((size_t)n + 2 + JOB_DOOR_FDS, sizeof(*pf));
 
 	for (;;) {
-		int k = 0;
+		size_t k = 0;
 		pf[k++] = (struct pollfd){ .fd = c->wake[0], .events = POLLIN };
 		pf[k++] = (struct pollfd){ .fd = c->sfd, .events = POLLIN };
 		for (int i = 0; i < n; i++)
 			pf[k++] = (struct pollfd){ .fd = c->peers[i].fd >= 0 && !c->peers[i].dead ? c->peers[i].fd : -1,
 						   .events = POLLIN };
+		k += job_door_poll(c, pf + k);
 		int r = poll(pf, (nfds_t)k, 250);
 		if (r < 0 && errno != EINTR)
 			break;
@@ -404,6 +408,8 @@ void *job_receiver(void *arg)
 		for (int i = 0; i < n; i++)
 			if (pf[i + 2].revents)
 				peer_readable(c, i);
+		if (r > 0)
+			job_door_ready(c, pf + 2 + n);
 		heartbeat(c);
 		check_deadline(c);
 	}
@@ -517,6 +523,7 @@ void job_close(struct job *c)
 		free(p->payload);
 		pthread_mutex_destroy(&p->wlock);
 	}
+	job_door_close(c);
 	for (int l = 0; l < c->nlfd; l++)
 		close(c->lfds[l]);
 	free(c->refusals);

@@ -1,7 +1,8 @@
 /* Unit tests for src/job: every launcher's variables (launch.c), and
  * the control plane across real processes (fork) on loopback: the
  * exchanges, a rendezvous that times out naming the missing rank, a
- * process of another job refused, and a lost process named by rank 0. */
+ * process of another job refused, a lost process named by rank 0, who may
+ * join, and who comes too late: once the job has formed. */
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "job/job.h"
@@ -285,6 +286,9 @@ static int free_port(void)
 struct child_out {
 	char err[512];
 	int status;
+	int joined;                 /* the job formed (job_join returned) */
+	int go;                     /* the test lets the job end (child_running) */
+	char late[2048];            /* process 0: the late connections it turned away, one a line */
 };
 
 static void fatal_to_shm(void *ctx, const char *why, int code)
@@ -292,6 +296,13 @@ static void fatal_to_shm(void *ctx, const char *why, int code)
 	struct child_out *o = ctx;
 	snprintf(o->err, sizeof(o->err), "%s", why);
 	o->status = code;
+}
+
+static void late_to_shm(void *ctx, const char *line)
+{
+	struct child_out *o = ctx;
+	size_t n = strlen(o->late);
+	snprintf(o->late + n, sizeof(o->late) - n, "%s\n", line);
 }
 
 /* Joins as process proc; token NULL: without a job token. */
@@ -303,7 +314,7 @@ static struct job *child_join_token(int proc, int nprocs, int port, const char *
 		assert_int_equal(auth_key_from(token, strlen(token), &key), 0);
 	struct job_opts o = { .proc = proc, .nprocs = nprocs, .ranks_per_proc = 1, .host = "127.0.0.1",
 				  .port = port, .job = job, .deadline = clock_now() + timeout, .on_fatal = fatal_to_shm,
-				  .fatal_ctx = out, .key = &key };
+				  .on_late = late_to_shm, .fatal_ctx = out, .key = &key };
 	struct job *c = NULL;
 	char *err = NULL;
 	if (job_create(&o, &c, &err) < 0 || job_join(c, "127.0.0.1", port, &err) < 0) {
@@ -436,6 +447,9 @@ static void child_lost(int proc, int n, int port, struct child_out *out)
 	struct job *c = child_join(proc, n, port, "job1", 10, out);
 	char *err = NULL;
 	job_phase(c, "the test phase", clock_now() + 30);
+	/* every process is in the phase before process 2 dies */
+	if (job_barrier(c, clock_now() + 30, &err) < 0)
+		_exit(8);
 	if (proc == 2)
 		raise(SIGKILL);
 	job_barrier(c, clock_now() + 30, &err); /* never completes */
@@ -501,10 +515,12 @@ static int raw_connect(int port)
 	return fd;
 }
 
-/* A stranger's HELLO for process proc of job1 (2 or 3 processes). */
-static void raw_hello(int fd, int proc, int n)
+/* A stranger's HELLO for process proc of job1 (2 or 3 processes); flags
+ * HELLO_HAS_TOKEN claims a job token. */
+static void raw_hello(int fd, int proc, int n, uint32_t flags)
 {
-	struct hello h = { .proc = (uint32_t)proc, .nprocs = (uint32_t)n, .ranks_per_proc = 1, .pid = 4242 };
+	struct hello h = { .proc = (uint32_t)proc, .nprocs = (uint32_t)n, .ranks_per_proc = 1, .pid = 4242,
+			   .flags = flags };
 	uint8_t raw[JOB_HELLO_LEN];
 	memcpy(h.magic, MAGIC, sizeof(h.magic));
 	snprintf(h.host, sizeof(h.host), "rogue\033[2J");
@@ -523,7 +539,7 @@ static void test_rogue_rank(void **state)
 	struct child_out *out = shm_outs(3);
 	pid_t p0 = spawn_barrier(0, 3, port, 20, &out[0], NULL);
 	int rogue = raw_connect(port);
-	raw_hello(rogue, 1, 3);
+	raw_hello(rogue, 1, 3, 0);
 	usleep(300000); /* rank 0 holds rank 1 for the stranger now */
 	pid_t p1 = spawn_barrier(1, 3, port, 5, &out[1], NULL);
 	assert_int_equal(wait_child(p1), 2);
@@ -629,6 +645,237 @@ static void test_fake_rank0(void **state)
 }
 
 
+/* ---- late arrivals: the job has formed ---- */
+
+/* Joins, says so, and runs (inside a phase, heartbeats going) until the
+ * test sets out[0].go, at most 30 s; then meets the others at a barrier:
+ * exit 0 when it completes. */
+static void child_running(int proc, int n, int port, struct child_out *out, const char *token)
+{
+	struct job *c = child_join_token(proc, n, port, "job1", 10, &out[proc], token);
+	char *err = NULL;
+	__atomic_store_n(&out[proc].joined, 1, __ATOMIC_SEQ_CST);
+	job_phase(c, "the running job", clock_now() + 60);
+	double end = clock_now() + 30;
+	while (!__atomic_load_n(&out[0].go, __ATOMIC_SEQ_CST) && clock_now() < end)
+		usleep(20000);
+	int r = job_barrier(c, clock_now() + 10, &err);
+	if (r < 0)
+		snprintf(out[proc].err, sizeof(out[proc].err), "barrier: %s", err ? err : "?");
+	job_phase_done(c);
+	job_close(c);
+	_exit(r < 0 ? 1 : 0);
+}
+
+/* A job of n processes (at most 3) that has formed and runs until
+ * running_end; out has n slots for its processes and 2 for late ones. */
+struct running {
+	int port, n;
+	pid_t pids[3];
+	struct child_out *out;
+	char host[64];
+};
+
+static void running_start(struct running *r, int n, const char *token)
+{
+	r->port = free_port();
+	r->n = n;
+	r->out = shm_outs(n + 2);
+	tcp_hostname(r->host, sizeof(r->host));
+	for (int i = 0; i < n; i++) {
+		r->pids[i] = fork();
+		if (r->pids[i] == 0)
+			child_running(i, n, r->port, r->out, token);
+	}
+	double end = clock_now() + 20;
+	for (int i = 0; i < n; i++)
+		while (!__atomic_load_n(&r->out[i].joined, __ATOMIC_SEQ_CST))
+			if (clock_now() > end)
+				fail_msg("the job did not form: %s / %s", r->out[0].err, r->out[i].err);
+			else
+				usleep(20000);
+}
+
+/* Lets the job end: every process exits 0, whatever came late. */
+static void running_end(struct running *r)
+{
+	__atomic_store_n(&r->out[0].go, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < r->n; i++) {
+		int st = wait_child(r->pids[i]);
+		if (st)
+			fail_msg("process %d exited %d: %s", i, st, r->out[i].err);
+	}
+	munmap(r->out, sizeof(*r->out) * (size_t)(r->n + 2));
+}
+
+/* A late process (out slot `slot`) joins as proc of nprocs; its exit. */
+static int late_rank(struct running *r, int slot, int proc, int nprocs, const char *token, pid_t *ret_pid)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		struct job *c = child_join_token(proc, nprocs, r->port, "job1", 5, &r->out[slot], token);
+		job_close(c);
+		_exit(0);
+	}
+	*ret_pid = p;
+	return wait_child(p);
+}
+
+/* Rank 0's report of the late connections, once it has this text (it
+ * writes it as the refusal goes out). */
+static void expect_late_note(struct running *r, const char *want)
+{
+	double end = clock_now() + 5;
+	while (!strstr(r->out[0].late, want) && clock_now() < end)
+		usleep(20000);
+	if (!strstr(r->out[0].late, want))
+		fail_msg("rank 0 reported '%s', not '%s'", r->out[0].late, want);
+}
+
+/* A second rank 1 comes once the job runs: it is refused at once, naming
+ * the holder; rank 0 names it; a stranger's frames after its HELLO reach
+ * nothing; the job ends with success. */
+static void test_late_duplicate(void **state)
+{
+	(void)state;
+	struct running r;
+	pid_t late;
+	running_start(&r, 3, NULL);
+	double t0 = clock_now();
+	assert_int_equal(late_rank(&r, 3, 1, 3, NULL, &late), 2);
+	assert_true(clock_now() - t0 < 10);
+	_cleanup_free_ char *held = xasprintf("rank 0 refused this process: rank 1 is already held by host %s pid %d "
+					      "(the job formed ", r.host, r.pids[1]);
+	if (!strstr(r.out[3].err, held))
+		fail_msg("the late rank 1 said: %s", r.out[3].err);
+	_cleanup_free_ char *named = xasprintf("(%s, pid %d): rank 1 is already held by host %s pid %d", r.host,
+					       late, r.host, r.pids[1]);
+	expect_late_note(&r, "refused a late connection from 127.0.0.1:");
+	expect_late_note(&r, named);
+	/* a stranger: its HELLO is answered, nothing else it sends is read */
+	int fd = raw_connect(r.port);
+	raw_hello(fd, 2, 3, 0);
+	enum msg type;
+	char *payload = NULL;
+	size_t len = 0;
+	assert_int_equal(job_read_frame(fd, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, MSG_REJECT);
+	assert_non_null(strstr(payload, "rank 2 is already held by host"));
+	free(payload);
+	close(fd);
+	expect_late_note(&r, "(rogue?[2J, pid 4242): rank 2 is already held");
+	/* HELLO, then FAIL with exit code 0 and ABORT, in one write */
+	uint8_t frames[JOB_HELLO_LEN + 2 * (JOB_HDR_LEN + 16)];
+	fd = raw_connect(r.port);
+	raw_hello(fd, 1, 3, 0);
+	for (int i = 0; i < 2; i++) {
+		uint8_t *f = frames + i * (JOB_HDR_LEN + 16);
+		job_hdr_encode(f, i ? MSG_ABORT : MSG_FAIL, 16);
+		memset(f + JOB_HDR_LEN, 0, 8);
+		memcpy(f + JOB_HDR_LEN + 8, "all good", 8);
+	}
+	tcp_write_all(fd, frames, 2 * (JOB_HDR_LEN + 16), clock_now() + 5);
+	usleep(300000);
+	close(fd);
+	running_end(&r);
+}
+
+/* A rank of another world size (a restarted launcher's) is told the
+ * job's. */
+static void test_late_world_size(void **state)
+{
+	(void)state;
+	struct running r;
+	pid_t late;
+	running_start(&r, 2, NULL);
+	assert_int_equal(late_rank(&r, 2, 1, 4, NULL, &late), 2);
+	if (!strstr(r.out[2].err, "rank 0 refused this process: the job has formed with 2 ranks; this HELLO says 4"))
+		fail_msg("the late rank said: %s", r.out[2].err);
+	_cleanup_free_ char *named = xasprintf("(%s, pid %d): the job has formed with 2 ranks", r.host, late);
+	expect_late_note(&r, named);
+	running_end(&r);
+}
+
+/* With a job token, a late process that cannot prove it learns nothing
+ * but the refusal; one that proves it learns who holds its rank. */
+static void test_late_token(void **state)
+{
+	(void)state;
+	struct running r;
+	pid_t late;
+	running_start(&r, 2, "s3cret");
+	assert_int_equal(late_rank(&r, 2, 1, 2, NULL, &late), 2);
+	if (!strstr(r.out[2].err, "it has no job token and rank 0 requires one") || strstr(r.out[2].err, "held"))
+		fail_msg("the late rank without the token said: %s", r.out[2].err);
+	/* a made-up proof: challenged, then refused, nothing more */
+	int fd = raw_connect(r.port);
+	raw_hello(fd, 1, 2, HELLO_HAS_TOKEN);
+	enum msg type;
+	char *payload = NULL;
+	size_t len = 0;
+	assert_int_equal(job_read_frame(fd, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, MSG_CHALLENGE);
+	free(payload);
+	uint8_t proof[JOB_HDR_LEN + AUTH_PROOF_LEN] = { 0 };
+	job_hdr_encode(proof, MSG_PROOF, AUTH_PROOF_LEN);
+	assert_int_equal(tcp_write_all(fd, proof, sizeof(proof), clock_now() + 5), 0);
+	assert_int_equal(job_read_frame(fd, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, MSG_REJECT);
+	if (!strstr(payload, "could not prove the job token") || strstr(payload, "held") || strstr(payload, r.host))
+		fail_msg("the stranger was told: %s", payload);
+	free(payload);
+	close(fd);
+	expect_late_note(&r, "(rogue?[2J, pid 4242): it could not prove the job token");
+	assert_int_equal(late_rank(&r, 3, 1, 2, "s3cret", &late), 2);
+	if (!strstr(r.out[3].err, "rank 1 is already held by host"))
+		fail_msg("the late rank with the token said: %s", r.out[3].err);
+	running_end(&r);
+}
+
+/* The cap plus 10 silent connections once the job runs: a late HELLO is
+ * still answered, the silent ones go at their HELLO deadline, unreported,
+ * and the job is not disturbed. */
+static void test_late_silent(void **state)
+{
+	(void)state;
+	enum { SILENT = 64 + 10 };
+	struct running r;
+	int fds[SILENT];
+	pid_t late;
+	running_start(&r, 2, NULL);
+	for (int i = 0; i < SILENT; i++)
+		fds[i] = raw_connect(r.port);
+	assert_int_equal(late_rank(&r, 2, 1, 2, NULL, &late), 2);
+	assert_non_null(strstr(r.out[2].err, "rank 1 is already held by host"));
+	double t0 = clock_now();
+	char b;
+	assert_int_equal(tcp_read_all(fds[SILENT - 1], &b, 1, clock_now() + 20), -ECONNRESET);
+	assert_true(clock_now() - t0 < 20);
+	for (int i = 0; i < SILENT; i++)
+		close(fds[i]);
+	assert_null(strstr(r.out[0].late, "HELLO within"));
+	running_end(&r);
+}
+
+/* Nothing listens (rank 0's job is over): the rank says so, not that
+ * rank 0 did not come up. */
+static void test_no_job_listening(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(1);
+	pid_t p = fork();
+	if (p == 0) {
+		child_join(1, 2, port, "job1", 1.5, out);
+		_exit(0);
+	}
+	assert_int_equal(wait_child(p), 2);
+	_cleanup_free_ char *want = xasprintf("no job is listening at 127.0.0.1:%d", port);
+	if (!strstr(out->err, want) || strstr(out->err, "did not come up"))
+		fail_msg("the rank said: %s", out->err);
+	munmap(out, sizeof(*out));
+}
+
 /* Debian and Ubuntu map the host's own name to 127.0.1.1 in /etc/hosts:
  * when ranks may span hosts, rank 0 must not listen there alone. Run in a
  * mount namespace of its own with such an /etc/hosts (needs root). */
@@ -693,6 +940,11 @@ int main(void)
 		cmocka_unit_test(test_silent_connections),
 		cmocka_unit_test(test_job_token),
 		cmocka_unit_test(test_fake_rank0),
+		cmocka_unit_test(test_late_duplicate),
+		cmocka_unit_test(test_late_world_size),
+		cmocka_unit_test(test_late_token),
+		cmocka_unit_test(test_late_silent),
+		cmocka_unit_test(test_no_job_listening),
 		cmocka_unit_test(test_listen_not_loopback_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,7 +115,8 @@ static int open_streams(struct net_client_side *cs, int n, int *fds, double dead
 		uint8_t b[NET_DATA_HELLO_LEN];
 		struct net_data_hello dh = { .token = cs->acc.token, .stream = (uint32_t)i, .nstreams = (uint32_t)n };
 		fds[i] = tcp_connect(cs->server, cs->port, deadline, &msg);
-		int r = fds[i] < 0 ? fds[i] : 0;
+		/* refused until the deadline: the server went away, its deadline passed */
+		int r = fds[i] == -ECONNREFUSED ? -ETIMEDOUT : fds[i] < 0 ? fds[i] : 0;
 		if (r == 0) {
 			net_data_hello_encode(&dh, b);
 			r = net_msg_send(fds[i], NETMSG_DATA_HELLO, b, sizeof(b), deadline);
