@@ -53,6 +53,24 @@ static void child(const char *const *argv, const char *const *envp, int out, int
 	_exit(127);
 }
 
+/* The child's stdout, stderr and exec-error pipes, all close-on-exec. */
+static int open_pipes(int po[2], int pe[2], int pr[2])
+{
+	if (pipe2(po, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(pe, O_CLOEXEC) < 0) {
+		int e = -errno;
+		close(po[0]), close(po[1]);
+		return e;
+	}
+	if (pipe2(pr, O_CLOEXEC) < 0) {
+		int e = -errno;
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return e;
+	}
+	return 0;
+}
+
 /* Waits for pid; after a timeout (it was sent SIGKILL) for at most
  * SPAWN_REAP_MS. False when it is still there then. */
 static bool reap(pid_t pid, bool killed, int *status)
@@ -78,21 +96,12 @@ int spawn_run(const char *const *argv, const char *const *envp, int timeout_ms, 
 	memset(res, 0, sizeof(*res));
 	strbuf_init(&res->out);
 	strbuf_init(&res->err);
-	if (pipe2(po, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(pe, O_CLOEXEC) < 0) {
-		int e = -errno;
-		close(po[0]), close(po[1]);
+	int e = open_pipes(po, pe, pr);
+	if (e < 0)
 		return e;
-	}
-	if (pipe2(pr, O_CLOEXEC) < 0) {
-		int e = -errno;
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		return e;
-	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		int e = -errno;
+		e = -errno;
 		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]), close(pr[0]), close(pr[1]);
 		return e;
 	}
