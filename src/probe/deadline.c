@@ -12,6 +12,7 @@
  * means nothing here). The registration probe's child sends one struct
  * gdr_probe (no pointers) per pair as each is done. */
 #include "probe.h"
+#include "core/cleanup.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -192,10 +193,12 @@ static void gdr_abandoned(struct gdr_probe *p, const struct gdr_args *a, enum gp
 			  const char *why)
 {
 	p->fail = fail;
+	/* a message longer than the field is cut, as every error text of the probes is */
+	_cleanup_free_ char *msg = xasprintf("%s%s", pre, why);
 	if (a->dmabuf)
-		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error), "%s%s", pre, why);
+		snprintf(p->dmabuf_error, sizeof(p->dmabuf_error), "%s", msg);
 	if (a->peermem)
-		snprintf(p->peermem_error, sizeof(p->peermem_error), "%s%s", pre, why);
+		snprintf(p->peermem_error, sizeof(p->peermem_error), "%s", msg);
 }
 
 /* In the parent: the pairs the child sent, whole, into out (its strings
