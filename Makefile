@@ -1,7 +1,7 @@
 # Thin wrapper around Meson for the README's commands.
 #   make run      install missing build packages (as root), build, run `gpuready check`
 #   make test     install test packages, build with ASan+UBSan, run every test
-#   make install  PREFIX=/usr/local DESTDIR= : gpuready, its aliases, the man page
+#   make install  PREFIX=/usr/local DESTDIR= ALIASES=yes : gpuready, its aliases (ALIASES=no: none), the man page
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
@@ -61,9 +61,13 @@ fuzz:
 		{ tail -40 $(FUZZBUILD)/fuzz-$$t.log; exit 1; }; \
 	done
 
+# ALIASES=no: no all_reduce_perf, verify-rdma, ... links (an existing
+# program of that name is left alone either way; scripts/install-aliases.sh).
+ALIASES ?= yes
 install: build
 	meson configure $(BUILD) --prefix=$(PREFIX) >/dev/null
-	DESTDIR=$(DESTDIR) meson install -C $(BUILD) --quiet
+	DESTDIR=$(DESTDIR) GPUREADY_ALIASES=$(ALIASES) meson install -C $(BUILD) --quiet
+	@cat $(BUILD)/meson-logs/install-aliases.log 2>/dev/null || true
 
 # Rewrites tests/fixtures/*/expected after an intended output change.
 update-expected: $(TESTBUILD)/build.ninja

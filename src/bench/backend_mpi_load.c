@@ -6,8 +6,10 @@
  * nothing else is tried), the directory of the running executable (the
  * build tree puts the module next to gpuready; this is a lookup of the
  * host's own binary, not a read of the inspected system, so it bypasses the
- * root context), then the install directory GPUREADY_MODULE_DIR from
- * config.h (<prefix>/<libdir>/gpuready).
+ * root context), the install directory as seen from there
+ * (GPUREADY_MODULE_FROM_BINDIR: <bindir>/../<libdir>/gpuready, so a tree
+ * installed under DESTDIR or moved finds its own module), then the install
+ * directory GPUREADY_MODULE_DIR from config.h (<prefix>/<libdir>/gpuready).
  *
  * The module is opened RTLD_LOCAL through dl_open() (the module itself
  * puts libmpi into the global scope before MPI_Init, which Open MPI's
@@ -86,6 +88,10 @@ static char *load_error(const char *const *cands, const char *why, int r, bool f
 	else if (from_env)
 		strbuf_adds(&sb, "Set $" MPI_MODULE_ENV " to the path of " MPI_MODULE_NAME ", or unset it to use the "
 			    "installed one");
+	else if (GPUREADY_HAVE_MPI_MODULE)
+		strbuf_adds(&sb, "This gpuready was built with MPI, but its module is in none of those places (installed "
+			    "under a DESTDIR, or moved?): install " MPI_MODULE_NAME " there, or set $" MPI_MODULE_ENV
+			    "=PATH");
 	else
 		strbuf_adds(&sb, "gpuready was built without MPI: build it with libopenmpi-dev installed (Meson builds "
 			    MPI_MODULE_NAME " only when it finds MPI) and install it, or set $" MPI_MODULE_ENV "=PATH");
@@ -116,10 +122,10 @@ static int mpi_module_open(const char *const *cands, bool from_env, struct dl_li
 int backend_mpi_create(struct backend **ret, char **err)
 {
 	_cleanup_strbuf_ struct strbuf dir = STRBUF_INIT;
-	_cleanup_free_ char *next_to_exe = NULL;
+	_cleanup_free_ char *next_to_exe = NULL, *installed_rel = NULL;
 	const char *env = getenv(MPI_MODULE_ENV);
 	bool from_env = env && *env;
-	const char *cands[3] = { NULL };
+	const char *cands[4] = { NULL };
 	size_t n = 0;
 
 	if (from_env) {
@@ -129,6 +135,8 @@ int backend_mpi_create(struct backend **ret, char **err)
 		if (dir.len) {
 			next_to_exe = xasprintf("%s/" MPI_MODULE_NAME, dir.buf);
 			cands[n++] = next_to_exe;
+			installed_rel = xasprintf("%s/" GPUREADY_MODULE_FROM_BINDIR "/" MPI_MODULE_NAME, dir.buf);
+			cands[n++] = installed_rel;
 		}
 		cands[n++] = GPUREADY_MODULE_DIR "/" MPI_MODULE_NAME;
 	}

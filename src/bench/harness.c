@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Sweeps longer than this are a typo (-i 1 -e 1G), not a benchmark. */
 #define MAX_SIZES 4096
@@ -28,7 +29,7 @@ void bench_params_default(struct bench_params *p, enum coll c)
 		.step_bytes = BENCH_DEFAULT_STEP_BYTES, .step_factor = BENCH_DEFAULT_STEP_FACTOR,
 		.iters = BENCH_DEFAULT_ITERS, .warmup = BENCH_DEFAULT_WARMUP, .agg = BENCH_DEFAULT_AGG,
 		.check = BENCH_DEFAULT_CHECK, .average = BENCH_DEFAULT_AVERAGE, .root = BENCH_DEFAULT_ROOT,
-		.ngpus = BENCH_DEFAULT_NGPUS, .dtypes = { DT_FLOAT }, .n_dtypes = 1, .ops = { OP_SUM }, .n_ops = 1,
+		.ngpus = BENCH_DEFAULT_NGPUS, .cycles = 1, .dtypes = { DT_FLOAT }, .n_dtypes = 1, .ops = { OP_SUM }, .n_ops = 1,
 	};
 }
 
@@ -125,6 +126,18 @@ static size_t region_elems(const struct step *s, int rank)
 	return a > b ? a : b;
 }
 
+/* Rank l's buffers as the collective sees them: -u elements past the
+ * allocation's aligned start. */
+static char *sendbuf(const struct run *r, int l, const struct step *s)
+{
+	return (char *)r->rb[l].send + (size_t)r->ctx->p->unalign * s->elt;
+}
+
+static char *recvbuf(const struct run *r, int l, const struct step *s)
+{
+	return (char *)r->rb[l].recv + (size_t)r->ctx->p->unalign * s->elt;
+}
+
 static int launch(struct run *r, const struct step *s, uint64_t iter)
 {
 	const struct bench_ctx *c = r->ctx;
@@ -136,7 +149,7 @@ static int launch(struct run *r, const struct step *s, uint64_t iter)
 		shift = window * (size_t)(iter % (r->buf_bytes / window));
 	for (int l = 0; l < c->local; l++) {
 		int rank = global_rank(r, l);
-		char *send = (char *)r->rb[l].send + shift, *recv = (char *)r->rb[l].recv + shift;
+		char *send = sendbuf(r, l, s) + shift, *recv = recvbuf(r, l, s) + shift;
 		if (s->in_place) {
 			sendv[l] = recv + s->cc.send_inplace * (size_t)rank * s->elt;
 			recvv[l] = recv + s->cc.recv_inplace * (size_t)rank * s->elt;
@@ -184,14 +197,14 @@ static int init_data(struct run *r, const struct step *s, uint64_t seed)
 		r->def->init(&cr, r->hsend);
 		if (!s->in_place) {
 			memset(r->hrecv, 0, s->cc.recv * s->elt);
-			ret = c->b->ops->copy_in(c->b, l, r->rb[l].send, r->hsend, s->cc.send * s->elt);
+			ret = c->b->ops->copy_in(c->b, l, sendbuf(r, l, s), r->hsend, s->cc.send * s->elt);
 			if (ret == 0)
-				ret = c->b->ops->copy_in(c->b, l, r->rb[l].recv, r->hrecv, s->cc.recv * s->elt);
+				ret = c->b->ops->copy_in(c->b, l, recvbuf(r, l, s), r->hrecv, s->cc.recv * s->elt);
 		} else {
 			size_t n = region_elems(s, cr.rank);
 			memset(r->hrecv, 0, n * s->elt);
 			memcpy(r->hrecv + s->cc.send_inplace * (size_t)cr.rank * s->elt, r->hsend, s->cc.send * s->elt);
-			ret = c->b->ops->copy_in(c->b, l, r->rb[l].recv, r->hrecv, n * s->elt);
+			ret = c->b->ops->copy_in(c->b, l, recvbuf(r, l, s), r->hrecv, n * s->elt);
 		}
 		if (ret < 0)
 			return backend_fail(r, "copying data to the buffers", ret);
@@ -206,7 +219,7 @@ static int count_wrong(struct run *r, const struct step *s, uint64_t seed, int64
 	*wrong = 0;
 	for (int l = 0; l < c->local; l++) {
 		struct coll_run cr = coll_run_for(r, s, l, seed);
-		const char *res = (const char *)r->rb[l].recv;
+		const char *res = recvbuf(r, l, s);
 		if (s->in_place)
 			res += s->cc.recv_inplace * (size_t)cr.rank * s->elt;
 		int ret = c->b->ops->copy_out(c->b, l, r->hrecv, res, s->cc.recv * s->elt);
@@ -332,8 +345,10 @@ static int graph_loop(struct run *r, const struct step *s, double deadline, doub
 	return ret;
 }
 
-/* The timed loop; *sec is the mean time per launch, combined per -a. */
-static int timed(struct run *r, const struct step *s, double deadline, double *sec)
+/* The timed loop; *sec is the mean time per launch, combined per -a;
+ * *cpu the host time per launch spent issuing them (-C: nccl-tests' cputime,
+ * this process's own, never combined). */
+static int timed(struct run *r, const struct step *s, double deadline, double *sec, double *cpu)
 {
 	const struct bench_ctx *c = r->ctx;
 	const struct bench_params *p = c->p;
@@ -342,18 +357,23 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 
 	if ((ret = launch(r, s, 0)) < 0 || (ret = wait_all(r, deadline)) < 0 || (ret = barrier(r, deadline)) < 0)
 		return ret;
+	double t0 = clock_now();
 	if (p->graph > 0) {
 		if ((ret = graph_loop(r, s, deadline, sec)) < 0)
 			return ret;
+		*cpu = clock_now() - t0; /* graph launches and the wait: as close as -G allows */
 	} else {
 		if ((ret = c->b->ops->timer_begin(c->b)) < 0)
 			return backend_fail(r, "starting the timer", ret);
+		t0 = clock_now();
 		if ((ret = launch_loop(r, s, deadline, false)) < 0)
 			return ret;
+		*cpu = clock_now() - t0;
 		if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
 			return backend_fail(r, "waiting for the timed loop", ret);
 	}
 	*sec /= launches;
+	*cpu /= launches;
 	if (p->average == 0)
 		return 0; /* process 0 prints its own time */
 	enum bench_sync_op op = p->average == 2 ? BENCH_SYNC_MIN : p->average == 3 ? BENCH_SYNC_MAX : BENCH_SYNC_SUM;
@@ -379,16 +399,17 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 	int launches = c->p->iters * c->p->agg * (c->p->graph > 0 ? c->p->graph + 1 : 1) + 1 + c->p->check;
 	double deadline = clock_now() + step_timeout(r, bytes, launches);
 	char name[192];
-	double sec = 0;
+	double sec = 0, cpu = 0;
 	int ret;
 
 	phase_name(name, sizeof(name), r, s, "timed loop");
 	c->sync.ops->phase(c->sync.ctx, name, deadline);
 	if (c->p->check && (ret = init_data(r, s, ++r->rep)) < 0)
 		return ret;
-	if ((ret = timed(r, s, deadline, &sec)) < 0)
+	if ((ret = timed(r, s, deadline, &sec, &cpu)) < 0)
 		return ret;
-	h->time_us = sec * 1e6;
+	/* -C changes the time column only; the bandwidths stay the GPU's */
+	h->time_us = (c->p->cputime ? cpu : sec) * 1e6;
 	h->algbw = sec > 0 ? r->def->alg_bytes(&s->cc, s->elt, c->nranks) / 1e9 / sec : 0;
 	h->busbw = h->algbw * r->def->bus_factor(c->nranks);
 	h->wrong = -1;
@@ -433,6 +454,9 @@ static int warm_up(struct run *r, enum dtype t, enum redop op, int root)
 
 /* ---- the sweep ---- */
 
+static int sweep_sizes(struct run *r, const uint64_t *sizes, size_t n_sizes, enum dtype t, enum redop op, int root,
+		       struct bench_result *res);
+
 static int one_block(struct run *r, const uint64_t *sizes, size_t n_sizes, enum dtype t, enum redop op, int root,
 		     struct bench_result *res)
 {
@@ -440,6 +464,19 @@ static int one_block(struct run *r, const uint64_t *sizes, size_t n_sizes, enum 
 	int ret = warm_up(r, t, op, root);
 	if (ret < 0)
 		return ret;
+	/* -N: the sweep again after the one warm-up, as nccl-tests (0: forever) */
+	for (int cycle = 0; c->p->cycles == 0 || cycle < c->p->cycles; cycle++)
+		if ((ret = sweep_sizes(r, sizes, n_sizes, t, op, root, res)) < 0)
+			return ret;
+	return 0;
+}
+
+static int sweep_sizes(struct run *r, const uint64_t *sizes, size_t n_sizes, enum dtype t, enum redop op, int root,
+		       struct bench_result *res)
+{
+	const struct bench_ctx *c = r->ctx;
+	int ret;
+
 	for (size_t i = 0; i < n_sizes; i++) {
 		struct step s = { .t = t, .op = op, .root = root, .elt = dtype_size(t) };
 		struct bench_row row = { .type = t, .op = op, .root = r->def->has_root ? root : -1,
@@ -456,6 +493,7 @@ static int one_block(struct run *r, const uint64_t *sizes, size_t n_sizes, enum 
 			res->busbw_sum += row.half[h].busbw;
 			res->busbw_n++;
 		}
+		row.done = (int64_t)time(NULL);
 		res->rows = xreallocarray(res->rows, res->n_rows + 1, sizeof(*res->rows));
 		res->rows[res->n_rows++] = row;
 		if (c->proc == 0 && c->on_row)
@@ -505,10 +543,12 @@ static int alloc_buffers(struct run *r)
 	 * (counts only round down); 64 bytes spare for alignment rounding */
 	r->buf_bytes = (size_t)c->p->max_bytes + 64;
 	r->rb = xcalloc((size_t)c->local, sizeof(*r->rb));
+	/* -u: room for the widest type (8 bytes) times the shift */
+	size_t bytes = r->buf_bytes + 8 * (size_t)c->p->unalign;
 	for (int l = 0; l < c->local; l++) {
-		int ret = c->b->ops->alloc(c->b, l, r->buf_bytes, &r->rb[l].send);
+		int ret = c->b->ops->alloc(c->b, l, bytes, &r->rb[l].send);
 		if (ret == 0)
-			ret = c->b->ops->alloc(c->b, l, r->buf_bytes, &r->rb[l].recv);
+			ret = c->b->ops->alloc(c->b, l, bytes, &r->rb[l].recv);
 		if (ret < 0)
 			return backend_fail(r, "allocating buffers", ret);
 		struct backend_device d = { .ordinal = -1 };

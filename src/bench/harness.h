@@ -54,6 +54,10 @@ struct bench_params {
 	int ngpus;                                  /* -g */
 	int graph;                                  /* -G: CUDA graph launches (NCCL backend); 0 off */
 	double timeout;                             /* -T seconds per wait; 0 automatic */
+	int cycles;                                 /* -N: sweeps per (type, op, root); 0 until interrupted */
+	int unalign;                                /* -u: buffers start this many elements late */
+	bool cputime;                               /* -C: rows report the host time issuing the launches */
+	bool timestamps;                            /* -S: rows carry the time they completed */
 	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
 	size_t n_dtypes;
 	enum redop ops[OP__COUNT];                  /* -o */
@@ -80,6 +84,7 @@ struct bench_row {
 	bool has_op;
 	int root;                      /* -1 none */
 	struct bench_half half[2];     /* out of place, in place */
+	int64_t done;                  /* when it completed (Unix seconds), for -S */
 };
 
 struct bench_result {

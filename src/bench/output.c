@@ -18,23 +18,23 @@
  * (nccl-tests common.cu run(); docs/nccl-tests-format.md §1.4). */
 #define MIN_BW_SLACK 0.9
 
+/* nccl-tests 2.19.6 getFloatStr: the first of 2, 1, 0 decimals whose text
+ * fits the width, else an exponent, cut to the width. */
 void bench_format_float(char *buf, size_t len, double value, int width)
 {
-	int power = 0;
-	/* digits before the decimal point; capped so inf cannot loop */
-	for (double val = 1.0; value >= val && power < 400; val *= 10.0)
-		power++;
-	if (power < width - 2)
-		snprintf(buf, len, "%*.2f", width, value);
-	else if (power < width - 1)
-		snprintf(buf, len, "%*.1f", width, value);
-	else if (power < width + 1)
-		snprintf(buf, len, "%*.0f", width, value);
-	else if (width >= 7)
-		snprintf(buf, len, "%*.1e", width, value);
-	else
-		snprintf(buf, len, "%*.0e", width, value);
+	size_t cap = (size_t)width + 1 < len ? (size_t)width + 1 : len;
+
+	if (snprintf(buf, cap, "%*.2f", width, value) <= width)
+		return;
+	if (snprintf(buf, cap, "%*.1f", width, value) <= width)
+		return;
+	if (snprintf(buf, cap, "%*.0f", width, value) <= width)
+		return;
+	snprintf(buf, cap, width >= 7 ? "%*.1e" : "%*.0e", width, value);
 }
+
+/* -S's column: nccl-tests' formatNow ("%Y-%m-%d %H:%M:%S", local time) */
+#define TIMESTAMP_FORMAT "%Y-%m-%d %H:%M:%S"
 
 static const char *op_column(const struct bench_row *row)
 {
@@ -51,14 +51,15 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 	fprintf(out, "# Collective test starting: %s\n", info->progname);
 	fprintf(out,
 		"# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d iters: %d agg iters: %d "
-		"validation: %d graph: %d unalign: 0\n",
+		"validation: %d graph: %d unalign: %d\n",
 		p->ngpus, (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		(unsigned long long)(factor ? (uint64_t)p->step_factor : p->step_bytes), factor ? "factor" : "bytes",
-		p->warmup, p->iters, p->agg, p->check, p->graph);
+		p->warmup, p->iters, p->agg, p->check, p->graph, p->unalign);
+	/* nccl-tests 2.19.6 util.cu writeDeviceReport's lines */
 	if (p->blocking == 1)
-		fputs("# Blocking Enabled: wait for completion and barrier after each collective \n", out);
-	else if (p->blocking >= 2)
-		fputs("# Blocking Enabled: wait for completion after each collective (no barrier) \n", out);
+		fputs("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n", out);
+	else if (p->blocking == 2)
+		fputs("# Blocking Enabled: wait after each inner iteration (-m), no barrier \n", out);
 	fputs("#\n# Using devices\n", out);
 	for (int i = 0; i < info->nranks; i++) {
 		const struct bench_dev *d = &info->devs[i];
@@ -67,15 +68,20 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 		fprintf(out, "#  Rank %2d Group  0 Pid %6d on %10s device %s [%s] %s\n", d->rank, d->pid, d->host, ord,
 			d->bus_id[0] ? d->bus_id : "host", d->name);
 	}
+	/* util.cu writeResultHeader: -C renames time, -S adds a column */
+	const char *tm = p->cputime ? "cputime" : "time";
+	int ts_pad = p->timestamps ? 19 : 0;
 	fprintf(out, "#\n#%62sout-of-place%23sin-place%10s\n", "", "", "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s\n", "size", "count", "type",
-		"redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s\n", "(B)", "(elements)", "",
-		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "");
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+		"redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", ts_pad,
+		p->timestamps ? "timestamp" : "");
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
+		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
+		p->timestamps ? TIMESTAMP_FORMAT : "");
 	fflush(out);
 }
 
-void bench_print_row(FILE *out, const struct bench_row *row)
+void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp)
 {
 	fprintf(out, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)row->size, (unsigned long long)row->count,
 		dtype_name(row->type), op_column(row), row->root);
@@ -89,6 +95,14 @@ void bench_print_row(FILE *out, const struct bench_row *row)
 			fprintf(out, "  %7s  %6s  %6s  %6g", t, a, b, (double)x->wrong);
 		else
 			fprintf(out, "  %7s  %6s  %6s    N/A", t, a, b);
+	}
+	if (timestamp) {
+		char ts[64] = "";
+		time_t when = (time_t)row->done;
+		struct tm tmv;
+		if (localtime_r(&when, &tmv))
+			strftime(ts, sizeof(ts), TIMESTAMP_FORMAT, &tmv);
+		fprintf(out, "%21s", ts);
 	}
 	fputc('\n', out);
 	fflush(out);

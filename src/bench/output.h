@@ -53,7 +53,8 @@ void bench_verdict_compute(const struct bench_info *info, const struct bench_res
 void bench_format_float(char *buf, size_t len, double value, int width);
 
 void bench_print_header(FILE *out, const struct bench_info *info);
-void bench_print_row(FILE *out, const struct bench_row *row);
+/* timestamp: -S's column (when the row completed) */
+void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp);
 void bench_print_footer(FILE *out, const struct bench_info *info, const struct bench_verdict *v);
 
 /* Writes the JSON document to path (atomically: a temporary file renamed).

@@ -92,7 +92,13 @@ static char *params_from(const struct settings *s, enum coll c, struct bench_par
 	p->ngpus = s->bench.ngpus;
 	p->timeout = s->bench.timeout;
 	p->graph = s->bench.graph;
-	char *e = s->bench.dtype ? parse_types(s->bench.dtype, p) : NULL;
+	p->cycles = s->bench.cycles;
+	p->unalign = s->bench.unalign;
+	p->cputime = s->bench.cputime;
+	p->timestamps = s->bench.timestamps;
+	char *e = bench_flags_check(s);
+	if (!e && s->bench.dtype)
+		e = parse_types(s->bench.dtype, p);
 	if (!e && s->bench.op)
 		e = parse_ops(s->bench.op, p);
 	return e ? e : bench_params_check(p);
@@ -103,10 +109,10 @@ static void check_same_params(struct session *ss, const struct bench_params *p, 
 {
 	int fr;
 	char mine[256] = { 0 }; /* all of it goes on the wire, the bytes after the text too */
-	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g", backend,
-		 coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
+	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g N%d u%d C%d",
+		 backend, coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,
-		 p->blocking, p->root, p->ngpus, p->graph, p->timeout);
+		 p->blocking, p->root, p->ngpus, p->graph, p->timeout, p->cycles, p->unalign, p->cputime);
 	for (size_t i = 0; i < p->n_dtypes; i++)
 		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", dtype_name(p->dtypes[i]));
 	for (size_t i = 0; i < p->n_ops; i++)
@@ -160,8 +166,8 @@ struct bench_run_ctx {
 
 static void on_row(void *ctx, const struct bench_row *row)
 {
-	(void)ctx;
-	bench_print_row(stdout, row);
+	const struct bench_run_ctx *rc = ctx;
+	bench_print_row(stdout, row, rc->info.p->timestamps);
 }
 
 /* Process 0 on a fatal error: the JSON records it (without rows). */
@@ -240,6 +246,8 @@ int cmd_bench(struct cmd_env *env)
 	const char *name = env->args.n ? env->args.v[0] : strcmp(env->progname, "gpuready") ? env->progname : "all_reduce";
 	int c = coll_parse(name);
 	struct bench_params p;
+	if (!s->json_file && s->bench.output_file) /* -J FILE: --json FILE */
+		s->json_file = xstrdup(s->bench.output_file);
 	struct bench_run_ctx rc = { .json_file = s->json_file };
 	struct session ss;
 	struct bench_result res;
@@ -280,7 +288,7 @@ int cmd_bench(struct cmd_env *env)
 	if (ss.proc == 0)
 		bench_print_header(stdout, &rc.info);
 	struct bench_ctx ctx = { .p = &p, .b = ss.b, .sync = ss.sync, .nranks = ss.nranks, .local = ss.local,
-				 .proc = ss.proc, .on_row = on_row };
+				 .proc = ss.proc, .on_row = on_row, .row_ctx = &rc };
 	free(err);
 	err = NULL;
 	if ((fr = bench_run(&ctx, &res, &err)) < 0)

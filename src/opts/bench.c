@@ -4,7 +4,10 @@
 #include "bench/harness.h"
 #include "bench/nccl_log.h"
 
+#include "core/strbuf.h"
+
 #include <stddef.h>
+#include <string.h>
 
 #define OFF(f) offsetof(struct settings, f)
 
@@ -46,8 +49,8 @@ static const struct opt bench_rows[] = {
 	  .help = "Root of broadcast and reduce; -1: every rank in turn.", .def = OPT_DEF_INT(BENCH_DEFAULT_ROOT),
 	  .min = -1, .max = 1000000, .scope = SCOPE_BENCH },
 	{ .name = "blocking", .short_name = 'z', .type = OPT_INT, .offset = OFF(bench.blocking), .metavar = "0|1|2",
-	  .help = "Wait for each collective (1: and a barrier after it; 2: no barrier).", .def = OPT_DEF_INT(0),
-	  .max = 2, .scope = SCOPE_BENCH },
+	  .help = "Wait for each collective (1: and a barrier after it; 2: no barrier; 3, a barrier per -n iteration, is refused).",
+	  .def = OPT_DEF_INT(0), .max = 3, .scope = SCOPE_BENCH },
 	{ .name = "average", .short_name = 'a', .type = OPT_INT, .offset = OFF(bench.average), .metavar = "0-3",
 	  .help = "Time reported across processes: 0 rank 0's, 1 mean, 2 minimum, 3 maximum.",
 	  .def = OPT_DEF_INT(BENCH_DEFAULT_AVERAGE), .max = 3, .scope = SCOPE_BENCH },
@@ -63,6 +66,48 @@ static const struct opt bench_rows[] = {
 	{ .name = "nthreads", .short_name = 't', .type = OPT_INT, .offset = OFF(bench.nthreads), .metavar = "1",
 	  .help = "Threads per process: always 1 (one thread drives all of a process's GPUs, -g).",
 	  .def = OPT_DEF_INT(1), .min = 1, .max = 1, .scope = SCOPE_BENCH },
+	{ .name = "run_cycles", .short_name = 'N', .type = OPT_INT, .offset = OFF(bench.cycles), .metavar = "N",
+	  .help = "Run the size sweep N times, printing every cycle's rows (0: until interrupted).",
+	  .def = OPT_DEF_INT(1), .max = 1000000, .scope = SCOPE_BENCH },
+	{ .name = "unalign", .short_name = 'u', .type = OPT_INT, .offset = OFF(bench.unalign), .metavar = "N",
+	  .help = "Start the send and receive buffers N elements past their aligned start.", .def = OPT_DEF_INT(0),
+	  .max = 1 << 20, .scope = SCOPE_BENCH },
+	{ .name = "report_cputime", .short_name = 'C', .type = OPT_INT, .offset = OFF(bench.cputime), .metavar = "0|1",
+	  .help = "Report the host time spent issuing the launches (cputime column) instead of the time to completion.",
+	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
+	{ .name = "report_timestamps", .short_name = 'S', .type = OPT_INT, .offset = OFF(bench.timestamps),
+	  .metavar = "0|1", .help = "Add a timestamp column (local time each row completed).", .def = OPT_DEF_INT(0),
+	  .max = 1, .scope = SCOPE_BENCH },
+	{ .name = "output_file", .short_name = 'J', .type = OPT_STRING, .offset = OFF(bench.output_file),
+	  .metavar = "FILE.json", .help = "Write the run as JSON to FILE.json, as --json does (gpuready's document, docs/bench.schema.json).",
+	  .scope = SCOPE_BENCH },
+	{ .name = "parallel_init", .short_name = 'p', .type = OPT_INT, .offset = OFF(bench.parallel_init),
+	  .metavar = "0", .help = "Only 0: one thread sets up all of a process's communicators (-t 1).",
+	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
+	{ .name = "stream_null", .short_name = 'y', .type = OPT_INT, .offset = OFF(bench.stream_null), .metavar = "0",
+	  .help = "Only 0: every GPU launches on a stream of its own.", .def = OPT_DEF_INT(0), .max = 1,
+	  .scope = SCOPE_BENCH },
+	{ .name = "local_register", .short_name = 'R', .type = OPT_INT, .offset = OFF(bench.local_register),
+	  .metavar = "0", .help = "Only 0: buffers are not registered with NCCL (1 and 2 are refused).",
+	  .def = OPT_DEF_INT(0), .max = 2, .scope = SCOPE_BENCH },
+	{ .name = "cta_policy", .short_name = 'x', .type = OPT_INT, .offset = OFF(bench.cta_policy), .metavar = "-1",
+	  .help = "Only -1 (NCCL's default): gpuready sets no ncclConfig_t CTA policy.", .def = OPT_DEF_INT(-1),
+	  .min = -1, .max = 2, .scope = SCOPE_BENCH },
+	{ .name = "device_implementation", .short_name = 'D', .type = OPT_INT, .offset = OFF(bench.device_impl),
+	  .metavar = "0", .help = "Only 0: NCCL's own kernels (nccl-tests' device-API kernels are not part of gpuready).",
+	  .def = OPT_DEF_INT(0), .max = 4, .scope = SCOPE_BENCH },
+	{ .name = "device_cta_count", .short_name = 'V', .type = OPT_INT, .offset = OFF(bench.device_ctas),
+	  .metavar = "N", .help = "CTAs of a device implementation (-D); accepted for compatibility, used by none.",
+	  .def = OPT_DEF_INT(16), .min = 1, .max = 128, .scope = SCOPE_BENCH },
+	{ .name = "memory", .short_name = 'M', .type = OPT_INT, .offset = OFF(bench.memory), .metavar = "0",
+	  .help = "Only 0: no GPU memory usage line (1 is refused).", .def = OPT_DEF_INT(0), .max = 1,
+	  .scope = SCOPE_BENCH },
+	{ .name = "per_iter_timing", .short_name = 'I', .type = OPT_INT, .offset = OFF(bench.per_iter), .metavar = "0",
+	  .help = "Only 0: the timed loop is timed as a whole (1 is refused).", .def = OPT_DEF_INT(0), .max = 1,
+	  .scope = SCOPE_BENCH },
+	{ .name = "per_iter_skip", .short_name = 'K', .type = OPT_INT, .offset = OFF(bench.per_iter_skip),
+	  .metavar = "0", .help = "Only 0: leading samples left out of -I's statistics (needs -I).", .def = OPT_DEF_INT(0),
+	  .max = 1000000, .scope = SCOPE_BENCH },
 	{ .name = "backend", .type = OPT_STRING, .offset = OFF(backend), .metavar = "NAME",
 	  .help = "nccl (GPU memory), mpi (host memory, loads the gpuready-mpi module) or socket (host memory over gpuready's own TCP, for tests).",
 	  .def = OPT_DEF_STR("nccl"), .scope = SCOPE_BENCH },
@@ -79,6 +124,50 @@ static const struct opt bench_rows[] = {
 	  .max = 1e6, .scope = SCOPE_BENCH },
 };
 const struct opt_table bench_opts = OPT_TABLE("bench", bench_rows);
+
+/* The flags gpuready cannot honour, with nccl-tests 2.19.6's meaning
+ * (src/common.cu) and why; each is accepted only at its off value, so no
+ * flag is taken and then ignored. */
+static const struct refusal {
+	char flag;
+	size_t offset;   /* an int in struct settings */
+	int off;
+	const char *what, *why;
+} refusals[] = {
+	{ 'z', OFF(bench.blocking), -3, "wait and barrier after each -n iteration, the barrier left out of the time",
+	  "is not implemented: use -z 1 or -z 2" },
+	{ 'p', OFF(bench.parallel_init), 0, "each thread initialises its communicators",
+	  "does not apply: gpuready runs one thread per process (-t 1), which sets up all of its GPUs' communicators" },
+	{ 'y', OFF(bench.stream_null), 0, "launch on the default stream",
+	  "is not supported: every GPU launches on a stream of its own" },
+	{ 'R', OFF(bench.local_register), 0, "buffer registration, 1 local, 2 symmetric",
+	  "is not supported yet: gpuready's NCCL loader does not load ncclCommRegister/ncclCommWindowRegister; run "
+	  "without -R" },
+	{ 'x', OFF(bench.cta_policy), -1, "ncclConfig_t.CTAPolicy",
+	  "is not supported: gpuready creates its communicators without a CTA policy" },
+	{ 'D', OFF(bench.device_impl), 0, "nccl-tests' device-API kernels",
+	  "is not supported: those kernels are nccl-tests' own CUDA code, which gpuready does not ship" },
+	{ 'M', OFF(bench.memory), 0, "GPU memory usage by phase",
+	  "is not supported: gpuready does not measure NCCL's memory apart from the buffers'" },
+	{ 'I', OFF(bench.per_iter), 0, "per-iteration timing",
+	  "is not supported: gpuready's backends time the timed loop as a whole, with no event per iteration" },
+	{ 'K', OFF(bench.per_iter_skip), 0, "leading samples left out of -I's statistics",
+	  "applies only to -I 1, which gpuready does not support" },
+};
+
+char *bench_flags_check(const struct settings *s)
+{
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		const struct refusal *r = &refusals[i];
+		int v = *(const int *)((const char *)s + r->offset);
+		/* -z: only 3 is refused (a negative off value names the one refused) */
+		if (r->off < 0 && r->off != -1 ? v == -r->off : v != r->off)
+			return xasprintf("-%c %d (%s) %s", r->flag, v, r->what, r->why);
+	}
+	if (s->bench.output_file && s->json_file && strcmp(s->bench.output_file, s->json_file))
+		return xstrdup("-J and --json name different files: give one");
+	return NULL;
+}
 
 /* Where the ranks come from when no launcher says (job/launch.c). */
 static const struct opt job_rows[] = {

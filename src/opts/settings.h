@@ -65,8 +65,12 @@ struct settings {
 	struct {
 		uint64_t min_bytes, max_bytes, step_bytes;
 		int step_factor, iters, warmup, agg, check, average, blocking, root, ngpus, graph, nthreads;
+		/* nccl-tests 2.19.6's other flags (-N -u -C -S honoured; the rest
+		 * refused unless off: bench_flags_check) */
+		int cycles, unalign, cputime, timestamps, parallel_init, stream_null, local_register, cta_policy,
+		    device_impl, device_ctas, memory, per_iter, per_iter_skip;
 		double timeout;
-		char *dtype, *op;
+		char *dtype, *op, *output_file;
 	} bench;
 	char *backend;         /* "nccl", "mpi", "socket" */
 	char *nccl_lib;
@@ -112,5 +116,9 @@ int settings_load_config(struct settings *s, const struct opt_seen *cli, const s
 
 /* The site expectations in s, for the checks (pointers into s). */
 struct site_expect settings_expect(const struct settings *s);
+
+/* nccl-tests' flags gpuready cannot honour, given with a value that asks
+ * for them: NULL, or a message naming the flag and why (malloc'd). */
+char *bench_flags_check(const struct settings *s);
 
 #endif

@@ -14,6 +14,10 @@
 #   bench.sh nogpu     the NCCL backend without a GPU: a clear reason, exit 2
 #   bench.sh mpi       the MPI backend under mpirun -np 4: the table, every
 #                      collective, and a rank killed mid-run
+#   bench.sh nccltests a parser written from nccl-tests' published format
+#                      (nccltests_parse.py) reads every row of 3 ranks' tables,
+#                      which match the JSON; nccl-tests 2.19.6's -N -u -C -S -J
+#                      honoured, the flags gpuready cannot honour refused
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
 #                      CUDA graphs (-G), grouped -m, `gpuready nccl` and its log verdicts,
@@ -319,6 +323,46 @@ t_mpi() {
 		|| { fail "rank 2 not named"; cat "$TMP/err" >&2; }
 }
 
+t_nccltests() {
+	parse=$(dirname "$0")/nccltests_parse.py
+	for run in "all_reduce -d all -o sum,max" "all_gather -d float,int8" "reduce_scatter -o all" "broadcast -r -1" \
+		"reduce -r 1" "alltoall" "sendrecv" "all_reduce -N 2 -u 3 -C 1 -S 1" "reduce_scatter -u 1 -S 1 -c 0"; do
+		set -- $run
+		c=$1; shift
+		ranks 3 bench "$c" --backend socket -b 8 -e 4K -f 4 -n 2 --json "$TMP/run.json" "$@" \
+			|| { fail "3 ranks $run (exit $?)"; cat "$TMP/err.0" >&2; continue; }
+		res=$(python3 "$parse" "$TMP/out.0" "$TMP/run.json")
+		case $res in
+		"rows "[1-9]*) pass "$run: every row parses as nccl-tests' and matches the JSON ($res)" ;;
+		*) fail "$run: $res"; cat "$TMP/out.0" >&2 ;;
+		esac
+	done
+	# the last all_reduce run had -N 2 -u 3 -C 1 -S 1
+	ranks 3 bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 2 -N 3 -u 5 -C 1 -S 1 || { fail "-N -u -C -S"; return; }
+	out=$TMP/out.0
+	contains "$out" "warmup iters: 1 iters: 2 agg iters: 1 validation: 1 graph: 0 unalign: 5" "-u 5 printed as unalign: 5"
+	[ "$(grep -c '^ *8 ' "$out")" -eq 3 ] && pass "-N 3 prints the sweep three times" || fail "-N 3: $(grep -c '^ *8 ' "$out") sweeps"
+	contains "$out" "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  #wrong           timestamp" "-C and -S column names (nccl-tests 2.19.6)"
+	contains "$out" "(GB/s)           %Y-%m-%d %H:%M:%S" "-S unit line"
+	grep -Eq '^ +64 +16 +float +sum +-1 .* 0 +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "$out" && pass "-S: each row ends with its timestamp" \
+		|| { fail "-S row"; grep -v '^#' "$out" | head -2 >&2; }
+	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 1 -J "$TMP/j.json" || return
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["rows"]) == 4' "$TMP/j.json" \
+		&& pass "-J FILE writes the JSON document" || fail "-J FILE"
+	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --run_cycles 2 --unalign 1 --report_cputime 1 \
+		--report_timestamps 1 --output_file "$TMP/k.json" -p 0 -y 0 -R 0 -x -1 -D 0 -V 32 -M 0 -I 0 -K 0 \
+		&& pass "every nccl-tests 2.19.6 long form, and the refusable flags at their off values, are accepted"
+	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" "-M 1:-M 1" "-I 1:-I 1" \
+		"-K 3:-K 3" "-z 3:-z 3" "--local_register 1:-R 1" "--per_iter_timing 1:-I 1"; do
+		flag=${f%%:*}; name=${f#*:}
+		expect_exit 2 "$BIN" bench all_reduce --backend socket -b 8 -e 8 $flag || continue
+		grep -q "^gpuready bench: $name (.*) .*\(not\|does not apply\|applies only\)" "$TMP/err" && pass "$flag is refused with its reason" \
+			|| { fail "$flag: no clear refusal"; cat "$TMP/err" >&2; }
+	done
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -V 129 && pass "-V 129 is out of range (1..128)"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/b.json" && pass "-J and --json naming two files is refused"
+}
+
 t_fakegpu() {
 	fakes=${GPUREADY_FAKES:?}
 	export LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -409,7 +453,7 @@ t_fakegpu() {
 }
 
 case "${1:-}" in
-table|ranks|files|verdict|failures|nogpu|mpi|fakegpu) "t_$1" ;;
+table|ranks|files|verdict|failures|nogpu|mpi|nccltests|fakegpu) "t_$1" ;;
 *) echo "usage: $0 table | ranks | files | verdict | failures | nogpu | mpi | fakegpu" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }

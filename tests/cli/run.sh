@@ -415,6 +415,59 @@ t_install() {
 			&& pass "installed ${c}_perf runs the $c benchmark" || { fail "installed ${c}_perf (exit $rc)"; cat "$TMP/a.err" >&2; }
 	done
 	[ -n "$(find "$dest" -name gpuready.1)" ] && pass "man page installed" || fail "man page not installed"
+	install_foreign "$build"
+	install_no_aliases "$build"
+	install_mpi_module "$dest"
+}
+
+# An all_reduce_perf that is not gpuready's (nccl-tests' own, a link
+# elsewhere) is left alone with a message, and the install goes on.
+install_foreign() {
+	dest=$TMP/dest-foreign
+	bindir=$(meson introspect --buildoptions "$1" | python3 -c 'import json,sys; o={x["name"]:x["value"] for x in json.load(sys.stdin)}; print(o["prefix"]+"/"+o["bindir"])')
+	mkdir -p "$dest$bindir"
+	printf '#!/bin/sh\necho nccl-tests\n' >"$dest$bindir/all_reduce_perf"
+	ln -s /opt/nccl-tests/build/sendrecv_perf "$dest$bindir/sendrecv_perf"
+	meson install -C "$1" --destdir "$dest" --no-rebuild --quiet >"$TMP/inst.log" 2>&1; rc=$?
+	[ "$rc" -eq 0 ] && pass "install with a foreign all_reduce_perf goes on" || { fail "install stopped (exit $rc)"; cat "$TMP/inst.log" >&2; }
+	grep -q "nccl-tests" "$dest$bindir/all_reduce_perf" && [ ! -L "$dest$bindir/all_reduce_perf" ] \
+		&& pass "the foreign all_reduce_perf is left alone" || fail "the foreign all_reduce_perf was replaced"
+	[ "$(readlink "$dest$bindir/sendrecv_perf")" = /opt/nccl-tests/build/sendrecv_perf ] \
+		&& pass "a foreign sendrecv_perf link is left alone" || fail "the foreign sendrecv_perf link was replaced"
+	msg=$1/meson-logs/install-aliases.log # what make install prints (meson swallows it)
+	grep -q "left $dest$bindir/all_reduce_perf alone.*gpuready bench all_reduce" "$msg" \
+		&& grep -q "left $dest$bindir/sendrecv_perf alone: it is a link to /opt" "$msg" \
+		&& pass "install names each name it left alone" || { fail "no message for the names left alone"; cat "$msg" >&2; }
+	[ "$(readlink "$dest$bindir/all_gather_perf")" = gpuready ] && [ -x "$dest$bindir/gpuready" ] \
+		&& [ -n "$(find "$dest" -name gpuready.1)" ] && pass "the other aliases, the binary and the man page are installed" \
+		|| fail "install stopped half-way"
+}
+
+install_no_aliases() {
+	dest=$TMP/dest-noalias
+	GPUREADY_ALIASES=no meson install -C "$1" --destdir "$dest" --no-rebuild --quiet >"$TMP/inst.log" 2>&1 || { fail "meson install (ALIASES=no)"; return; }
+	n=$(find "$dest" -type l | wc -l)
+	[ "$n" -eq 0 ] && [ -n "$(find "$dest" -name gpuready -type f)" ] && pass "ALIASES=no installs gpuready and no alias" \
+		|| { fail "ALIASES=no installed $n links"; find "$dest" -type l >&2; }
+	grep -q "GPUREADY_ALIASES=\$(ALIASES) meson install" "$SRC/Makefile" && grep -q "cat .*install-aliases.log" "$SRC/Makefile" \
+		&& pass "make install passes ALIASES on and prints what the alias script said" || fail "the Makefile does not pass ALIASES or hides the alias messages"
+}
+
+# Under DESTDIR the installed binary finds the module installed beside it,
+# and never claims a build with MPI was built without it.
+install_mpi_module() {
+	mod=$(find "$1" -name gpuready-mpi.so | head -1)
+	[ -n "$mod" ] || { echo "no MPI module built: the DESTDIR module test is skipped"; return; }
+	gr=$(find "$1" -name gpuready -type f | head -1)
+	mv "$mod" "$mod.away"
+	"$gr" bench --backend mpi -b 8 -e 8 -n 1 >"$TMP/m.out" 2>"$TMP/m.err"
+	mv "$mod.away" "$mod"
+	if grep -q "built without MPI" "$TMP/m.err"; then fail "a build with MPI says it was built without"; cat "$TMP/m.err" >&2
+	else grep -q "built with MPI, but its module is in none" "$TMP/m.err" && pass "a missing module under DESTDIR is named as missing" \
+		|| { fail "no message for the missing module"; cat "$TMP/m.err" >&2; }; fi
+	GPUREADY_MPI_MODULE= "$gr" bench --backend mpi -b 8 -e 8 -n 1 -w 0 >"$TMP/m.out" 2>"$TMP/m.err"; rc=$?
+	grep -q "cannot load the MPI backend module" "$TMP/m.err" && { fail "the installed binary does not find its module"; cat "$TMP/m.err" >&2; } \
+		|| pass "the binary installed under DESTDIR loads the module installed beside it (exit $rc)"
 }
 
 t_nosubprocess() {

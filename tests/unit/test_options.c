@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 struct tgt {
@@ -495,7 +496,11 @@ static void test_print_help(void **state)
 		h = capture(opt_print_help, settings_tables, scopes[s]);
 		for (size_t i = 0; i < n_all; i++) {
 			char *name = xasprintf("--%s", all[i]->name);
-			const char *at = strstr(h, name);
+			/* the whole name: --mem is not shown by --memory */
+			const char *at = h;
+			size_t nl = strlen(name);
+			while ((at = strstr(at, name)) && (isalnum((unsigned char)at[nl]) || at[nl] == '-' || at[nl] == '_'))
+				at += nl;
 			/* a name may serve two scopes with two meanings (--json) */
 			bool in = false;
 			for (size_t k = 0; k < n_all; k++)
