@@ -2,16 +2,18 @@
  * perftest-grade (see src/bench/net/net.h for the roles and net/proto.h for the
  * protocol).
  *
- *   gpuready bench net --server [--bind ADDR] [-p PORT] [--once]
+ *   gpuready bench net --server [--bind ADDR] [-p PORT] [--clients N] [--timeout SEC]
  *   gpuready bench net HOST --test tcp_bw [-s SIZE | -a] [-n N | -D SEC] [-q N] [-b]
  *   gpuready bench net --loopback --test write_bw ...
  *
- * The server serves one client at a time, forever (or --once): a client
+ * The server serves one client at a time, forever (or --clients N): a client
  * that says nothing, sends garbage or disappears is dropped with a line on
- * stderr and the next one is served. The client prints an info block, a
- * perftest-like table with the share of the link's rate, what latency is
+ * stderr and the next one is served. The client prints an info block,
+ * perftest's table (its columns and closing line, so perftest's parsers
+ * read it), and after it the share of the link's rate or what latency is
  * usual for comparison, the RDMA port counters that moved, and the verdict
- * (--expect-gbps). Exit codes: 0 pass, 1 below --expect-gbps or data that
+ * (--expect-gbps). perftest's flags mean what they mean there (-T is the
+ * ToS); those gpuready cannot honour are refused with the reason. Exit codes: 0 pass, 1 below --expect-gbps or data that
  * arrived wrong, 2 could not run (refused, no device, bad options), 3 the
  * peer disappeared or a step passed its deadline. */
 #define _GNU_SOURCE
@@ -61,13 +63,12 @@ static int client_run(const struct net_plan *nc, const char *json_file, const ch
 		net_msg_send(cs.fd, NETMSG_BYE, NULL, 0, clock_now() + 2.0);
 	else if (r != -ECONNRESET)
 		net_msg_send(cs.fd, NETMSG_ERROR, err, strlen(err), clock_now() + 2.0);
-	if (net_test_is_lat(nc->p.test))
-		net_print_latency_note(&nc->p);
+	/* perftest's closing line; what gpuready adds comes after it */
 	net_print_rule();
+	net_print_after_table(&cs, &ro);
 	if (net_test_is_rdma(nc->p.test)) {
 		after = net_load_rdma();
 		bad = net_print_counters(&cs, before, after, &cd, &ncd);
-		net_print_rule();
 	}
 	if (r < 0) {
 		fprintf(stderr, "gpuready bench net: %s\n", err);
@@ -107,10 +108,56 @@ static void *loop_server_main(void *arg)
 	return NULL;
 }
 
+/* --mem host|cuda[:GPU], or perftest's --use_cuda=GPU (the two must agree)
+ * and --use_cuda_dmabuf. */
+static char *memory_from(const struct settings *s, struct net_rdma_opts *ro)
+{
+	const char *m = s->net.mem;
+	ro->mem = NET_MEM_HOST;
+	ro->gpu = -1;
+	if (m && strcmp(m, "host")) {
+		if (strncmp(m, "cuda", 4) || (m[4] && (m[4] != ':' || !m[5])))
+			return xasprintf("--mem %s: host, cuda or cuda:GPU", m);
+		ro->mem = NET_MEM_CUDA;
+		if (m[4] == ':') {
+			char *end;
+			long g = strtol(m + 5, &end, 10);
+			if (*end || g < 0 || g > 1023)
+				return xasprintf("--mem %s: the GPU is a CUDA ordinal", m);
+			ro->gpu = (int)g;
+		}
+	}
+	if (s->net.use_cuda >= 0) {
+		if (ro->mem == NET_MEM_CUDA && ro->gpu >= 0 && ro->gpu != s->net.use_cuda)
+			return xasprintf("--use_cuda=%d and --mem %s name different GPUs", s->net.use_cuda, m);
+		ro->mem = NET_MEM_CUDA;
+		ro->gpu = s->net.use_cuda;
+	}
+	if (s->net.cuda_dmabuf && ro->mem != NET_MEM_CUDA)
+		return xstrdup("--use_cuda_dmabuf registers GPU memory: give --use_cuda=GPU (or --mem cuda) with it");
+	ro->dmabuf_only = s->net.cuda_dmabuf;
+	return NULL;
+}
+
+/* -T (perftest's ToS) and --tclass set the same byte; -R is refused. */
+static char *perftest_from(const struct settings *s, struct net_params *p)
+{
+	if (s->net.rdma_cm)
+		return xstrdup("-R (--rdma_cm): gpuready does not set up connections through rdma_cm; it exchanges the "
+			       "QPs' attributes over its own control connection. Run without -R (-T still sets the "
+			       "traffic class)");
+	if (s->net.tos >= 0 && s->net.tclass >= 0 && s->net.tos != s->net.tclass)
+		return xasprintf("-T %d and --tclass %d: both set the traffic class; give one", s->net.tos,
+				 s->net.tclass);
+	p->tclass = s->net.tos >= 0 ? s->net.tos : s->net.tclass;
+	p->warm_up = s->net.warm_up;
+	return NULL;
+}
+
 static char *options_from(const struct settings *s, struct net_plan *nc)
 {
 	net_params_default(&nc->p);
-	nc->timeout = s->bench.timeout;
+	nc->timeout = s->net.timeout;
 	nc->connect_timeout = s->connect_timeout;
 	nc->expect_gbps = s->net.expect_gbps;
 	nc->gbits = s->net.gbits;
@@ -131,23 +178,13 @@ static char *options_from(const struct settings *s, struct net_plan *nc)
 	nc->p.qps = s->net.qps;
 	nc->p.bidir = s->net.bidir;
 	nc->p.mtu = s->net.mtu;
-	nc->p.tclass = s->net.tclass;
 	nc->p.sl = s->net.sl;
-	nc->ro = (struct net_rdma_opts){ .dev = s->net.dev, .port = s->net.ib_port, .gid_index = s->net.gid,
-					 .mem = NET_MEM_HOST, .gpu = -1 };
-	if (s->net.mem && strcmp(s->net.mem, "host")) {
-		const char *m = s->net.mem;
-		if (strncmp(m, "cuda", 4) || (m[4] && (m[4] != ':' || !m[5])))
-			return xasprintf("--mem %s: host, cuda or cuda:GPU", m);
-		nc->ro.mem = NET_MEM_CUDA;
-		if (m[4] == ':') {
-			char *end;
-			long g = strtol(m + 5, &end, 10);
-			if (*end || g < 0 || g > 1023)
-				return xasprintf("--mem %s: the GPU is a CUDA ordinal", m);
-			nc->ro.gpu = (int)g;
-		}
-	}
+	nc->ro = (struct net_rdma_opts){ .dev = s->net.dev, .port = s->net.ib_port, .gid_index = s->net.gid };
+	char *e = perftest_from(s, &nc->p);
+	if (!e)
+		e = memory_from(s, &nc->ro);
+	if (e)
+		return e;
 	tcp_hostname(nc->host, sizeof(nc->host));
 	return net_params_check(&nc->p);
 }

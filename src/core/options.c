@@ -159,7 +159,11 @@ static const struct opt *find_long(const struct opt_table *const *tables, unsign
 	for (; *tables; tables++)
 		for (size_t i = 0; i < (*tables)->n; i++) {
 			const struct opt *o = &(*tables)->rows[i];
-			if ((o->scope & scope) && strlen(o->name) == len && !strncmp(o->name, name, len))
+			if (!(o->scope & scope))
+				continue;
+			if (strlen(o->name) == len && !strncmp(o->name, name, len))
+				return o;
+			if (o->alias && strlen(o->alias) == len && !strncmp(o->alias, name, len))
 				return o;
 		}
 	return NULL;
@@ -316,6 +320,8 @@ static void print_names(struct strbuf *sb, const struct opt *o)
 	if (o->short_name)
 		strbuf_addf(sb, "-%c, ", o->short_name);
 	strbuf_addf(sb, "--%s", o->name);
+	if (o->alias)
+		strbuf_addf(sb, ", --%s", o->alias);
 	if (o->type != OPT_FLAG)
 		strbuf_addf(sb, " %s", o->metavar ? o->metavar : "VALUE");
 }
@@ -368,6 +374,10 @@ void opt_print_man(FILE *out, const struct opt_table *const *tables, unsigned sc
 			fprintf(out, "\\-%c\\fR, \\fB", o->short_name);
 		fputs("\\-\\-", out);
 		roff(out, o->name);
+		if (o->alias) {
+			fputs("\\fR, \\fB\\-\\-", out);
+			roff(out, o->alias);
+		}
 		fputs("\\fR", out);
 		if (o->type != OPT_FLAG) {
 			fputs(" \\fI", out);

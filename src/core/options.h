@@ -48,6 +48,7 @@ struct opt_default {
 
 struct opt {
 	const char *name;     /* long name without "--" */
+	const char *alias;    /* a second long name, NULL if none (perftest's --qp for --qps) */
 	char short_name;      /* 0 if none */
 	enum opt_type type;
 	size_t offset;

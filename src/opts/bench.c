@@ -12,8 +12,9 @@
 #define OFF(f) offsetof(struct settings, f)
 
 /* nccl-tests' flags, with its letters, meaning and defaults
- * (docs/nccl-tests-format.md §8); the defaults are bench/harness.h's. -T,
- * -g and --json FILE serve `nccl` and `bench net` too. */
+ * (docs/nccl-tests-format.md §8); the defaults are bench/harness.h's. -T
+ * and -g serve `nccl` too, --json FILE `nccl` and `bench net` (whose -T is
+ * perftest's ToS and its timeout --timeout alone, src/opts/net.c). */
 static const struct opt bench_rows[] = {
 	{ .name = "minbytes", .short_name = 'b', .type = OPT_U64, .offset = OFF(bench.min_bytes), .metavar = "SIZE",
 	  .help = "Smallest message size in bytes (K, M, G: powers of 1024).",
@@ -59,7 +60,7 @@ static const struct opt bench_rows[] = {
 	  .def = OPT_DEF_INT(0), .max = 1000000, .scope = SCOPE_BENCH },
 	{ .name = "timeout", .short_name = 'T', .type = OPT_DOUBLE, .offset = OFF(bench.timeout), .metavar = "SEC",
 	  .help = "Seconds any step may take before the run is stopped and the stalled ranks named (0: 60 s plus the data at 100 MB/s).",
-	  .def = OPT_DEF_DOUBLE(0), .max = 1e6, .scope = SCOPE_RUN | SCOPE_NET },
+	  .def = OPT_DEF_DOUBLE(0), .max = 1e6, .scope = SCOPE_RUN },
 	{ .name = "ngpus", .short_name = 'g', .type = OPT_INT, .offset = OFF(bench.ngpus), .metavar = "N",
 	  .help = "GPUs each process drives (NCCL backend).", .def = OPT_DEF_INT(BENCH_DEFAULT_NGPUS), .min = 1,
 	  .max = 64, .scope = SCOPE_RUN },

@@ -1,15 +1,30 @@
-/* `bench net`'s options: perftest's letters and meanings where it has them
- * (perftest's README, ib_write_bw --help), its defaults those of
- * bench/net/net.h and bench/net/proto.h. */
+/* `bench net`'s options: perftest's letters, long names (as aliases where
+ * gpuready's spelling differs: --qp, --report_gbits) and meanings, read
+ * from the current upstream perftest's parser (perftest_parameters.c,
+ * `ib_write_bw --help`); its defaults those of bench/net/net.h and
+ * bench/net/proto.h. Where gpuready's own letter collided, perftest's
+ * wins: -T is the ToS, the step deadline is --timeout alone. perftest
+ * flags gpuready cannot honour are taken here and refused, with the
+ * reason, by cmd/bench_net.c (-R) or by the form check below (-c). */
 #include "opts/settings.h"
 #include "bench/net/proto.h"
 
 #include <stddef.h>
+#include <strings.h>
 
 #define OFF(f) offsetof(struct settings, f)
 
-/* -1 for --gid-index and --tclass: chosen as perftest does (the help
- * text says how), so no default is shown. */
+/* perftest's connection types other than RC (UC, UD, XRC, DC, SRD) are
+ * not implemented. */
+static const char *connection_form(const char *v)
+{
+	return strcasecmp(v, "RC") ? "RC (gpuready's RDMA tests use reliable-connected QPs; perftest's UC, UD, XRC, DC "
+				     "and SRD are not implemented)"
+				   : NULL;
+}
+
+/* -1, no default shown: --gid-index chosen as perftest does (the help text
+ * says how); -T, --tclass the system's default; --use_cuda not given. */
 static const struct opt net_rows[] = {
 	{ .name = "server", .type = OPT_FLAG, .offset = OFF(net.server),
 	  .help = "Serve clients, one after another, until stopped.", .scope = SCOPE_NET },
@@ -33,7 +48,7 @@ static const struct opt net_rows[] = {
 	  .scope = SCOPE_NET },
 	{ .name = "duration", .short_name = 'D', .type = OPT_DOUBLE, .offset = OFF(net.duration), .metavar = "SEC",
 	  .help = "Run each size for SEC seconds instead of -n.", .max = 3600, .scope = SCOPE_NET },
-	{ .name = "qps", .short_name = 'q', .type = OPT_INT, .offset = OFF(net.qps), .metavar = "N",
+	{ .name = "qps", .alias = "qp", .short_name = 'q', .type = OPT_INT, .offset = OFF(net.qps), .metavar = "N",
 	  .help = "Queue pairs (RDMA) or streams (TCP).", .def = OPT_DEF_INT(1), .min = 1, .max = 64,
 	  .scope = SCOPE_NET },
 	{ .name = "bidirectional", .short_name = 'b', .type = OPT_FLAG, .offset = OFF(net.bidir),
@@ -47,8 +62,11 @@ static const struct opt net_rows[] = {
 	  .help = "GID index (default: the RoCE v2 IPv4-mapped GID, chosen as perftest does).",
 	  .def = OPT_DEF_HIDDEN_INT(-1), .max = 255, .scope = SCOPE_NET },
 	{ .name = "tclass", .type = OPT_INT, .offset = OFF(net.tclass), .metavar = "TC",
-	  .help = "Traffic class of the RDMA packets.", .def = OPT_DEF_HIDDEN_INT(-1), .max = 255,
-	  .scope = SCOPE_NET },
+	  .help = "Traffic class: of the GRH in RDMA packets; on TCP the ToS byte of the data connections (as -T).",
+	  .def = OPT_DEF_HIDDEN_INT(-1), .max = 255, .scope = SCOPE_NET },
+	{ .name = "tos", .short_name = 'T', .type = OPT_INT, .offset = OFF(net.tos), .metavar = "TOS",
+	  .help = "Type of service byte (0-255; DSCP << 2 | ECN): IP_TOS on the TCP data connections; for RDMA the GRH traffic class (perftest sets it through rdma_cm with -R; gpuready sets it on the QPs itself).",
+	  .def = OPT_DEF_HIDDEN_INT(-1), .max = 255, .scope = SCOPE_NET },
 	{ .name = "mtu", .short_name = 'm', .type = OPT_INT, .offset = OFF(net.mtu), .metavar = "BYTES",
 	  .help = "RDMA path MTU: 256 ... 4096 (default: the port's).", .max = 4096, .scope = SCOPE_NET },
 	{ .name = "sl", .short_name = 'S', .type = OPT_INT, .offset = OFF(net.sl), .metavar = "SL",
@@ -56,10 +74,30 @@ static const struct opt net_rows[] = {
 	{ .name = "mem", .type = OPT_STRING, .offset = OFF(net.mem), .metavar = "host|cuda[:GPU]",
 	  .help = "Buffers in host or GPU memory (cuda: the GPU nearest the NIC; registered through DMA-BUF, else peer memory).",
 	  .def = OPT_DEF_STR("host"), .scope = SCOPE_NET },
+	{ .name = "use_cuda", .type = OPT_INT, .offset = OFF(net.use_cuda), .metavar = "GPU",
+	  .help = "perftest's spelling of --mem cuda:GPU.", .def = OPT_DEF_HIDDEN_INT(-1), .max = 1023,
+	  .scope = SCOPE_NET },
+	{ .name = "use_cuda_dmabuf", .type = OPT_FLAG, .offset = OFF(net.cuda_dmabuf),
+	  .help = "Register GPU memory through DMA-BUF only: fail rather than fall back to peer memory (with --use_cuda or --mem cuda).",
+	  .scope = SCOPE_NET },
+	{ .name = "perform_warm_up", .type = OPT_FLAG, .offset = OFF(net.warm_up),
+	  .help = "Before each size, post a send queue's depth of untimed requests per QP and wait for them (write_bw, read_bw).",
+	  .scope = SCOPE_NET },
+	{ .name = "connection", .short_name = 'c', .type = OPT_STRING, .offset = OFF(net.connection), .metavar = "RC",
+	  .help = "Connection type: RC only.", .def = OPT_DEF_STR("RC"), .scope = SCOPE_NET, .valid = connection_form },
+	{ .name = "rdma_cm", .short_name = 'R', .type = OPT_FLAG, .offset = OFF(net.rdma_cm),
+	  .help = "perftest's rdma_cm connection setup: refused (gpuready exchanges the QPs' attributes over its control connection).",
+	  .scope = SCOPE_NET },
+	{ .name = "CPU-freq", .short_name = 'F', .type = OPT_FLAG, .offset = OFF(net.cpu_freq),
+	  .help = "perftest's: no warning about the CPU frequency governor (gpuready prints none; accepted for scripts).",
+	  .scope = SCOPE_NET },
 	{ .name = "loopback", .type = OPT_FLAG, .offset = OFF(net.loopback),
 	  .help = "Client and server in this process (one node, no peer needed).", .scope = SCOPE_NET },
-	{ .name = "report-gbits", .type = OPT_FLAG, .offset = OFF(net.gbits),
+	{ .name = "report-gbits", .alias = "report_gbits", .type = OPT_FLAG, .offset = OFF(net.gbits),
 	  .help = "Bandwidth in Gb/s (10^9 bit/s) instead of MiB/s.", .scope = SCOPE_NET },
+	{ .name = "timeout", .type = OPT_DOUBLE, .offset = OFF(net.timeout), .metavar = "SEC",
+	  .help = "Seconds any step may take, and the server's handshake deadline (0: 60 s plus the data at 100 MB/s per step; 10 s for the handshake).",
+	  .def = OPT_DEF_DOUBLE(0), .max = 1e6, .scope = SCOPE_NET },
 	{ .name = "expect-gbps", .type = OPT_DOUBLE, .offset = OFF(net.expect_gbps), .metavar = "GBPS",
 	  .help = "Fail when the bandwidth at the largest size is below GBPS (10^9 bit/s).", .max = 1e6,
 	  .scope = SCOPE_NET },

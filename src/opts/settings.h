@@ -87,11 +87,11 @@ struct settings {
 	uint64_t nccl_bytes;   /* nccl --bytes: the element-by-element check's size */
 	/* bench net: perftest's flags where it has them */
 	struct {
-		bool server, all, bidir, loopback, gbits;
-		char *bind, *test, *dev, *mem;
-		int port, ib_port, gid, tclass, mtu, sl, qps, clients;
+		bool server, all, bidir, loopback, gbits, cpu_freq, rdma_cm, cuda_dmabuf, warm_up;
+		char *bind, *test, *dev, *mem, *connection;
+		int port, ib_port, gid, tclass, tos, mtu, sl, qps, clients, use_cuda;
 		uint64_t size, iters;
-		double duration, expect_gbps;
+		double duration, expect_gbps, timeout;
 	} net;
 };
 

@@ -16,7 +16,14 @@
 #                    named, on the client and (refused) on the server
 #   net.sh netns     two namespaces, a veth pair, htb at 200 Mbit/s: the
 #                    shaped rate within 10%; latency beside sockperf's
-#   net.sh usage     option errors
+#   net.sh usage     option errors, perftest's flags it refuses (-R, -c UD,
+#                    ...) with the reason
+#   net.sh perftest  a parser written from perftest's published format
+#                    (perftest_format.py) reads the tables of tcp_bw, tcp_lat
+#                    and the six RDMA tests (test double) and finds the JSON's
+#                    numbers; perftest's flags with their meaning (-T ToS,
+#                    --qp=, --report_gbits, --perform_warm_up, -c RC, -F);
+#                    --timeout
 #   net.sh fakerdma  every RDMA test through the command, in one process
 #                    (--loopback) against the libibverbs test double
 #                    (tests/fakes/fake_ibverbs.c): the verbs path's logic,
@@ -41,7 +48,9 @@ t_tcp() {
 	port=$(free_port)
 	server "$port" --clients 5
 	expect_exit 0 "$BIN" bench net "127.0.0.1:$port" --test tcp_bw -a -n 200 --json "$TMP/bw.json" && {
-		contains "$TMP/out" " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]   Link share" "perftest's bandwidth header"
+		grep -qx " #bytes     #iterations    BW peak\[MiB/sec\]    BW average\[MiB/sec\]   MsgRate\[Mpps\]" "$TMP/out" \
+			&& pass "perftest's bandwidth header, nothing after MsgRate" || fail "bandwidth header"
+		contains "$TMP/out" "Link share      : unknown" "the link share on its own line, after the table"
 		[ "$(rows "$TMP/out")" -eq 23 ] && pass "-a: 23 sizes, 2 B to 8 MiB" || fail "-a rows: $(rows "$TMP/out")"
 		grep -qE '^ 8388608 +200 ' "$TMP/out" && pass "last row is 8 MiB x 200" || fail "8 MiB row"
 		contains "$TMP/out" "Link            : lo, rate unknown" "loopback has no rate: said, not guessed"
@@ -77,7 +86,7 @@ t_loopback() {
 
 t_robust() {
 	port=$(free_port)
-	server "$port" --clients 5 -T 2
+	server "$port" --clients 5 --timeout 2
 	python3 - "$port" <<'EOF' >"$TMP/py.out" 2>&1 || fail "the misbehaving clients"
 import socket, struct, sys, time
 port = int(sys.argv[1])
@@ -92,7 +101,7 @@ def drain(s):
         if not b:
             return out
         out += b
-s = conn(); time.sleep(3); s.close()                                   # silent past -T 2
+s = conn(); time.sleep(3); s.close()                                   # silent past --timeout 2
 s = conn(); s.sendall(b"\xff" * 100); s.recv(4096); s.close()          # garbage
 s = conn(); s.sendall(frame(1, struct.pack("<I", 7) + b"\0" * 112))    # protocol 7
 print("v7:", drain(s)); s.close()
@@ -116,7 +125,7 @@ EOF
 	contains "$TMP/srv.err" "a step it did not announce" "a step the handshake did not announce is refused"
 	# a client that vanishes in the middle of a run
 	port=$(free_port)
-	server "$port" --clients 2 -T 5
+	server "$port" --clients 2 --timeout 5
 	"$BIN" bench net "127.0.0.1:$port" --test tcp_bw -s 64K -n 10000000 >/dev/null 2>&1 &
 	victim=$!
 	sleep 2
@@ -232,6 +241,65 @@ t_usage() {
 	expect_exit 2 "$BIN" bench net 127.0.0.1 -a -s 64 && contains "$TMP/err" "-a and -s" "-a with -s"
 	port=$(free_port)
 	expect_exit 2 "$BIN" bench net "127.0.0.1:$port" --connect-timeout 1 && contains "$TMP/err" "is \`gpuready bench net --server\` running there?" "no server: said so"
+	# perftest's flags that cannot be honoured: refused, with the reason
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw -R && contains "$TMP/err" "-R (--rdma_cm): gpuready does not set up connections through rdma_cm" "-R refused, why said"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw -c UD && contains "$TMP/err" "--connection: 'UD' is not RC" "-c UD refused"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw --connection=XRC && contains "$TMP/err" "UC, UD, XRC, DC" "--connection=XRC refused, what is implemented said"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test send_bw --perform_warm_up && contains "$TMP/err" "write_bw and read_bw only" "--perform_warm_up on send_bw refused"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test tcp_bw --perform_warm_up && contains "$TMP/err" "not tcp_bw" "--perform_warm_up on TCP refused"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw -T 40 --tclass 41 && contains "$TMP/err" "give one" "-T and --tclass disagreeing"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 -T 256 && contains "$TMP/err" "out of range 0..255" "-T above a byte"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw --use_cuda_dmabuf && contains "$TMP/err" "give --use_cuda=GPU" "--use_cuda_dmabuf without GPU memory"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --test write_bw --use_cuda=1 --mem cuda:0 && contains "$TMP/err" "name different GPUs" "--use_cuda and --mem disagreeing"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 -T && contains "$TMP/err" "option '--tos' needs a value (TOS)" "-T takes a ToS value"
+	expect_exit 2 "$BIN" bench net 127.0.0.1 --timeout x && contains "$TMP/err" "--timeout: 'x' is not a number" "--timeout is bench net's deadline"
+	expect_exit 0 "$BIN" bench net --help && contains "$TMP/out" "-T, --tos TOS" "--help: -T is the ToS" && \
+		contains "$TMP/out" "-q, --qps, --qp N" "--help: perftest's --qp beside --qps"
+	grep -q -- "-T, --timeout" "$TMP/out" && fail "--help still offers -T as a timeout" || pass "--help: no -T timeout"
+}
+
+# perftest_format.py OUT JSON [--gbits]: every row parses and matches
+parses() {
+	what=$1; shift
+	python3 "$(dirname "$0")/perftest_format.py" "$@" >"$TMP/pf.out" 2>&1 && pass "$what: $(cat "$TMP/pf.out")" \
+		|| { fail "$what: perftest's format"; cat "$TMP/pf.out" "$1" >&2; }
+}
+
+t_perftest() {
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_bw -a -n 50 --json "$TMP/a.json" && parses "tcp_bw -a" "$TMP/out" "$TMP/a.json"
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_bw -s 64K -n 200 --qp=2 -b --report_gbits --json "$TMP/g.json" && {
+		parses "tcp_bw --qp=2 -b --report_gbits" "$TMP/out" "$TMP/g.json" --gbits
+		grep -qE '^ 65536 +400 ' "$TMP/out" && pass "--qp=2: perftest's iterations x QPs" || fail "--qp=2 row"
+	}
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_lat -s 64 -n 200 --json "$TMP/l.json" && parses "tcp_lat" "$TMP/out" "$TMP/l.json"
+	# -T is perftest's ToS: set on the data connections, said, recorded
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_bw -s 4K -n 100 -T 0x68 -F -c RC --timeout 30 --json "$TMP/t.json" && {
+		contains "$TMP/out" "Traffic class   : 104 (0x68; IP_TOS on each data connection)" "-T 0x68: the ToS of the TCP data connections"
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["traffic_class"]==104, d' "$TMP/t.json" \
+			&& pass "-T in the JSON (traffic_class)" || fail "-T in the JSON"
+		schema_ok bench-net.schema.json "a run with -T" "$TMP/t.json"
+	}
+	# the six RDMA tests through the test double
+	fake=${FAKE_IBVERBS:?}
+	mkdir -p "$TMP/lib"
+	ln -s "$fake" "$TMP/lib/libibverbs.so.1"
+	export LD_LIBRARY_PATH="$TMP/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+		case $t in *_bw) size=-a n=20 ;; *) size="-s 8" n=100 ;; esac
+		# shellcheck disable=SC2086
+		expect_exit 0 "$BIN" bench net --loopback --test "$t" $size -n $n --json "$TMP/r.json" && parses "$t" "$TMP/out" "$TMP/r.json"
+	done
+	expect_exit 0 "$BIN" bench net --loopback --test write_bw -s 64K -n 100 --qp=2 --report_gbits -x 0 -T 0x68 \
+		--perform_warm_up -c RC -F --json "$TMP/w.json" && {
+		parses "write_bw with perftest's flags" "$TMP/out" "$TMP/w.json" --gbits
+		contains "$TMP/out" "Traffic class   : 104 (0x68; the GRH's traffic class)" "-T: the GRH's traffic class"
+		contains "$TMP/out" "Warm-up         : 128 requests per QP" "--perform_warm_up"
+		grep -qE '^ 65536 +200 ' "$TMP/out" && pass "--qp=2 -n 100: 200 iterations" || fail "write_bw --qp=2 row"
+	}
+	expect_exit 0 "$BIN" bench net --loopback --test read_bw -s 4K -n 50 -b --perform_warm_up && \
+		pass "read_bw -b --perform_warm_up: both ends warm up, the data still checks"
+	expect_exit 2 "$BIN" bench net --loopback --test write_bw -s 4K -n 50 -T 0x68 && \
+		contains "$TMP/err" "it travels in the GRH, which this InfiniBand connection does not use" "-T on InfiniBand without a GRH: refused, not dropped"
 }
 
 t_fakerdma() {
@@ -266,8 +334,8 @@ t_fakerdma() {
 }
 
 case "${1:-}" in
-tcp|loopback|robust|gate|rdma|netns|usage|fakerdma) "t_$1" ;;
-*) echo "usage: $0 tcp | loopback | robust | gate | rdma | netns | usage | fakerdma" >&2; exit 2 ;;
+tcp|loopback|robust|gate|rdma|netns|usage|fakerdma|perftest) "t_$1" ;;
+*) echo "usage: $0 tcp | loopback | robust | gate | rdma | netns | usage | fakerdma | perftest" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

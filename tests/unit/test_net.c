@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -67,12 +69,61 @@ static void test_names_and_params(void **state)
 	free(e);
 	net_params_default(&p);
 	p.tclass = 106;
-	assert_non_null(e = net_params_check(&p)); /* tclass is for RDMA */
+	assert_null(net_params_check(&p)); /* -T on TCP: the ToS of the data connections */
+	p.sl = 1;
+	assert_non_null(e = net_params_check(&p)); /* the SL is for RDMA */
 	free(e);
+	net_params_default(&p);
+	p.tclass = 256;
+	assert_non_null(e = net_params_check(&p));
+	free(e);
+	/* --perform_warm_up: write_bw and read_bw, as perftest */
+	static const enum net_test warm[] = { NET_WRITE_BW, NET_READ_BW, NET_SEND_BW, NET_WRITE_LAT, NET_TCP_BW };
+	for (size_t i = 0; i < sizeof(warm) / sizeof(warm[0]); i++) {
+		net_params_default(&p);
+		p.test = warm[i];
+		p.warm_up = true;
+		e = net_params_check(&p);
+		if (i < 2)
+			assert_null(e);
+		else
+			assert_non_null(strstr(e, "write_bw and read_bw only"));
+		free(e);
+	}
 	net_params_default(&p);
 	p.duration = 2;
 	assert_null(net_params_check(&p));
 	assert_int_equal(p.iters, 0); /* a duration replaces the iterations */
+}
+
+/* -T on a TCP data connection: IP_TOS (IPv4), IPV6_TCLASS (IPv6), read
+ * back from the socket; -1 leaves it alone. */
+static void test_tcp_tos(void **state)
+{
+	(void)state;
+	int v4 = socket(AF_INET, SOCK_STREAM, 0), v6 = socket(AF_INET6, SOCK_STREAM, 0), got = -1;
+	socklen_t len = sizeof(got);
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_true(v4 >= 0);
+	assert_int_equal(bind(v4, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	assert_int_equal(net_tcp_set_tos(v4, 0x68), 0);
+	assert_int_equal(getsockopt(v4, IPPROTO_IP, IP_TOS, &got, &len), 0);
+	assert_int_equal(got, 0x68);
+	assert_int_equal(net_tcp_set_tos(v4, -1), 0);
+	assert_int_equal(getsockopt(v4, IPPROTO_IP, IP_TOS, &got, &len), 0);
+	assert_int_equal(got, 0x68);
+	if (v6 >= 0) {
+		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+		if (bind(v6, (struct sockaddr *)&a6, sizeof(a6)) == 0) {
+			assert_int_equal(net_tcp_set_tos(v6, 0xb8), 0);
+			len = sizeof(got);
+			assert_int_equal(getsockopt(v6, IPPROTO_IPV6, IPV6_TCLASS, &got, &len), 0);
+			assert_int_equal(got, 0xb8);
+		}
+		close(v6);
+	}
+	close(v4);
+	assert_int_equal(net_tcp_set_tos(v4, 0x68), -EBADF);
 }
 
 static void test_bw_row(void **state)
@@ -135,6 +186,7 @@ static void test_hello(void **state)
 	h.p.duration = 1.5;
 	h.p.qps = 4;
 	h.p.bidir = true;
+	h.p.warm_up = true;
 	h.p.mtu = 4096;
 	h.p.tclass = 106;
 	h.p.sl = 3;
@@ -151,6 +203,7 @@ static void test_hello(void **state)
 	assert_true(d.p.duration == 1.5);
 	assert_int_equal(d.p.qps, 4);
 	assert_true(d.p.bidir);
+	assert_true(d.p.warm_up);
 	assert_int_equal(d.p.tclass, 106);
 	assert_int_equal(d.p.sl, 3);
 	assert_string_equal(d.host, "client-1");
@@ -175,6 +228,9 @@ static void test_hello(void **state)
 	assert_string_equal(why, "HELLO: unknown test");
 	memcpy(x, b, sizeof(x));
 	x[16] = 2; /* the "all" flag */
+	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
+	memcpy(x, b, sizeof(x));
+	x[18] = 2; /* the warm-up flag */
 	assert_int_equal(DECODE(net_hello_decode(x, sizeof(x), &d, &why)), -EPROTO);
 	memcpy(x, b, sizeof(x));
 	memset(x + NET_HELLO_LEN - 36 - 64, 'a', 64); /* unterminated host (then flags, nonce) */
@@ -426,6 +482,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_and_params),
+		cmocka_unit_test(test_tcp_tos),
 		cmocka_unit_test(test_bw_row),
 		cmocka_unit_test(test_lat_row),
 		cmocka_unit_test(test_hello),

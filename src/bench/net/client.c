@@ -116,13 +116,18 @@ static int open_streams(struct net_client_side *cs, int n, int *fds, double dead
 		struct net_data_hello dh = { .token = cs->acc.token, .stream = (uint32_t)i, .nstreams = (uint32_t)n };
 		fds[i] = tcp_connect(cs->server, cs->port, deadline, &msg);
 		/* refused until the deadline: the server went away, its deadline passed */
-		int r = fds[i] == -ECONNREFUSED ? -ETIMEDOUT : fds[i] < 0 ? fds[i] : 0;
+		int r = fds[i] == -ECONNREFUSED ? -ETIMEDOUT : fds[i] < 0 ? fds[i] : 0, tos = 0;
+		if (r == 0)
+			r = tos = net_tcp_set_tos(fds[i], cs->nc->p.tclass);
 		if (r == 0) {
 			net_data_hello_encode(&dh, b);
 			r = net_msg_send(fds[i], NETMSG_DATA_HELLO, b, sizeof(b), deadline);
 		}
 		if (r < 0) {
-			*err = xasprintf("data connection %d: %s", i, fds[i] < 0 ? msg : strerror(-r));
+			if (tos < 0)
+				*err = xasprintf("data connection %d: setting ToS %d: %s", i, cs->nc->p.tclass, strerror(-r));
+			else
+				*err = xasprintf("data connection %d: %s", i, fds[i] < 0 ? msg : strerror(-r));
 			for (int k = 0; k <= i; k++)
 				if (fds[k] >= 0)
 					close(fds[k]);

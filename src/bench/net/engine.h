@@ -26,10 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A client gets this long for each message of the handshake (-T when
- * given): a silent or confused client must not hold the server. */
+/* A client gets this long for each message of the handshake (--timeout
+ * when given): a silent or confused client must not hold the server. */
 #define HANDSHAKE_DEFAULT_S 10.0
-/* Without -T: 60 s plus the data at 100 MB/s per step, the rule of the
+/* Without --timeout: 60 s plus the data at 100 MB/s per step, the rule of the
  * collective benchmarks (a working link is far faster). */
 #define STEP_BASE_S 60.0
 #define STEP_RATE 1e8
@@ -48,7 +48,7 @@ struct net_plan {
 	struct net_params p;
 	struct net_rdma_opts ro;
 	char host[64];           /* this host's short name */
-	double timeout;          /* -T: seconds per step; 0 automatic */
+	double timeout;          /* --timeout: seconds per step; 0 automatic */
 	double connect_timeout;  /* seconds to reach the server */
 	double expect_gbps;      /* --expect-gbps at the largest size; 0 none */
 	bool gbits;              /* report Gb/s, not MiB/s */
@@ -115,8 +115,10 @@ int net_client_measure(struct net_client_side *cs, struct net_run *ro, const str
 /* output.c */
 extern const struct net_row_sink net_text_sink; /* ctx: a const bool *, true for Gb/s */
 void net_print_info(const struct net_client_side *cs);
-void net_print_latency_note(const struct net_params *p);
 void net_print_rule(void);
+/* After the table's closing line: the link share (bandwidth) or what
+ * latency is usual, then each size's data errors and sample limit. */
+void net_print_after_table(const struct net_client_side *cs, const struct net_run *ro);
 int net_print_counters(const struct net_client_side *cs, const struct inventory *before,
 		       const struct inventory *after, struct net_counter_delta **ret, size_t *n);
 int net_write_json(const char *path, const struct net_client_side *cs, const struct net_run *ro,

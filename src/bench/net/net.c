@@ -73,8 +73,14 @@ char *net_params_check(struct net_params *p)
 		return xstrdup("-D: between 0 and 3600 seconds");
 	if (p->mtu && p->mtu != 256 && p->mtu != 512 && p->mtu != 1024 && p->mtu != 2048 && p->mtu != 4096)
 		return xasprintf("--mtu %d: one of 256, 512, 1024, 2048, 4096 (verbs MTUs)", p->mtu);
-	if (!net_test_is_rdma(p->test) && (p->mtu || p->tclass >= 0 || p->sl))
-		return xstrdup("--mtu, --tclass and --sl are for RDMA tests");
+	if (!net_test_is_rdma(p->test) && (p->mtu || p->sl))
+		return xstrdup("--mtu and --sl are for RDMA tests");
+	if (p->tclass < -1 || p->tclass > 255)
+		return xasprintf("-T %d: a ToS byte, 0 to 255", p->tclass);
+	/* perftest_parameters.c: "valid in Atomic, Read and Write BW tests" */
+	if (p->warm_up && p->test != NET_WRITE_BW && p->test != NET_READ_BW)
+		return xasprintf("--perform_warm_up: perftest warms up write_bw and read_bw only, not %s",
+				 net_test_name(p->test));
 	return NULL;
 }
 

@@ -45,9 +45,12 @@ struct net_params {
 	double duration;         /* -D seconds; 0 = use iters */
 	int qps;                 /* -q: QPs or TCP streams */
 	bool bidir;              /* -b */
+	bool warm_up;            /* --perform_warm_up (write_bw, read_bw) */
+	/* -T / --tclass: the GRH traffic class (RDMA), IP_TOS or IPV6_TCLASS
+	 * on the data connections (TCP); -1 = the system's default */
+	int tclass;
 	/* RDMA, for both ends (each end applies its own device) */
 	int mtu;                 /* 0 = the port's active MTU */
-	int tclass;              /* -1 = default */
 	int sl;
 };
 
@@ -59,6 +62,7 @@ struct net_rdma_opts {
 	enum net_mem mem;
 	int gpu;                 /* CUDA ordinal; -1 = the GPU nearest the NIC */
 	unsigned lat_max_samples; /* samples a latency run keeps; 0 = NET_LAT_MAX_SAMPLES */
+	bool dmabuf_only;        /* --use_cuda_dmabuf: no fallback to peer memory */
 };
 
 /* Defaults as perftest's (REFERENCE §10): -s 65536 for bandwidth, 2 for

@@ -53,6 +53,11 @@ void net_print_info(const struct net_client_side *cs)
 	else
 		printf(" Link            : %s, rate unknown (server: %s)\n", rdma ? cs->desc.dev : cs->link, cs->acc.link);
 	printf(" Direction       : %s\n", p->bidir ? "both ways at once" : "client to server");
+	if (p->tclass >= 0)
+		printf(" Traffic class   : %d (0x%02x; %s)\n", p->tclass, p->tclass,
+		       rdma ? "the GRH's traffic class" : "IP_TOS on each data connection");
+	if (p->warm_up)
+		printf(" Warm-up         : %d requests per QP before each size\n", NET_RDMA_TX_DEPTH);
 	if (p->duration > 0)
 		printf(" Duration        : %g s per size\n", p->duration);
 	else
@@ -64,30 +69,30 @@ void net_print_info(const struct net_client_side *cs)
 	printf(RULE);
 }
 
+/* The table is perftest's, column for column (perftest_parameters.h:
+ * RESULT_FMT, RESULT_FMT_G, RESULT_FMT_LAT and RESULT_LINE; MiB/sec since
+ * perftest 24.07), so that what reads perftest's rows reads these: every
+ * line between the header and the closing RESULT_LINE is a row. What
+ * gpuready adds goes after that line (net_print_after_table). */
 static void net_print_header(const struct net_params *p, bool gbits)
 {
 	if (net_test_is_lat(p->test))
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
 		       "   99%% percentile[usec]   99.9%% percentile[usec] \n");
+	else if (gbits)
+		printf(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n");
 	else
-		printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]   Link share\n",
-		       gbits ? "Gb/sec" : "MiB/sec", gbits ? "Gb/sec" : "MiB/sec");
+		printf(" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]\n");
 }
 
-static void net_print_bw(const struct net_bw_row *r, bool gbits, bool rdma)
+/* MiB/s to Gb/s: x 2^20 x 8 / 10^9 */
+#define MIBS_TO_GBPS (1048576.0 * 8 / 1e9)
+
+static void net_print_bw(const struct net_bw_row *r, bool gbits)
 {
-	/* MiB/s to Gb/s: x 2^20 x 8 / 10^9 */
-	double k = gbits ? 1048576.0 * 8 / 1e9 : 1.0;
-	char share[32];
-	if (r->link_share >= 0)
-		snprintf(share, sizeof(share), "%.1f%%", r->link_share * 100);
-	else
-		snprintf(share, sizeof(share), "n/a");
-	printf(" %-10llu %-14llu %-18.2f %-21.2f %-15.6f %s\n", (unsigned long long)r->bytes,
-	       (unsigned long long)r->iters, r->peak_mibs * k, r->avg_mibs * k, r->msg_rate_mpps, share);
-	if (r->errors)
-		printf(" # %llu %s arrived wrong (%llu-byte messages)\n", (unsigned long long)r->errors,
-		       rdma ? "bytes" : "messages", (unsigned long long)r->bytes);
+	double k = gbits ? MIBS_TO_GBPS : 1.0;
+	printf(" %-10llu %-14llu %-18.2f %-21.2f %-.6f\n", (unsigned long long)r->bytes, (unsigned long long)r->iters,
+	       r->peak_mibs * k, r->avg_mibs * k, r->msg_rate_mpps);
 	fflush(stdout);
 }
 
@@ -97,9 +102,6 @@ static void net_print_lat(const struct net_lat_row *r)
 	       "                %-7.2f\n",
 	       (unsigned long long)r->bytes, (unsigned long long)r->iters, r->min, r->max, r->typical, r->avg, r->stdev,
 	       r->p99, r->p999);
-	if (r->errors)
-		printf(" # %llu echoes of %llu bytes came back wrong\n", (unsigned long long)r->errors,
-		       (unsigned long long)r->bytes);
 	fflush(stdout);
 }
 
@@ -110,15 +112,15 @@ static void text_header(void *ctx, const struct net_params *p)
 
 static void text_bw(void *ctx, const struct net_bw_row *row, bool rdma)
 {
-	net_print_bw(row, *(const bool *)ctx, rdma);
+	(void)rdma;
+	net_print_bw(row, *(const bool *)ctx);
 }
 
 static void text_lat(void *ctx, const struct net_lat_row *row, bool capped)
 {
 	(void)ctx;
+	(void)capped;
 	net_print_lat(row);
-	if (capped)
-		printf(" # stopped at %u samples, before -D ran out\n", NET_LAT_MAX_SAMPLES);
 }
 
 const struct net_row_sink net_text_sink = { .header = text_header, .bw = text_bw, .lat = text_lat };
@@ -131,9 +133,8 @@ void net_print_rule(void)
 /* What latency to expect, for reading the numbers: both measured on one
  * direct 40GbE link between two ConnectX-3 Pro nodes (ib_write_lat 0.85 us;
  * TCP 21.9 us). */
-void net_print_latency_note(const struct net_params *p)
+static void net_print_latency_note(const struct net_params *p)
 {
-	printf(RULE);
 	if (net_test_is_rdma(p->test))
 		printf(" For comparison: ib_write_lat (2 B) measured 0.85 usec over a direct 40GbE RoCE link between\n"
 		       " two ConnectX-3 Pro nodes, against 21.9 usec over TCP on the same link. Several times that\n"
@@ -142,6 +143,50 @@ void net_print_latency_note(const struct net_params *p)
 		printf(" For comparison: a direct 40GbE link between two ConnectX-3 Pro nodes measured 21.9 usec over\n"
 		       " TCP and 0.85 usec over RDMA. TCP pays the kernel's network stack on both ends; loopback and\n"
 		       " a local veth measure that stack alone, without a wire.\n");
+}
+
+/* The link share at the largest size and the best of all sizes (--json
+ * has every row's). */
+static void net_print_link_share(const struct net_client_side *cs, const struct net_run *ro)
+{
+	const struct net_bw_row *last = ro->n ? &ro->bw[ro->n - 1] : NULL, *best = last;
+	if (!last)
+		return;
+	if (last->link_share < 0) {
+		printf(" Link share      : unknown (the link's rate is not known)\n");
+		return;
+	}
+	for (size_t i = 0; i < ro->n; i++)
+		if (ro->bw[i].link_share > best->link_share)
+			best = &ro->bw[i];
+	printf(" Link share      : %.1f%% of %g Gb/s%s at %llu B", last->link_share * 100, cs->link_gbps,
+	       cs->nc->p.bidir ? " each way" : "", (unsigned long long)last->bytes);
+	if (best != last)
+		printf("; best %.1f%% at %llu B", best->link_share * 100, (unsigned long long)best->bytes);
+	printf("\n");
+}
+
+void net_print_after_table(const struct net_client_side *cs, const struct net_run *ro)
+{
+	const struct net_params *p = &cs->nc->p;
+	bool rdma = net_test_is_rdma(p->test);
+	if (ro->lat)
+		net_print_latency_note(p);
+	else if (ro->bw)
+		net_print_link_share(cs, ro);
+	for (size_t i = 0; i < ro->n; i++) {
+		uint64_t bytes = ro->bw ? ro->bw[i].bytes : ro->lat[i].bytes;
+		uint64_t errors = ro->bw ? ro->bw[i].errors : ro->lat[i].errors;
+		if (errors && ro->bw)
+			printf(" Data errors     : %llu %s arrived wrong (%llu-byte messages)\n", (unsigned long long)errors,
+			       rdma ? "bytes" : "messages", (unsigned long long)bytes);
+		else if (errors)
+			printf(" Data errors     : %llu echoes of %llu bytes came back wrong\n", (unsigned long long)errors,
+			       (unsigned long long)bytes);
+		if (ro->lat && ro->lat[i].capped)
+			printf(" Sample limit    : %llu B stopped at %u samples, before -D ran out\n",
+			       (unsigned long long)bytes, NET_LAT_MAX_SAMPLES);
+	}
 }
 
 /* Prints the counters that moved; returns how many are bad. */
@@ -214,6 +259,8 @@ int net_write_json(const char *path, const struct net_client_side *cs, const str
 	json_object_object_add(o, "link_gbps", cs->link_gbps > 0 ? json_object_new_double(cs->link_gbps) : NULL);
 	json_object_object_add(o, "qps", json_object_new_int(p->qps));
 	json_object_object_add(o, "bidirectional", json_object_new_boolean(p->bidir));
+	json_object_object_add(o, "traffic_class", p->tclass >= 0 ? json_object_new_int(p->tclass) : NULL);
+	json_object_object_add(o, "warm_up", json_object_new_boolean(p->warm_up));
 	json_object_object_add(o, "iterations", json_object_new_uint64(p->iters));
 	json_object_object_add(o, "duration_s", json_object_new_double(p->duration));
 	if (net_test_is_rdma(p->test)) {

@@ -36,7 +36,8 @@ void net_hello_encode(const struct net_hello *h, uint8_t out[NET_HELLO_LEN])
 	wire_put_u64(&w, h->p.size);
 	wire_put_u8(&w, h->p.all);
 	wire_put_u8(&w, h->p.bidir);
-	wire_put_zeros(&w, 2);
+	wire_put_u8(&w, h->p.warm_up);
+	wire_put_zeros(&w, 1);
 	wire_put_u64(&w, h->p.iters);
 	wire_put_f64(&w, h->p.duration);
 	wire_put_u32(&w, (uint32_t)h->p.qps);
@@ -63,8 +64,8 @@ int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *
 	h->version = v;
 	uint32_t test = wire_get_u32(&r);
 	h->p.size = wire_get_u64(&r);
-	uint8_t all = wire_get_u8(&r), bidir = wire_get_u8(&r);
-	wire_skip(&r, 2);
+	uint8_t all = wire_get_u8(&r), bidir = wire_get_u8(&r), warm_up = wire_get_u8(&r);
+	wire_skip(&r, 1);
 	h->p.iters = wire_get_u64(&r);
 	h->p.duration = wire_get_f64(&r);
 	uint32_t qps = wire_get_u32(&r), mtu = wire_get_u32(&r), tclass = wire_get_u32(&r), sl = wire_get_u32(&r);
@@ -74,7 +75,7 @@ int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *
 	wire_get_bytes(&r, h->nonce, sizeof(h->nonce));
 	if (test >= NET__COUNT)
 		return bad(err, "HELLO: unknown test");
-	if (all > 1 || bidir > 1)
+	if (all > 1 || bidir > 1 || warm_up > 1)
 		return bad(err, "HELLO: a flag is neither 0 nor 1");
 	if (!isfinite(h->p.duration))
 		return bad(err, "HELLO: the duration is not a number");
@@ -83,6 +84,7 @@ int net_hello_decode(const uint8_t *buf, size_t len, struct net_hello *h, char *
 	h->p.test = (enum net_test)test;
 	h->p.all = all;
 	h->p.bidir = bidir;
+	h->p.warm_up = warm_up;
 	h->p.qps = (int)qps;
 	h->p.mtu = (int)mtu;
 	h->p.tclass = (int32_t)tclass;

@@ -21,7 +21,10 @@
 
 #include "net.h"
 
-/* 2: HELLO carries the job token flag and nonce; CHALLENGE and PROOF. */
+/* 2: HELLO carries the job token flag and nonce; CHALLENGE and PROOF.
+ * HELLO's byte 18, reserved before, carries --perform_warm_up: a server
+ * from before it ignores the byte, so only a -b run's server half goes
+ * without its warm-up there. */
 #define NET_PROTO_VERSION 2
 #define NET_PROTO_MAGIC 0x54454e47u /* "GNET" */
 #define NET_MSG_MAX (1u << 20)

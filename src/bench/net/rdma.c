@@ -463,7 +463,11 @@ static int reg_cuda(struct net_rdma *e, const struct sysview *sv, char **err)
 		gpu_normalize_bdf(id, bdf, sizeof(bdf));
 	}
 	const char *how = "DMA-BUF";
-	if (!dmabuf_offered(e) || reg_dmabuf(e, why, sizeof(why)) < 0) {
+	bool dmabuf = dmabuf_offered(e) && reg_dmabuf(e, why, sizeof(why)) == 0;
+	if (!dmabuf && e->dmabuf_only)
+		return nr_fail(err, -ENOTSUP, "GPU memory of cuda:%d could not be registered with %s through DMA-BUF "
+			    "(--use_cuda_dmabuf): %s", ord, e->desc.dev, why);
+	if (!dmabuf) {
 		errno = 0;
 		if (!(e->mr = e->v.reg_mr(e->pd, (void *)(uintptr_t)e->dptr, e->bytes, ACCESS))) {
 			int x = nr_verb_errno(-1);
@@ -585,6 +589,7 @@ int net_rdma_open_env(const struct net_rdma_env *env, const struct net_rdma_opts
 	e->p = *p;
 	e->n_qps = e->p.qps = p->qps > 0 ? p->qps : 1;
 	e->mem = o->mem;
+	e->dmabuf_only = o->dmabuf_only;
 	e->port = o->port > 0 ? o->port : 1;
 	e->gpu = o->gpu;
 	e->lat_max = o->lat_max_samples ? o->lat_max_samples : NET_LAT_MAX_SAMPLES;
@@ -687,6 +692,11 @@ static int qp_to_rtr(struct net_rdma *e, int q, const struct net_rdma_peer *peer
 		a.ah_attr.grh.sgid_index = (uint8_t)e->gid_index;
 		a.ah_attr.grh.hop_limit = GRH_HOP_LIMIT;
 		a.ah_attr.grh.traffic_class = (uint8_t)(e->p.tclass > 0 ? e->p.tclass : 0);
+	} else if (e->p.tclass > 0) {
+		/* the traffic class travels in the GRH alone: never dropped silently */
+		return nr_fail(err, -EINVAL, "traffic class %d (-T/--tclass) on %s: it travels in the GRH, which this "
+			    "InfiniBand connection does not use; give -x GID_INDEX to address by GID", e->p.tclass,
+			    e->desc.dev);
 	}
 	int r = e->v.modify_qp(p->qp, &a,
 			       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

@@ -35,6 +35,7 @@ struct ep_qp {
 struct net_rdma {
 	struct net_params p;       /* the client's, with qps >= 1 */
 	enum net_mem mem;
+	bool dmabuf_only;          /* --use_cuda_dmabuf */
 	int port, gpu;
 	struct dl_lib vlib;
 	struct verbs_api v;

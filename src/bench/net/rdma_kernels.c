@@ -298,6 +298,30 @@ static struct bw *bw_new(struct run *r)
 	return b;
 }
 
+/* perftest's --perform_warm_up (perform_warm_up(), perftest_resources.c):
+ * a send queue's depth of requests on each QP, untimed and waited for,
+ * before the measured loop; write_bw and read_bw only, which the peer
+ * takes no part in. They move the pattern the measured loop moves, so
+ * the data check after the run holds. */
+static int bw_warm_up(struct run *r)
+{
+	if (!r->e->p.warm_up || (r->test != NET_WRITE_BW && r->test != NET_READ_BW))
+		return 0;
+	struct run w = *r;
+	w.iters = NET_RDMA_TX_DEPTH;
+	w.duration = 0;
+	_cleanup_free_ struct bw *b = bw_new(&w);
+	b->sends = true;
+	b->recvs = false;
+	int rc = bw_loop(b);
+	/* what the peer said meanwhile belongs to the run */
+	r->early = w.early;
+	r->have_early = w.have_early;
+	r->result_sent = w.result_sent;
+	r->next_watch = w.next_watch;
+	return rc;
+}
+
 /* The initiator's samples: its counts, with -b plus the target's (the
  * slices ran side by side: each takes the slower side's time). */
 static void bw_samples(const struct net_rdma_sync *mine, const struct net_rdma_sync *peer, bool bidir,
@@ -323,7 +347,9 @@ int nr_bw_initiator(struct run *r, struct net_samples *out)
 	int rc = nr_run_start(r, bw_prepare(r));
 	if (rc < 0)
 		return rc;
-	rc = bw_loop(b);
+	rc = bw_warm_up(r);
+	if (rc == 0)
+		rc = bw_loop(b);
 	bw_counts(b, &done);
 	rc = nr_run_finish(r, rc, &done, &res);
 	if (rc == 0 && takes_data(r))
@@ -343,7 +369,9 @@ int nr_bw_target(struct run *r, struct net_samples *out)
 	int rc = nr_run_accept(r, bw_prepare);
 	if (rc < 0)
 		return rc;
-	if (b->sends || b->recvs)
+	if (b->sends)
+		rc = bw_warm_up(r);
+	if (rc == 0 && (b->sends || b->recvs))
 		rc = bw_loop(b);
 	rc = nr_run_done(r, rc, &done);
 	if (rc == 0 && takes_data(r))

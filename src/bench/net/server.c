@@ -61,7 +61,15 @@ static int accept_data(int lfd, const struct client *c, int n, double deadline, 
 		_cleanup_free_ char *why = NULL;
 		if (m.type == NETMSG_DATA_HELLO && net_data_hello_decode(m.payload, m.len, &dh, &why) == 0 &&
 		    dh.token == c->token && (int)dh.nstreams == n && dh.stream == (uint32_t)got) {
+			int t = net_tcp_set_tos(m.fd, c->hello.p.tclass);
 			fds[got++] = m.fd;
+			if (t < 0) {
+				*err = xasprintf("setting ToS %d on data connection %d: %s", c->hello.p.tclass, got, strerror(-t));
+				free(m.payload);
+				for (int k = 0; k < got; k++)
+					close(fds[k]);
+				return t;
+			}
 		} else {
 			if (m.type == NETMSG_HELLO) {
 				_cleanup_free_ char *busy = xasprintf("the server is busy with %s; try again", c->who);

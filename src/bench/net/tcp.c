@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -51,6 +52,19 @@ static int short_transfer(int fd, double deadline)
 	if (deadline > 0)
 		set_timeouts(fd, deadline);
 	return 0;
+}
+
+int net_tcp_set_tos(int fd, int tos)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (tos < 0)
+		return 0;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	int r = ss.ss_family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos))
+					 : setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+	return r < 0 ? -errno : 0;
 }
 
 /* 0, 1 at a clean end of stream before any byte, or -errno. */

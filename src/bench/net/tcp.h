@@ -31,6 +31,11 @@
 int net_tcp_bw(const int *fds, int n, bool send, bool recv, uint64_t size, uint64_t iters, double duration,
 	       double deadline, struct net_samples *rx, char **err);
 
+/* -T / --tclass on a data connection: the ToS byte, IP_TOS on IPv4,
+ * IPV6_TCLASS on IPv6 (both ends set it on their streams, so -b marks
+ * both directions). tos < 0 leaves the socket alone. 0 or -errno. */
+int net_tcp_set_tos(int fd, int tos);
+
 /* Client: iters round trips (after a warm-up of a tenth, at least 10), or
  * round trips for the duration. out->lat_us gets one sample each. */
 int net_tcp_lat_client(int fd, uint64_t size, uint64_t iters, double duration, double deadline,
