@@ -8,6 +8,8 @@
 #   project.sh testcount  the README's count of Meson tests, in a full `make test` build
 #   project.sh layout   src/ keeps its layout (scripts/check-layout.py: include layers, file and
 #                       function sizes, no mutable static storage; docs/ARCHITECTURE.md)
+#   project.sh jargon   nothing the binary prints and no tracked file (docs, comments, fixture
+#                       READMEs) points at the team's private notes: sources are cited by name
 #
 # Environment as tests/cli/run.sh (tests/meson.build). Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -127,12 +129,35 @@ PYEOF
 	else fail "README examples drifted (regenerate them from real output):"; head -40 "$TMP/ex" >&2; fi
 }
 
+# Private shorthand a clone of the project cannot resolve: numbered guides
+# (a guide by number), sections of an internal notebook, paths beside the checkout.
+# Sources are cited by their public name instead (docs/ARCHITECTURE.md).
+jargon_re='[Ss]eeds? ?[0-9]{3}|[Ss]eed.s\b|seed-era|\bREFERENCE\b|\.\./shared/|/work/shared'
+t_jargon() {
+	command -v strings >/dev/null || { echo "SKIP: strings (binutils) missing"; exit 77; }
+	strings -a "$BIN" | grep -nE -- "$jargon_re" >"$TMP/bin.hits"
+	if [ -s "$TMP/bin.hits" ]; then fail "the binary's strings:"; head -20 "$TMP/bin.hits" >&2
+	else pass "the binary's strings cite no private notes"; fi
+	# Every tracked text file; without git (a source tarball), every file.
+	if git -C "$SRC" ls-files -z >"$TMP/files" 2>/dev/null && [ -s "$TMP/files" ]; then :; else
+		(cd "$SRC" && find . -path ./.git -prune -o -path './build*' -prune -o -type f -print0) >"$TMP/files"
+	fi
+	# Left out: this pattern's own definition, and the CI runner's path to the
+	# fresh-root tool on the CI host (a path it runs, not a citation).
+	(cd "$SRC" && xargs -0 grep -InE -- "$jargon_re" <"$TMP/files") |
+		grep -vE '^(\./)?tests/cli/project\.sh:[0-9]+:jargon_re=|^(\./)?\.ci/run:[0-9]+:.*\.\./shared/tools/fresh-debian\.sh' \
+		>"$TMP/src.hits"
+	if [ -s "$TMP/src.hits" ]; then fail "private shorthand in tracked files (cite the public source):"; head -40 "$TMP/src.hits" >&2
+	else pass "tracked files cite no private notes ($(tr -cd '\0' <"$TMP/files" | wc -c) files)"; fi
+}
+
 case ${1:-} in
 ci) t_ci ;;
+jargon) t_jargon ;;
 examples) t_examples ;;
 layout) t_layout ;;
 readme) t_readme ;;
 testcount) t_testcount ;;
-*) echo "usage: $0 ci|readme|testcount|layout|examples" >&2; exit 2 ;;
+*) echo "usage: $0 ci|readme|testcount|layout|examples|jargon" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ]

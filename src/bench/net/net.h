@@ -61,7 +61,7 @@ struct net_rdma_opts {
 	unsigned lat_max_samples; /* samples a latency run keeps; 0 = NET_LAT_MAX_SAMPLES */
 };
 
-/* Defaults as perftest's (REFERENCE §10): -s 65536 for bandwidth, 2 for
+/* Defaults as perftest's (perftest src/perftest_parameters.c): -s 65536 for bandwidth, 2 for
  * latency; -n 5000 for bandwidth, 1000 for latency. */
 #define NET_BW_SIZE 65536u
 #define NET_LAT_SIZE 2u

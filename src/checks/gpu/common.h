@@ -14,10 +14,10 @@
 const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size);
 
 enum xid_class { XID_FATAL, XID_APP, XID_OTHER };
-/* REFERENCE §12: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
+/* NVIDIA XID errors documentation: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
  * (reset, reboot, RMA); 13, 31, 43, 45 are application faults. */
 enum xid_class xid_classify(int code);
-/* One-line meaning of an Xid (REFERENCE §12 table), or NULL. */
+/* One-line meaning of an Xid (NVIDIA XID errors documentation), or NULL. */
 const char *xid_meaning(int code);
 
 /* "6.8.0-52-generic" -> 6, 8. false if it does not start "N.N". */
@@ -31,7 +31,7 @@ const struct nvidia_gpu_info *nvproc_for(const struct inventory *inv, const char
 /* The Xid log names GPUs by "dddd:bb:dd" (no function): does it name p? */
 bool xid_names(const char *xid_pci, const struct pci_dev *p);
 
-/* NCCL's GPUDirect RDMA level from NCCL_NET_GDR_LEVEL (REFERENCE §8;
+/* NCCL's GPUDirect RDMA level from NCCL_NET_GDR_LEVEL (NCCL documentation, Environment Variables;
  * docs/nccl-variables.md §4) as the largest nvidia-smi class it allows:
  * LOC/NVL/NVB/C2C/PIX -> PIX, PXB/P2C/PXN -> PXB, PHB -> NODE (NCCL's PHB
  * covers nvidia-smi's PHB and NODE), SYS -> SYS; legacy numbers 0 LOC,

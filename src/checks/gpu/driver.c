@@ -4,8 +4,9 @@
  * allocations (loaded on demand by nvidia-modprobe, so its absence is a
  * warning). The version and the flavour (open vs proprietary) come from
  * /proc/driver/nvidia/version, cross-checked with /sys/module/nvidia/taint:
- * the proprietary module taints with P, the open one does not (REFERENCE
- * §4). Seed 000 runs the open 570 driver. */
+ * the proprietary module taints with P, the open one does not (
+ * Linux Documentation/admin-guide/tainted-kernels.rst; NVIDIA
+ * open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c). */
 #include "checks/check.h"
 #include "common.h"
 

@@ -1,6 +1,6 @@
 /* gpu.xid: Xid errors in the kernel log, per GPU and code.
  *
- * Classified with REFERENCE §12 (NVIDIA Xid catalog): 48, 62, 64, 74, 79,
+ * Classified with NVIDIA's XID errors documentation: 48, 62, 64, 74, 79,
  * 92, 94, 95, 119, 120 mean hardware trouble or a state only a reset or
  * reboot clears (fail); 13, 31, 43, 45 are application faults (ok, with a
  * note); others are reported as warnings. The log covers the time since
@@ -62,6 +62,6 @@ static int run(struct check_ctx *c)
 const struct check_def check_gpu_xid = {
 	.id = "gpu.xid",
 	.section = "Xid Errors",
-	.summary = "Xid errors in the kernel log, grouped by GPU and code and classified (REFERENCE §12)",
+	.summary = "Xid errors in the kernel log, grouped by GPU and code and classified (NVIDIA XID errors documentation)",
 	.run = run,
 };

@@ -2,10 +2,11 @@
  *
  * DMA-BUF needs the open NVIDIA kernel modules (dma-buf export of CUDA
  * memory exists only there) and a kernel with RDMA dma-buf MRs (5.12+);
- * seed 000 recommends 6.2+ and CONFIG_PCI_P2PDMA=y (REFERENCE §7). Legacy
+ * bring-up guides commonly recommend 6.2+ and CONFIG_PCI_P2PDMA=y (NVIDIA
+ * open-gpu-kernel-modules README; Linux drivers/infiniband/hw/mlx5/mr.c). Legacy
  * peer memory is detected as NCCL does: any of
  * /sys/kernel/mm/memory_peers/nv_mem/version, .../nv_mem_nc/version,
- * /sys/module/nvidia_peermem/version (REFERENCE §3). DMA-BUF is preferred
+ * /sys/module/nvidia_peermem/version (NCCL src/transport/net_ib/gdr.cc). DMA-BUF is preferred
  * when both are usable (NCCL tries it first). */
 #include "common.h"
 #include "checks/rdma/common.h"
@@ -46,7 +47,7 @@ void gdr_state_get(const struct inventory *inv, struct gdr_state *s)
 	s->kernel_dmabuf = s->kmaj > 5 || (s->kmaj == 5 && s->kmin >= 12);
 	s->p2pdma = kconfig_get(&inv->kconfig, "CONFIG_PCI_P2PDMA");
 	s->dmabuf_usable = s->driver_loaded && s->flavour == NV_FLAVOUR_OPEN && s->kernel_dmabuf;
-	/* NCCL's peer-memory detection (REFERENCE §3), then the module list */
+	/* NCCL's peer-memory detection (NCCL src/transport/net_ib/gdr.cc), then the module list */
 	if (nv->peermem_marker)
 		s->peermem_how = nv->peermem_marker;
 	else if (modules_state(&inv->modules, "nvidia_peermem") == MODULE_LOADED)

@@ -1,5 +1,5 @@
 /* What the GPUDirect RDMA checks share: which method the node can use
- * (REFERENCE §3, §7), decided once from the inventory. */
+ * (NCCL src/transport/net_ib/gdr.cc; NVIDIA open-gpu-kernel-modules), decided once from the inventory. */
 #ifndef GPUREADY_GPUDIRECT_COMMON_H
 #define GPUREADY_GPUDIRECT_COMMON_H
 

@@ -1,10 +1,11 @@
-/* gpudirect.dmabuf: the DMA-BUF prerequisites, each a finding (seed 000's
- * verify-gpudirect, REFERENCE §7):
+/* gpudirect.dmabuf: the DMA-BUF prerequisites, each a finding (NVIDIA
+ * open-gpu-kernel-modules README: "DMABUF support for CUDA allocations"):
  *   - the open NVIDIA kernel modules (only they export CUDA memory as
- *     dma-buf) — proprietary is a fail with the seed's fix;
+ *     dma-buf) — proprietary is a fail whose fix is the -open
+ *     driver package (Turing or newer; Volta and older: not possible);
  *   - kernel RDMA dma-buf MRs: below 5.12 a fail, below 6.2 a warn (the
- *     seed's recommendation), from 6.2 ok;
- *   - CONFIG_PCI_P2PDMA=y (seed 000; warn if not set);
+ *     release bring-up guides commonly recommend), from 6.2 ok;
+ *   - CONFIG_PCI_P2PDMA=y (Linux drivers/pci/Kconfig; warn if not set);
  *   - CONFIG_INFINIBAND_USER_MEM and CONFIG_INFINIBAND_ON_DEMAND_PAGING:
  *     mlx5 refuses dma-buf MRs without them (linux hw/mlx5/mr.c) — fail. */
 #include "checks/check.h"

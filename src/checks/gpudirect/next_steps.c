@@ -1,5 +1,5 @@
-/* gpudirect.next_steps: seed 000's closing hints — which perftest and NCCL
- * commands to run next — adapted to this node's devices. Always ok: it is
+/* gpudirect.next_steps: the commands bring-up guides close with —
+ * which perftest and NCCL tests to run next — adapted to this node's devices. Always ok: it is
  * guidance, with the commands as details. */
 #include "checks/check.h"
 #include "common.h"

@@ -1,6 +1,7 @@
 /* gpudirect.nic: each RDMA NIC can do GPUDirect RDMA. ConnectX-3 (mlx4)
- * cannot: NCCL stages every transfer through host memory, which seed 004
- * measured as ~2 GB/s busbw against ~4.5 GB/s raw RDMA on 40 GbE. */
+ * cannot: NCCL stages every transfer through host memory, which a published V100 +
+ * ConnectX-3 Pro build-out measured as ~2 GB/s busbw against ~4.5 GB/s
+ * raw RDMA on 40 GbE. */
 #include "checks/check.h"
 #include "common.h"
 

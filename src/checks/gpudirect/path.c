@@ -1,11 +1,12 @@
 /* gpudirect.path: for every GPU, its nearest RDMA NIC and the PCIe path
- * class between them (inventory/topo.c, REFERENCE §5), against the
- * effective NCCL_NET_GDR_LEVEL (default PXB; REFERENCE §8). NCCL uses
+ * class between them (inventory/topo.c; the classes of `nvidia-smi topo -m`), against the
+ * effective NCCL_NET_GDR_LEVEL (default PXB; NCCL documentation, Environment Variables). NCCL uses
  * GPUDirect RDMA only when the path is at or below that level: beyond it
  * the GPU's traffic is staged through host memory — warn, naming GPU, NIC,
  * path and the setting that would change it. SYS (across sockets) is a
  * warn in any case: GPUDirect RDMA across the CPU interconnect is slow
- * (seed 002: "SYS = crosses NUMA/socket boundary (suboptimal)"). */
+ * (the legend of `nvidia-smi topo -m`: SYS crosses the SMP interconnect
+ * between NUMA nodes). */
 #include "checks/check.h"
 #include "common.h"
 

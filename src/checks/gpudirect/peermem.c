@@ -1,4 +1,4 @@
-/* gpudirect.peermem: the legacy peer-memory module. Seed 000 wants
+/* gpudirect.peermem: the legacy peer-memory module. Bring-up guides want
  * nvidia_peermem NOT loaded when DMA-BUF is usable (NCCL prefers DMA-BUF;
  * the module only adds an out-of-tree path): warn. When DMA-BUF is not
  * usable it is the only way: ok when present (gpudirect.method fails

@@ -2,7 +2,7 @@
  * every Mellanox NIC on PCI has one.
  *
  * No RDMA device at all is a fail, with the note that RDMA is only needed
- * for multi-server training (seed 000, "When Do You Need RDMA?"). A
+ * for multi-server training (a single server needs no RDMA). A
  * ConnectX/BlueField PCI function without an RDMA device means the
  * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind. */
 #include "checks/check.h"

@@ -1,6 +1,6 @@
 /* rdma.hw_counters: retransmission and timeout counters are zero.
  *
- * mlx5 hw_counters (REFERENCE §1): out_of_sequence and packet_seq_err
+ * mlx5 hw_counters (Linux drivers/infiniband/hw/mlx5/counters.c): out_of_sequence and packet_seq_err
  * count packets that arrived out of order (drops upstream, so go-back-N
  * retransmission: a lossy fabric, usually missing PFC on RoCE);
  * local_ack_timeout_err counts transport timeouts (the peer did not ack in

@@ -1,6 +1,6 @@
 /* rdma.port_errors: the port error counters are zero.
  *
- * PMA counters in ports/N/counters (REFERENCE §1): symbol errors, link
+ * PMA counters in ports/N/counters (Linux drivers/infiniband/core/sysfs.c): symbol errors, link
  * downs, receive errors, link error recoveries, local link integrity and
  * buffer overrun errors point at cables, transceivers or a flapping link.
  * They count since the last reset (driver load or `perfquery -R`), so a

@@ -1,6 +1,6 @@
 /* rdma.tos_persist: the rdma_cm ToS setting survives a reboot.
  *
- * configfs is rebuilt empty at boot (REFERENCE §2), so a non-default ToS
+ * configfs is rebuilt empty at boot (Linux Documentation/ABI/testing/configfs-rdma_cm), so a non-default ToS
  * needs something that writes it at boot: an enabled systemd unit (seed
  * 000's rdma-cm-tos.service), a udev rule, or rc.local (inventory/
  * persist.c finds them by what they write). None is a warn; a unit that
