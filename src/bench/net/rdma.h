@@ -1,7 +1,7 @@
 /* The RDMA kernels of `gpuready bench net`: RC queue pairs over verbs
  * (libibverbs loaded at run time), buffers in host or GPU memory, the
- * perftest tests write/read/send bandwidth and latency (Linux drivers/infiniband/core/sysfs.c; perftest src/cuda_memory.c;
- * §10).
+ * perftest tests write/read/send bandwidth and latency (Linux drivers/infiniband/core/sysfs.c;
+ * perftest src/cuda_memory.c, src/perftest_parameters.c).
  *
  * One endpoint per side. Both sides open their endpoint with the same
  * net_params (the client's), exchange net_rdma_info blobs over the control

@@ -24,8 +24,9 @@ struct gdr_state {
 
 void gdr_state_get(const struct inventory *inv, struct gdr_state *s);
 const char *gdr_method_name(enum gdr_method m);
-/* Can this RDMA device do GPUDirect RDMA? ConnectX-3 (mlx4) cannot (seed
- * 004); mlx5 devices can. Unknown devices are assumed able. */
+/* Can this RDMA device do GPUDirect RDMA? ConnectX-3 (mlx4) cannot
+ * (the upstream mlx4 driver registers no dma-buf memory, Linux
+ * drivers/infiniband/hw/mlx4); mlx5 devices can. Unknown devices are assumed able. */
 bool nic_gdr_capable(const struct inventory *inv, const struct rdma_dev *d);
 
 #endif
