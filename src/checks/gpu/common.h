@@ -70,6 +70,20 @@ void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail f
  * gpu_lib_advise's row for a call that never returned. */
 void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
 
+/* NVIDIA's open kernel modules drive Turing and newer GPUs only (NVIDIA
+ * open-gpu-kernel-modules README). Turing's first GPU is PCI device 0x1e02
+ * (TU102); every older GPU (Volta GV100 up to 0x1df6, Pascal, Maxwell,
+ * Kepler) is below 0x1e00 (pci.ids). */
+#define NV_FIRST_TURING_DEVICE 0x1e00u
+/* The first NVIDIA GPU on PCI older than Turing (the open modules cannot
+ * drive it, so DMA-BUF is impossible and legacy peer memory is the
+ * GPUDirect RDMA method), or NULL when there is none. */
+const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
+/* The Debian/Ubuntu driver package for this node's driver branch (the
+ * loaded version's major number, else 570 open / 535 proprietary):
+ * "nvidia-driver-535-open" with open, "nvidia-driver-535" without. Into buf. */
+const char *gpu_driver_package(const struct inventory *inv, bool open, char *buf, size_t size);
+
 /* Whether the nvidia kernel module is loaded, as gpu.driver decides it
  * (the module list, or /proc/driver/nvidia). */
 bool gpu_nvidia_loaded(const struct inventory *inv);

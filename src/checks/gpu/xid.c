@@ -15,8 +15,8 @@ static const char *action(int code)
 {
 	switch (code) {
 	case 48: case 64: case 92: case 94: case 95:
-		return "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %s`; reset the GPU (nvidia-smi -r) to apply "
-		       "pending row remaps; RMA if it repeats";
+		return "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %1$s`; reset the GPU (`nvidia-smi -r -i %1$s`) "
+		       "to apply pending row remaps; RMA if it repeats";
 	case 74:
 		return "check NVLink (`nvidia-smi nvlink -s -i %s`) and the NVSwitch/fabric manager logs; reset the GPU";
 	case 79:

@@ -20,6 +20,7 @@ static int run(struct check_ctx *c)
 					      s.peermem_how);
 		finding_hint(f, "modprobe -r nvidia_peermem and remove it from /etc/modules-load.d (e.g. "
 				"gpudirect.conf) and from any optimisation service");
+		finding_requires(f, "dmabuf_possible");
 	} else if (s.peermem_present) {
 		check_add(c, STATUS_OK, "nvidia_peermem", "loaded (%s): the GPUDirect RDMA path while DMA-BUF is unusable",
 			  s.peermem_how);

@@ -36,8 +36,9 @@ static int run(struct check_ctx *c)
 			struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
 						      bad.buf);
 			finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
-					"(`mlnx_qos -i <if> --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
-					"switches", why.buf);
+					"(`mlnx_qos -i %s --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
+					"switches",
+				     why.buf, p->netdev ? p->netdev : "<interface>");
 		} else {
 			check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
 		}
