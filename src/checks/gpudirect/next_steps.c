@@ -2,13 +2,19 @@
  * perftest and NCCL tests to run next — adapted to this node's devices
  * and to what the hardware allows: the GPUDirect test uses DMA-BUF only
  * where it is possible, and is left out where no NIC can do GPUDirect RDMA.
- * The NCCL test is gpuready's own all_reduce benchmark, a binary, so
- * torchrun starts it with --no-python. Always ok: it is guidance, with the
+ * The NCCL test is `gpuready nccl` (test-nccl), a binary, so torchrun
+ * starts it with --no-python; its --require names what the node allows. Always ok: it is guidance, with the
  * commands as details. */
 #include "checks/check.h"
 #include "common.h"
 
 #include <stdlib.h>
+
+/* DMA-BUF is the method in use, or the one to set up. */
+static bool uses_dmabuf(const struct gdr_state *s)
+{
+	return s->method == GDR_DMABUF || (s->method == GDR_NONE && s->dmabuf_possible);
+}
 
 static void gpudirect_step(struct finding *f, const struct gdr_state *s, const char *nic)
 {
@@ -19,7 +25,7 @@ static void gpudirect_step(struct finding *f, const struct gdr_state *s, const c
 	}
 	finding_requires(f, "gdr_possible");
 	/* the method in use, else the one to set up */
-	if (s->method == GDR_DMABUF || (s->method == GDR_NONE && s->dmabuf_possible)) {
+	if (uses_dmabuf(s)) {
 		finding_requires(f, "dmabuf_possible");
 		finding_detail(f, "GPUDirect (GPU 0 memory, DMA-BUF): ib_write_bw -d %s --use_cuda=0 --use_cuda_dmabuf -a "
 				  "[<server-ip>]",
@@ -48,15 +54,12 @@ static int run(struct check_ctx *c)
 	finding_detail(f, "RDMA (network only):   server: ib_write_bw -d %s -a   client: ib_write_bw -d %s -a <server-ip>",
 		       nic, nic);
 	gpudirect_step(f, &s, nic);
-	finding_detail(f, "NCCL single node (%zu GPU%s): torchrun --nproc_per_node=%zu --no-python gpuready bench all_reduce "
-			  "-b 8 -e 8G -f 2",
-		       n, n == 1 ? "" : "s", n);
+	bool dmabuf = uses_dmabuf(&s);
+	finding_detail(f, "NCCL single node (%zu GPU%s): torchrun --nproc_per_node=%zu --no-python gpuready nccl", n,
+		       n == 1 ? "" : "s", n);
 	finding_detail(f, "NCCL multi node: torchrun --nproc_per_node=%zu --nnodes=2 --node_rank=<0|1> "
-			  "--master_addr=<ip> --master_port=29500 --no-python gpuready bench all_reduce -b 8 -e 8G -f 2",
-		       n);
-	finding_detail(f, "look for %s'Using network IB' and 'GPU Direct RDMA Enabled' with NCCL_DEBUG=INFO "
-			  "NCCL_DEBUG_SUBSYS=INIT,NET",
-		       s.method == GDR_DMABUF || (s.method == GDR_NONE && s.dmabuf_possible) ? "'DMA-BUF is available', " : "");
+			  "--master_addr=<ip> --master_port=29500 --no-python gpuready nccl --require ib%s%s",
+		       n, s.gdr_possible ? ",gdr" : "", s.gdr_possible && dmabuf ? ",dmabuf" : "");
 	free(pairs);
 	return 0;
 }

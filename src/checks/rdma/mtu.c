@@ -28,8 +28,8 @@ static void roce_port(struct check_ctx *c, const struct rdma_dev *d, const struc
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=%d (max 4096): %s has MTU %lld", active, n->name,
 			      (long long)n->mtu);
 		finding_compare_num(f, active, 4096);
-		finding_hint(f, "ip link set dev %s mtu 9000, and make it persistent (netplan: `mtu: 9000` under "
-				"%s); the switch ports must allow jumbo frames too",
+		finding_hint(f, "`ip link set dev %s mtu 9000`, and make it persistent (mtu: 9000 under %s in "
+				"/etc/netplan/, then `netplan apply`); the switch ports must allow jumbo frames too",
 			     n->name, n->name);
 	} else if (c->expect->mtu > 0 && n->mtu != c->expect->mtu) {
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=4096 but %s has MTU %lld, site expects %d (--mtu)",
