@@ -208,7 +208,7 @@ const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv)
 	const struct pci_dev **gpus = NULL, *old = NULL;
 	size_t n = topo_gpus(inv, &gpus);
 	for (size_t i = 0; i < n && !old; i++)
-		if (gpus[i]->device < NV_FIRST_TURING_DEVICE)
+		if (!gpus[i]->ids_err && gpus[i]->device < NV_FIRST_TURING_DEVICE) /* unread IDs prove nothing */
 			old = gpus[i];
 	free(gpus);
 	return old;

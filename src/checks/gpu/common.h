@@ -77,7 +77,8 @@ void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
 #define NV_FIRST_TURING_DEVICE 0x1e00u
 /* The first NVIDIA GPU on PCI older than Turing (the open modules cannot
  * drive it, so DMA-BUF is impossible and legacy peer memory is the
- * GPUDirect RDMA method), or NULL when there is none. */
+ * GPUDirect RDMA method), or NULL when there is none. A GPU whose PCI
+ * IDs could not be read counts as none: its age is unknown. */
 const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
 /* The Debian/Ubuntu driver package for this node's driver branch (the
  * loaded version's major number, else 570 open / 535 proprietary):
