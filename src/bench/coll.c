@@ -47,7 +47,7 @@ static double bytes_param_n(const struct coll_counts *cc, size_t elt_size, int n
 	return (double)cc->param * (double)elt_size * nranks;
 }
 
-/* Bus bandwidth factors (nccl-tests doc/PERFORMANCE.md; REFERENCE §9). */
+/* Bus bandwidth factors (nccl-tests doc/PERFORMANCE.md). */
 static double factor_allreduce(int n)
 {
 	return 2.0 * (n - 1) / n;

@@ -106,7 +106,7 @@ static int64_t value(const struct data_spec *s, int r, size_t idx)
 
 	switch (s->op) {
 	case OP_PROD: {
-		/* element idx has m twos, spread over the ranks by the seed */
+		/* element idx has m twos, spread over the ranks by the data seed */
 		int B = data_pow2_limit(s->t);
 		int m = (int)(idx % (size_t)(B + 1));
 		if (m > n)

@@ -3,7 +3,7 @@
  * Every rank fills its input from a cheap hash of (seed, rank, element
  * index), in a value range chosen per type, op and rank count so that the
  * reduction has one right answer whatever order the library reduces in
- * (nccl-tests' verifiable data does the same, REFERENCE §9):
+ * (nccl-tests' verifiable data does the same, nccl-tests src/common.cu):
  *   sum   v = c(i) + d(r, i mod 8), |c|, |d| <= L / 2n: every partial sum
  *         is exact;
  *   prod  ones and twos, at most B twos per element: a power of two;

@@ -5,7 +5,7 @@
  * 2.26, `file:line (func)` before `NCCL WARN`, launcher tags such as
  * `[1,0]<stdout>:` or `host: `); only the text after the first "NCCL INFO "
  * or "NCCL WARN " counts. The message shapes come from the NCCL sources
- * (REFERENCE §8): `NET/%s : Using%s %s; OOB %s:%s` (each device `[i]name:port/
+ * (NCCL src/transport/net_ib, src/debug.cc): `NET/%s : Using%s %s; OOB %s:%s` (each device `[i]name:port/
  * IB|RoCE`, merged devices `[i]={[j] name:port/link, ...}`), `NET/%s : GPU
  * Direct RDMA %s for HCA %d '%s'`, `Using network %s`, `DMA-BUF is available
  * on GPU device %d`, channel lines `Channel %02d/%d : a[b] -> c[d] [send] via

@@ -1,4 +1,4 @@
-/* Reading NCCL's own INFO log (REFERENCE §8) into facts: which network NCCL
+/* Reading NCCL's own INFO log (NCCL documentation, Troubleshooting; NCCL src/debug.cc) into facts: which network NCCL
  * chose, whether GPUDirect RDMA is on per HCA, DMA-BUF, the intra-node
  * transports, the NCCL version, warnings. gpuready's `nccl` command runs NCCL
  * with NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET and NCCL_DEBUG_FILE

@@ -2,7 +2,7 @@
  * A check file that is not listed here is caught by test_registry. */
 #include "check.h"
 
-/* Order: GPU first (seed 000 checks nvidia-smi before anything else),
+/* Order: GPU first (an operator runs nvidia-smi before anything else),
  * then RDMA, then GPUDirect RDMA, which needs both. */
 extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;

@@ -63,6 +63,8 @@ void report_free(struct report *r)
 		free(f->observed);
 		free(f->expected);
 		strv_free(&f->details);
+		strv_free(&f->facts);
+		strv_free(&f->requires);
 		free(f);
 	}
 	free(r->v);
@@ -139,6 +141,45 @@ void finding_compare_num(struct finding *f, double observed, double expected)
 	snprintf(o, sizeof(o), "%.15g", observed);
 	snprintf(e, sizeof(e), "%.15g", expected);
 	finding_compare(f, o, e);
+}
+
+/* The index of key's "key=value" entry in v, or v->n. */
+static size_t fact_index(const struct strv *v, const char *key)
+{
+	size_t len = strlen(key);
+	for (size_t i = 0; i < v->n; i++)
+		if (!strncmp(v->v[i], key, len) && v->v[i][len] == '=')
+			return i;
+	return v->n;
+}
+
+void finding_fact(struct finding *f, const char *key, const char *value)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, "%s=%s", key, value);
+	size_t i = fact_index(&f->facts, key);
+	if (i < f->facts.n) {
+		free(f->facts.v[i]);
+		f->facts.v[i] = strbuf_detach(&sb);
+	} else {
+		strv_push(&f->facts, strbuf_detach(&sb));
+	}
+}
+
+void finding_fact_bool(struct finding *f, const char *key, bool value)
+{
+	finding_fact(f, key, value ? "true" : "false");
+}
+
+const char *finding_fact_get(const struct finding *f, const char *key)
+{
+	size_t i = fact_index(&f->facts, key);
+	return i < f->facts.n ? f->facts.v[i] + strlen(key) + 1 : NULL;
+}
+
+void finding_requires(struct finding *f, const char *requirement)
+{
+	strv_add(&f->requires, requirement);
 }
 
 void report_set_status(struct report *r, struct finding *f, enum status st)
@@ -537,6 +578,17 @@ static json_object *json_value(const char *s)
 	return utf8_json_string(s);
 }
 
+/* key: an array of v's strings, left out when v is empty. */
+static void json_add_strv(json_object *o, const char *key, const struct strv *v)
+{
+	if (!v->n)
+		return;
+	json_object *a = json_object_new_array();
+	for (size_t k = 0; k < v->n; k++)
+		json_object_array_add(a, utf8_json_string(v->v[k]));
+	json_object_object_add(o, key, a);
+}
+
 /* RFC 3339 in UTC, whole seconds: "2026-11-25T10:00:00Z". */
 static void rfc3339(double t, char *buf, size_t size)
 {
@@ -574,12 +626,9 @@ int report_write_json(const struct report *r, FILE *out)
 			json_object_object_add(o, "observed", json_value(f->observed));
 		if (f->expected)
 			json_object_object_add(o, "expected", json_value(f->expected));
-		if (f->details.n) {
-			json_object *d = json_object_new_array();
-			for (size_t k = 0; k < f->details.n; k++)
-				json_object_array_add(d, utf8_json_string(f->details.v[k]));
-			json_object_object_add(o, "details", d);
-		}
+		json_add_strv(o, "details", &f->details);
+		json_add_strv(o, "facts", &f->facts);
+		json_add_strv(o, "requires", &f->requires);
 		json_object_array_add(checks, o);
 	}
 	json_object_object_add(root, "checks", checks);

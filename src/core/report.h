@@ -7,6 +7,11 @@
  * Details are extra lines (tables, values) shown for problems, and for ok
  * findings only in verbose mode.
  *
+ * A finding can also export facts about what it saw ("gdr_possible.mlx4_0=
+ * false") and state what its hint requires ("gdr_possible.mlx4_0"), so a
+ * test can prove that no hint proposes what another finding on the same
+ * node says is impossible (tests/cli/hints.py joins the two).
+ *
  * The report owns its findings and their strings. Renderers (text, JSON,
  * Prometheus) only read it. */
 #ifndef GPUREADY_REPORT_H
@@ -39,6 +44,10 @@ struct finding {
 	 * as text (a plain number is rendered as a JSON number); NULL when
 	 * it compares nothing. */
 	char *observed, *expected;
+	/* Facts it exports, "key=value" ("gdr_possible.mlx4_0=false"), and
+	 * what its hint or commands rely on: "key" (no finding may set key to
+	 * false) or "key=value" (no finding may set key to another value). */
+	struct strv facts, requires;
 };
 
 struct report {
@@ -75,6 +84,16 @@ void finding_detail(struct finding *f, const char *fmt, ...) __attribute__((form
 void finding_compare(struct finding *f, const char *observed, const char *expected);
 /* finding_compare() with numbers (printed with %g). */
 void finding_compare_num(struct finding *f, double observed, double expected);
+/* Exports a fact: key is a dotted name, with the subject it is about as
+ * the last part where it is per device ("gdr_possible.mlx4_0"); value a
+ * word ("true", "false", "present"). Setting a key again replaces it. */
+void finding_fact(struct finding *f, const char *key, const char *value);
+void finding_fact_bool(struct finding *f, const char *key, bool value);
+/* Declares that the finding's hint (or its commands) needs "key" not to be
+ * false anywhere on the node, or "key=value" to hold where key is set. */
+void finding_requires(struct finding *f, const char *requirement);
+/* The value of a fact the finding exports, or NULL. */
+const char *finding_fact_get(const struct finding *f, const char *key);
 /* Changes a finding's status, keeping the report's counts right. */
 void report_set_status(struct report *r, struct finding *f, enum status st);
 

@@ -37,7 +37,7 @@ void spawn_result_free(struct spawn_result *r);
 
 /* The Python interpreter gpuready asks about a Python environment (PyTorch,
  * a pip NCCL wheel): explicit_path if given, else $VIRTUAL_ENV/bin/python,
- * /opt/pytorch-venv/bin/python (the seeds' venv), else "python3" from
+ * /opt/pytorch-venv/bin/python (a common location for the PyTorch venv), else "python3" from
  * PATH. Returns a malloc'd string. */
 char *spawn_find_python(const char *explicit_path);
 

@@ -1,6 +1,6 @@
-/* Host tuning the RDMA seeds set: socket buffer ceilings (seed 001:
- * net.core.rmem_max / wmem_max = 268435456) and the locked-memory limit
- * that registering RDMA memory needs (nccl-docs troubleshooting, memlock).
+/* Host tuning RDMA bring-up scripts set: socket buffer ceilings
+ * (commonly net.core.rmem_max / wmem_max = 268435456) and the locked-memory limit
+ * that registering RDMA memory needs (NCCL documentation, Troubleshooting, memlock).
  *
  * memlock comes from limits.conf(5) and limits.d (*.conf) in the tree; when
  * live, also from this process's RLIMIT_MEMLOCK. */

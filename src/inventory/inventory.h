@@ -120,7 +120,7 @@ struct pci_dev {
 	int resource_err;
 	int iommu_group;    /* -1 none */
 	char *iommu_type;   /* the group's type ("identity", "DMA-FQ"...); NULL */
-	/* bridges only: the ACS capability from `config` (REFERENCE §5) */
+	/* bridges only: the ACS capability from `config` (Linux include/uapi/linux/pci_regs.h) */
 	int config_len;     /* bytes of config space read; 0 none */
 	int acs_off;        /* offset of the ACS capability; 0 none */
 	uint16_t acs_cap, acs_ctrl;
@@ -135,7 +135,7 @@ struct pci_info {
 	struct name_index by_bdf;
 };
 
-/* PCI class helpers (REFERENCE §5). */
+/* PCI class helpers (pci.ids, class codes). */
 #define VENDOR_NVIDIA 0x10de
 bool pci_is_bridge(const struct pci_dev *d);     /* class 0x0604xx */
 bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x0300xx */
@@ -330,7 +330,7 @@ struct host_info {
 	uint64_t rlimit_soft, rlimit_hard;
 };
 
-/* ---- NVIDIA driver (REFERENCE §4) ---- */
+/* ---- NVIDIA driver (NVIDIA open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c) ---- */
 
 enum nv_flavour { NV_FLAVOUR_UNKNOWN, NV_FLAVOUR_OPEN, NV_FLAVOUR_PROPRIETARY };
 
@@ -354,13 +354,13 @@ struct nvidia_info {
 	char *taint;        /* /sys/module/nvidia/taint; NULL if unreadable */
 	struct nvidia_gpu_info *gpus;
 	size_t n_gpus;
-	/* The first of NCCL's peer-memory markers that exists (REFERENCE §3):
+	/* The first of NCCL's peer-memory markers that exists (NCCL src/transport/net_ib/gdr.cc):
 	 * /sys/kernel/mm/memory_peers/nv_mem/version, .../nv_mem_nc/version,
 	 * /sys/module/nvidia_peermem/version; NULL if none. */
 	const char *peermem_marker;
 };
 
-/* ---- kernel build configuration (REFERENCE §7) ---- */
+/* ---- kernel build configuration (Linux drivers/pci/Kconfig, drivers/infiniband/Kconfig) ---- */
 
 struct kconfig_info {
 	char *source;       /* "/boot/config-6.8.0-52-generic" or "/proc/config.gz" */
@@ -373,7 +373,7 @@ struct kconfig_info {
  * from a readable config, NULL if no config could be read. */
 const char *kconfig_get(const struct kconfig_info *k, const char *name);
 
-/* ---- Xid errors in the kernel log (REFERENCE §12) ---- */
+/* ---- Xid errors in the kernel log (NVIDIA XID errors documentation) ---- */
 
 struct xid_event {
 	char *pci;          /* as logged, no function: "0000:18:00" */
@@ -390,7 +390,7 @@ struct xid_info {
 	size_t n;
 };
 
-/* ---- PyTorch (seed 000's "CUDA available" check) ---- */
+/* ---- PyTorch (the "CUDA available" check) ---- */
 
 struct torch_info {
 	bool probed;        /* a Python was found and run */

@@ -1,4 +1,5 @@
-/* The running kernel's build configuration (REFERENCE §7): the file
+/* The running kernel's build configuration (Linux drivers/pci/Kconfig, drivers/infiniband/Kconfig,
+ * kernel/Kconfig for /proc/config.gz): the file
  * /boot/config-<release>, else /proc/config.gz (gzip, present only with
  * CONFIG_IKCONFIG_PROC). Only the options the checks ask about are kept. */
 #include "inventory.h"

@@ -1,6 +1,6 @@
 /* Which kernel modules are loaded or built in.
  *
- * Sources (REFERENCE §3): /proc/modules (loaded, with state), /sys/module
+ * Sources (Linux kernel/module/procfs.c, Documentation/ABI/stable/sysfs-module): /proc/modules (loaded, with state), /sys/module
  * (a loadable module has `initstate`; a built-in appears only if it has
  * parameters or a version), /lib/modules/<release>/modules.builtin (every
  * built-in, by file name), and the drivers bound to PCI functions (a bound

@@ -1,4 +1,4 @@
-/* The NCCL configuration a job on this node will see (REFERENCE §8).
+/* The NCCL configuration a job on this node will see (NCCL documentation, Environment Variables).
  *
  * Order of precedence, highest first:
  *   1. the process environment (live), or the environment recorded in

@@ -1,4 +1,4 @@
-/* Network interfaces from /sys/class/net (REFERENCE §1, sysfs-class-net).
+/* Network interfaces from /sys/class/net (Linux Documentation/ABI/testing/sysfs-class-net).
  *
  * `carrier` and `speed` refuse to be read on a link that is down (EINVAL
  * live; empty files in recorded trees): both are then "unknown", not 0. An

@@ -1,4 +1,4 @@
-/* The NVIDIA kernel driver as its files show it (REFERENCE §4):
+/* The NVIDIA kernel driver as its files show it (NVIDIA open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c):
  * /proc/driver/nvidia/version (version and open vs proprietary wording),
  * /sys/module/nvidia/{version,taint} (taint P = proprietary licence), and
  * /proc/driver/nvidia/gpus/<bdf>/information per GPU. */

@@ -1,4 +1,4 @@
-/* PCI functions from /sys/bus/pci/devices (REFERENCE §5).
+/* PCI functions from /sys/bus/pci/devices (Linux drivers/pci/pci-sysfs.c).
  *
  * Each entry is a link into /sys/devices/pciDDDD:BB/...; the components of
  * the resolved path name the host bridge and every bridge above the
@@ -49,7 +49,7 @@ static int read_width(const struct root *r, const char *path, const char *attr)
 	return (int)v;
 }
 
-/* `resource`: one "start end flags" line per BAR (REFERENCE §5). */
+/* `resource`: one "start end flags" line per BAR (Linux drivers/pci/pci-sysfs.c). */
 static void load_resource(const struct root *r, struct pci_dev *d)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -176,7 +176,7 @@ bool pci_is_nvidia_gpu(const struct pci_dev *d)
 	return c == 0x0302 || c == 0x0300;
 }
 
-/* IOMMU groups and units (REFERENCE §6): each function's group type. */
+/* IOMMU groups and units (Linux Documentation/ABI/testing/sysfs-kernel-iommu_groups): each function's group type. */
 int iommu_load(const struct root *r, struct pci_info *p)
 {
 	_cleanup_strv_ struct strv groups = STRV_INIT;

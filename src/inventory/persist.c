@@ -1,6 +1,6 @@
 /* What sets the rdma_cm ToS again after a reboot.
  *
- * configfs values (REFERENCE §2) vanish at reboot, so something must write
+ * configfs values (Linux Documentation/ABI/testing/configfs-rdma_cm) vanish at reboot, so something must write
  * them at boot: a systemd unit (directly, or through the script its Exec*=
  * lines run), a udev rule (or the program its RUN+= names), or rc.local.
  * We look for text that writes `default_roce_tos` or calls MLNX_OFED's

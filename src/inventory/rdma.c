@@ -1,4 +1,4 @@
-/* RDMA devices from /sys/class/infiniband (REFERENCE §1).
+/* RDMA devices from /sys/class/infiniband (Linux drivers/infiniband/core/sysfs.c).
  *
  * Per device: node type, firmware, HCA type, PCI function (the `device`
  * link, or the device's own sysfs path when a recording lacks the link),

@@ -1,7 +1,7 @@
 /* What an RDMA port counter rising means (rdma_counter_meaning, declared in
  * inventory.h), for the port checks' hints and bench net's counter deltas:
  * PMA counters in ports/N/counters and mlx5 hw_counters in
- * ports/N/hw_counters (REFERENCE §1; meanings from the mlx5 counter
+ * ports/N/hw_counters (Linux drivers/infiniband/core/sysfs.c; meanings from the mlx5 counter
  * documentation and the InfiniBand PMA PortCounters attribute). */
 #include "inventory.h"
 #include "core/cleanup.h"

@@ -1,5 +1,5 @@
 /* PCIe distance between two PCI functions, as `nvidia-smi topo -m` names
- * it (REFERENCE §5, nvmlGpuTopologyLevel_t):
+ * it (NVML API reference, nvmlGpuTopologyLevel_t):
  *   PIX  under the same PCIe switch (at most one bridge on each side of
  *        the lowest common bridge);
  *   PXB  several bridges, but no host bridge;
@@ -8,7 +8,7 @@
  *   SYS  across the inter-socket interconnect (different NUMA nodes).
  * Derived from the sysfs paths alone (the BDF chain of each function and
  * numa_node), so it works on recorded trees. NCCL has no NODE: its PHB
- * covers both (REFERENCE §5). */
+ * covers both (the legend of `nvidia-smi topo -m`). */
 #ifndef GPUREADY_TOPO_H
 #define GPUREADY_TOPO_H
 

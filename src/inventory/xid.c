@@ -1,4 +1,4 @@
-/* Xid errors from the kernel log (REFERENCE §12).
+/* Xid errors from the kernel log (NVIDIA XID errors documentation).
  *
  * Live: /dev/kmsg, read without blocking to its current end (needs
  * CAP_SYSLOG when kernel.dmesg_restrict=1). Recorded trees: the file named

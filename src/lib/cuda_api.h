@@ -6,7 +6,7 @@
  * libcuda.so.1 comes with the NVIDIA driver, not with the build machine, so
  * cuda.h is never included: the few types and values used are declared
  * here, each from the cuda.h line it mirrors (CUDA 13.0 toolkit
- * include/cuda.h; REFERENCE §11), and the library is dlopen'd through one
+ * include/cuda.h; CUDA Driver API reference), and the library is dlopen'd through one
  * symbol table (core/dl.h, STYLE 13) filled into struct cuda_api.
  *
  * Only the soname libcuda.so.1 is loaded: a CUDA toolkit's stubs/ directory

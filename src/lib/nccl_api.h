@@ -18,7 +18,7 @@
  * <site-packages>/nvidia/nccl/lib/libnccl.so.2, looked for under every
  * sys.path entry of the Python gpuready uses (the PyTorch check's rule:
  * $VIRTUAL_ENV/bin/python, /opt/pytorch-venv/bin/python, python3) and under
- * $VIRTUAL_ENV/lib/python3.N/site-packages. REFERENCE §11. */
+ * $VIRTUAL_ENV/lib/python3.N/site-packages (where pip's nvidia-nccl-cu12 puts it). */
 #ifndef GPUREADY_BENCH_NCCL_API_H
 #define GPUREADY_BENCH_NCCL_API_H
 

@@ -48,7 +48,7 @@ const struct dl_sym *verbs_api_symbols(size_t *n)
 }
 
 /* Room for whatever a newer library's provider might write past the
- * compat layout (it is given no size, REFERENCE §8). */
+ * compat layout (it is given no size; rdma-core libibverbs/verbs.h). */
 struct port_attr_buf {
 	struct ibv_port_attr attr;
 	uint8_t reserve[256];

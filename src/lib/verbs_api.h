@@ -25,7 +25,7 @@
  * ibv_post_send, ibv_post_recv and ibv_poll_cq are not exported: verbs.h
  * defines them as static inline calls through ctx->ops, and so does this
  * header. ibv_query_port is exported, but verbs.h wraps it: the export
- * fills only the older struct _compat_ibv_port_attr (REFERENCE §8), so
+ * fills only the older struct _compat_ibv_port_attr (rdma-core libibverbs/verbs.h, ibv_query_port), so
  * call it through verbs_query_port(), which passes a zeroed, oversized
  * buffer and keeps only the compat fields. */
 #ifndef GPUREADY_VERBS_API_H

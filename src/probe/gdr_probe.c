@@ -1,7 +1,7 @@
 /* GPUDirect RDMA registration probe: can this NIC DMA into this GPU?
  *
  * For each (GPU, RDMA device) pair the probe allocates 2 MiB on the GPU and
- * registers it with the NIC in the two ways NCCL can (REFERENCE §7; the
+ * registers it with the NIC in the two ways NCCL can (perftest src/cuda_memory.c, NCCL net_ib; the
  * recipe of perftest src/cuda_memory.c and nccl net_ib/reg.cc):
  *   DMA-BUF  cuMemGetHandleForAddressRange gives a dma-buf fd for the
  *            page-aligned range, ibv_reg_dmabuf_mr registers it (Linux
@@ -108,7 +108,7 @@ static const char *reg_hint(int e)
 	}
 }
 
-/* A likely cause of a failed ibv_reg_dmabuf_mr (REFERENCE §7: mlx5 answers
+/* A likely cause of a failed ibv_reg_dmabuf_mr (Linux drivers/infiniband/hw/mlx5/mr.c: mlx5 answers
  * EOPNOTSUPP without CONFIG_INFINIBAND_USER_MEM and _ON_DEMAND_PAGING;
  * NCCL reads EOPNOTSUPP/EPROTONOSUPPORT as "kernel lacks dma-buf MRs"). */
 static const char *dmabuf_hint(int e)
@@ -356,7 +356,7 @@ static void gdr_try_dmabuf(const struct gdr_env *env, const struct gdr_pair *pai
 		p->dmabuf_ok = true;
 		gdr_dereg(env, pair, mr, p->dmabuf_error, sizeof(p->dmabuf_error));
 	}
-	close(fd); /* after deregistering (REFERENCE §7) */
+	close(fd); /* after deregistering (perftest src/cuda_memory.c) */
 }
 
 /* Peer memory: register the GPU virtual address as if it were host memory. */

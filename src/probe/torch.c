@@ -1,8 +1,8 @@
-/* PyTorch as seed 000 checks it: `import torch; torch.cuda.is_available()`
+/* PyTorch as operators check it by hand: `import torch; torch.cuda.is_available()`
  * and the device count, plus NCCL availability and version.
  *
  * The interpreter is --python, else $VIRTUAL_ENV/bin/python, else the
- * seed's /opt/pytorch-venv/bin/python, else python3 on PATH. The probe
+ * /opt/pytorch-venv/bin/python, else python3 on PATH. The probe
  * runs through core/spawn with a deadline (importing torch and
  * initialising CUDA on 8 GPUs takes seconds; 120 s is the limit) and
  * prints one JSON object, parsed with json-c. Live only.

@@ -1,10 +1,10 @@
 /* Live port attributes through libibverbs, loaded at run time.
  *
  * Only what sysfs cannot tell is asked: the active and maximum MTU of each
- * port (sysfs has no MTU file; REFERENCE §1). libibverbs is loaded through
+ * port (sysfs has no MTU file; Linux drivers/infiniband/core/sysfs.c). libibverbs is loaded through
  * lib/verbs_api.h, whose verbs_query_port() deals with the exported
  * ibv_query_port filling only the older compat layout of
- * struct ibv_port_attr (REFERENCE §8, dlopen caveat).
+ * struct ibv_port_attr (rdma-core libibverbs/verbs.h: ibv_query_port's compat layout).
  *
  * The queries run in a child process under the live probes' deadline per
  * call (core/isolate.h, probe_call_timeout()), as NVML's and CUDA's do:

@@ -8,6 +8,8 @@
 #   project.sh testcount  the README's count of Meson tests, in a full `make test` build
 #   project.sh layout   src/ keeps its layout (scripts/check-layout.py: include layers, file and
 #                       function sizes, no mutable static storage; docs/ARCHITECTURE.md)
+#   project.sh jargon   nothing the binary prints and no tracked file (docs, comments, fixture
+#                       READMEs) points at the team's private notes: sources are cited by name
 #
 # Environment as tests/cli/run.sh (tests/meson.build). Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -127,12 +129,56 @@ PYEOF
 	else fail "README examples drifted (regenerate them from real output):"; head -40 "$TMP/ex" >&2; fi
 }
 
+# Private shorthand a clone of the project cannot resolve: numbered guides,
+# sections of an internal notebook, paths beside the checkout. Sources are
+# cited by their public name instead (docs/ARCHITECTURE.md).
+jargon_re='[Ss]eeds? ?\(?[0-9]{3}|[Ss]eed.s\b|seed-era|no seed\)|\bREFERENCE\b|\.\./shared/|/work/shared'
+t_jargon() {
+	command -v strings >/dev/null || { echo "SKIP: strings (binutils) missing"; exit 77; }
+	strings -a "$BIN" | grep -nE -- "$jargon_re" >"$TMP/bin.hits"
+	if [ -s "$TMP/bin.hits" ]; then fail "the binary's strings:"; head -20 "$TMP/bin.hits" >&2
+	else pass "the binary's strings cite no private notes"; fi
+	# Every tracked text file; without git (a source tarball), every file.
+	if git -C "$SRC" ls-files -z >"$TMP/files" 2>/dev/null && [ -s "$TMP/files" ]; then :; else
+		(cd "$SRC" && find . -path ./.git -prune -o -path './build*' -prune -o -type f -print0) >"$TMP/files"
+	fi
+	# Comments wrap, so a line break and the next line's comment leader
+	# count as one space. Left out: this pattern's own definition, and the
+	# CI runner's path to its fresh-root tool on the CI host (a path it
+	# runs, not a citation).
+	(cd "$SRC" && python - "$jargon_re" "$TMP/files" >"$TMP/src.hits" <<'PYEOF'
+import re, sys
+pat = re.compile(sys.argv[1])
+leader = re.compile(r"[ \t]*\n[ \t]*(?:\*|#|//|--)?[ \t]*")
+for name in open(sys.argv[2], "rb").read().decode().split("\0"):
+    if not name:
+        continue
+    try:
+        text = open(name, "rb").read()
+    except OSError:
+        continue
+    if b"\0" in text[:8192]:
+        continue  # binary
+    text = text.decode("utf-8", "replace")
+    keep = [line for line in text.split("\n")
+            if not (name.endswith("tests/cli/project.sh") and line.startswith("jargon_re="))
+            and not (name.endswith(".ci/run") and "tools/fresh-debian.sh" in line)]
+    joined = leader.sub(" ", "\n".join(keep))
+    for m in pat.finditer(joined):
+        print(f"{name}: ...{joined[max(0, m.start() - 40):m.end() + 20]}...")
+PYEOF
+	)
+	if [ -s "$TMP/src.hits" ]; then fail "private shorthand in tracked files (cite the public source):"; head -40 "$TMP/src.hits" >&2
+	else pass "tracked files cite no private notes ($(tr -cd '\0' <"$TMP/files" | wc -c) files)"; fi
+}
+
 case ${1:-} in
 ci) t_ci ;;
+jargon) t_jargon ;;
 examples) t_examples ;;
 layout) t_layout ;;
 readme) t_readme ;;
 testcount) t_testcount ;;
-*) echo "usage: $0 ci|readme|testcount|layout|examples" >&2; exit 2 ;;
+*) echo "usage: $0 ci|readme|testcount|layout|examples|jargon" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ]

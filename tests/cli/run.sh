@@ -3,7 +3,7 @@
 #
 #   run.sh fixture NAME   gpuready rdma on tests/fixtures/NAME/root, text and
 #                         JSON, against tests/fixtures/NAME/expected/
-#   run.sh basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget
+#   run.sh basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|budget|hints
 #   run.sh fakenvml       live reports with a libnvidia-ml.so.1 that prints to stdout
 #   run.sh probedeadline  live reports with NVML and CUDA calls that never return
 #   run.sh gdrdeadline    the same for GPU memory registration and verbs queries
@@ -267,6 +267,21 @@ PYEOF
 # 40 lines, the node with neither GPU nor RDMA in at most 15, and on every
 # fixture each warn and fail of the JSON report is still a line of the text
 # (with its check ID and subject), in the default and the --quiet report.
+# Every fixture's hints (tests/cli/hints.py): a hint on every warn and fail,
+# commands in backticks that start with a known binary, and no hint that
+# requires what another finding on the same node says is false.
+t_hints() {
+	for d in "$FIX"/*/; do
+		[ -d "$d/root" ] || continue
+		"$BIN" check --sysroot "$d/root" --json >"$TMP/$(basename "$d").json" 2>/dev/null
+	done
+	if python3 "$SRC/tests/cli/hints.py" "$TMP"/*.json >"$TMP/hints.out"; then
+		pass "hints: $(tail -1 "$TMP/hints.out")"
+	else
+		fail "hints:"; cat "$TMP/hints.out" >&2
+	fi
+}
+
 t_budget() {
 	n=$("$BIN" check --sysroot "$FIX/h100-8x-cx7-roce/root" --no-color | wc -l)
 	[ "$n" -le 40 ] && pass "healthy 8-GPU node: $n lines (at most 40)" || fail "healthy 8-GPU node: $n lines (more than 40)"
@@ -605,8 +620,8 @@ t_gdrdeadline() {
 
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | cmdline | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget" >&2; exit 2 ;;
+basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget|hints) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | cmdline | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget | hints" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

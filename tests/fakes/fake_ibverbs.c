@@ -241,7 +241,7 @@ FAKE_API int ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a
 	return 0;
 }
 
-/* The export fills the compat layout only (REFERENCE §8): up to `flags`. */
+/* The export fills the compat layout only (rdma-core libibverbs/verbs.h): up to `flags`. */
 FAKE_API int ibv_query_port(struct ibv_context *ctx, uint8_t port, void *compat)
 {
 	fake_hang_if("FAKE_IBVERBS_HANG", "ibv_query_port");

@@ -36,7 +36,7 @@
  *                       TEXT (it answers the last WARN's text, as NCCL's)
  *   NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_DEBUG_FILE as NCCL reads them
  *                       (fake_nccl_log.c); the lines use NCCL's formats
- *                       (REFERENCE §8)
+ *                       (NCCL documentation, Environment Variables)
  * A unique id from another process is refused ("fake NCCL: single process
  * only"). Process-wide state sits in file-scope variables under one mutex,
  * as NCCL keeps its own; group state is per thread, as in NCCL. */

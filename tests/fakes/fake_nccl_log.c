@@ -1,5 +1,5 @@
 /* The fake NCCL's debug log, in NCCL's own formats (src/debug.cc;
- * REFERENCE §8): NCCL_DEBUG picks the level, NCCL_DEBUG_SUBSYS the INFO
+ * NCCL documentation, Environment Variables): NCCL_DEBUG picks the level, NCCL_DEBUG_SUBSYS the INFO
  * subsystems (a leading ^ inverts; default INIT,BOOTSTRAP,ENV), and
  * NCCL_DEBUG_FILE the file (%h host, %p pid, %% a percent sign; used only
  * above VERSION), all read once per process as NCCL does. */

@@ -44,7 +44,7 @@ static void test_list_parse(void **state)
 static void test_list_rules(void **state)
 {
 	(void)state;
-	/* prefix matching: mlx5_1 also matches mlx5_10 (nccl-docs) */
+	/* prefix matching: mlx5_1 also matches mlx5_10 (NCCL documentation) */
 	assert_true(sel("mlx5_1", "mlx5_10", 1));
 	assert_true(sel("mlx5", "mlx5_7", 1));
 	assert_false(sel("mlx5_1", "mlx5_2", 1));
@@ -72,7 +72,7 @@ static void test_list_rules(void **state)
 static void test_roce_mtu(void **state)
 {
 	(void)state;
-	/* REFERENCE §1 derived values */
+	/* derived from Linux include/rdma/ib_addr.h, iboe_get_mtu() */
 	assert_int_equal(roce_active_mtu(1500), 1024);
 	assert_int_equal(roce_active_mtu(4096), 2048);
 	assert_int_equal(roce_active_mtu(4191), 2048);

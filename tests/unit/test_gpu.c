@@ -197,6 +197,23 @@ static void test_xid_policy(void **state)
 /* Every class has its own cause and fix for each library; the driver-not-
  * loaded advice follows gpu.driver's verdict; the fixes are the commands
  * the class needs. */
+/* The driver package by the loaded branch; defaults without a version. */
+static void test_driver_package(void **state)
+{
+	(void)state;
+	struct inventory inv = { 0 };
+	char buf[48];
+	assert_string_equal(gpu_driver_package(&inv, true, buf, sizeof(buf)), "nvidia-driver-570-open");
+	assert_string_equal(gpu_driver_package(&inv, false, buf, sizeof(buf)), "nvidia-driver-535");
+	inv.nvidia.version = (char *)"550.127.05";
+	assert_string_equal(gpu_driver_package(&inv, true, buf, sizeof(buf)), "nvidia-driver-550-open");
+	assert_string_equal(gpu_driver_package(&inv, false, buf, sizeof(buf)), "nvidia-driver-550");
+	inv.nvidia.version = (char *)"garbage";
+	assert_string_equal(gpu_driver_package(&inv, false, buf, sizeof(buf)), "nvidia-driver-535");
+	/* Turing's first GPU is the first the open modules drive (pci.ids) */
+	assert_true(0x1df6 < NV_FIRST_TURING_DEVICE && NV_FIRST_TURING_DEVICE <= 0x1e02);
+}
+
 static void test_lib_advice(void **state)
 {
 	(void)state;
@@ -401,7 +418,7 @@ int main(void)
 		cmocka_unit_test(test_xid_line),   cmocka_unit_test(test_kconfig),    cmocka_unit_test(test_version_line),
 		cmocka_unit_test(test_ext_cap),    cmocka_unit_test(test_path_class), cmocka_unit_test(test_xid_policy),
 		cmocka_unit_test(test_gdr_level),  cmocka_unit_test(test_spawn),      cmocka_unit_test(test_torch_probe),
-		cmocka_unit_test(test_lib_advice),
+		cmocka_unit_test(test_lib_advice), cmocka_unit_test(test_driver_package),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -527,6 +527,36 @@ static void test_json_compare(void **state)
 	report_free(&r);
 }
 
+/* facts: set, replaced by key, read back; requires kept in order; both
+ * as JSON arrays only when present. */
+static void test_facts(void **state)
+{
+	(void)state;
+	struct report r;
+	report_init(&r, "v", "h", "/");
+	struct finding *f = report_add(&r, "gpudirect.nic", "S", STATUS_FAIL, "mlx4_0", "m");
+	finding_fact_bool(f, "gdr_possible.mlx4_0", true);
+	finding_fact(f, "gdr_possible", "true");
+	finding_fact_bool(f, "gdr_possible.mlx4_0", false);
+	assert_int_equal(f->facts.n, 2);
+	assert_string_equal(finding_fact_get(f, "gdr_possible.mlx4_0"), "false");
+	assert_string_equal(finding_fact_get(f, "gdr_possible"), "true");
+	assert_null(finding_fact_get(f, "gdr"));
+	f = report_add(&r, "gpudirect.path", "S", STATUS_WARN, "0000:02:00.0", "m");
+	finding_requires(f, "gdr_possible.mlx4_0");
+	finding_requires(f, "rdma_nic_hardware=present");
+	report_add(&r, "gpu.pci", "S", STATUS_OK, "0000:02:00.0", "m");
+	char *t = render_json(&r);
+	assert_non_null(strstr(t, "\"facts\": [\n        \"gdr_possible.mlx4_0=false\",\n        \"gdr_possible=true\"\n"));
+	assert_non_null(strstr(t, "\"requires\": [\n        \"gdr_possible.mlx4_0\",\n        \"rdma_nic_hardware=present\"\n"));
+	const char *last = strstr(t, "\"gpu.pci\"");
+	assert_non_null(last);
+	assert_null(strstr(last, "\"facts\""));
+	assert_null(strstr(last, "\"requires\""));
+	free(t);
+	report_free(&r);
+}
+
 static void test_prom_exact(void **state)
 {
 	(void)state;
@@ -744,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_json_compare),
 		cmocka_unit_test(test_json_escaping),
 		cmocka_unit_test(test_json_invalid_utf8),
+		cmocka_unit_test(test_facts),
 		cmocka_unit_test(test_prom_exact),
 		cmocka_unit_test(test_prom_escaping),
 		cmocka_unit_test(test_prom_duplicates),

@@ -1,6 +1,6 @@
 /* Tests, parameters and statistics of `gpuready bench net` (see net.h).
  *
- * The rows are perftest's (REFERENCE §10): bandwidth in MiB/s (2^20 B/s)
+ * The rows are perftest's (perftest src/perftest_parameters.c): bandwidth in MiB/s (2^20 B/s)
  * or Gb/s (10^9 bit/s) with --report-gbits, the message rate in millions
  * per second; latency as min, max, typical (the median), average, standard
  * deviation and the 99th and 99.9th percentiles of the per-iteration

@@ -65,7 +65,7 @@ struct net_rdma_opts {
 	bool dmabuf_only;        /* --use_cuda_dmabuf: no fallback to peer memory */
 };
 
-/* Defaults as perftest's (REFERENCE §10): -s 65536 for bandwidth, 2 for
+/* Defaults as perftest's (perftest src/perftest_parameters.c): -s 65536 for bandwidth, 2 for
  * latency; -n 5000 for bandwidth, 1000 for latency. */
 #define NET_BW_SIZE 65536u
 #define NET_LAT_SIZE 2u

@@ -1,5 +1,5 @@
 /* The RDMA kernels of `gpuready bench net`: perftest's write/read/send
- * bandwidth and latency tests over RC queue pairs (REFERENCE §10), with
+ * bandwidth and latency tests over RC queue pairs (perftest src/perftest_parameters.c), with
  * libibverbs loaded at run time (lib/verbs_api.h) and buffers in host or
  * GPU memory (rdma-core's ibv_reg_mr(3) and ibv_reg_dmabuf_mr(3)). See rdma.h for the contract.
  *
@@ -421,7 +421,7 @@ static bool dmabuf_offered(const struct net_rdma *e)
 	return v != 0;
 }
 
-/* REFERENCE §7's recipe: the page-aligned range as a dma-buf fd,
+/* perftest's recipe (src/cuda_memory.c): the page-aligned range as a dma-buf fd,
  * registered at the allocation's device address; the fd is closed after
  * deregistering (net_rdma_close). */
 static int reg_dmabuf(struct net_rdma *e, char *why, size_t size)

@@ -1,7 +1,7 @@
 /* The RDMA kernels of `gpuready bench net`: RC queue pairs over verbs
  * (libibverbs loaded at run time), buffers in host or GPU memory, the
- * perftest tests write/read/send bandwidth and latency (REFERENCE §1, §7,
- * §10).
+ * perftest tests write/read/send bandwidth and latency (Linux drivers/infiniband/core/sysfs.c;
+ * perftest src/cuda_memory.c, src/perftest_parameters.c).
  *
  * One endpoint per side. Both sides open their endpoint with the same
  * net_params (the client's), exchange net_rdma_info blobs over the control
@@ -145,7 +145,7 @@ struct rdma_port;
  * even when the best so far is IPv4-mapped and the later entry is not,
  * so a later link-local v2 can displace an IPv4 v1; on the tables the
  * kernel builds (link-local v1, v2, then v1, v2 per address) the result
- * is what REFERENCE §10 says: RoCE v2 with an IPv4-mapped address (never
+ * is what perftest (src/perftest_communication.c) and NCCL pick: RoCE v2 with an IPv4-mapped address (never
  * link-local); without an IPv4 address, RoCE v2. On an InfiniBand port
  * the lowest populated index (0: the port GID; perftest then uses no GRH
  * unless -x is given, and neither does net_rdma_connect()). -1 when the

@@ -203,6 +203,28 @@ size_t gpu_unidentified(const struct inventory *inv, struct strbuf *files)
 	return n;
 }
 
+const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv)
+{
+	const struct pci_dev **gpus = NULL, *old = NULL;
+	size_t n = topo_gpus(inv, &gpus);
+	for (size_t i = 0; i < n && !old; i++)
+		if (!gpus[i]->ids_err && gpus[i]->device < NV_FIRST_TURING_DEVICE) /* unread IDs prove nothing */
+			old = gpus[i];
+	free(gpus);
+	return old;
+}
+
+const char *gpu_driver_package(const struct inventory *inv, bool open, char *buf, size_t size)
+{
+	const char *v = inv->nvidia.version;
+	char *end = NULL;
+	long branch = v ? strtol(v, &end, 10) : 0;
+	if (!end || *end != '.' || branch <= 0 || branch > 9999)
+		branch = open ? 570 : 535;
+	snprintf(buf, size, "nvidia-driver-%ld%s", branch, open ? "-open" : "");
+	return buf;
+}
+
 bool gpu_nvidia_loaded(const struct inventory *inv)
 {
 	return modules_state(&inv->modules, "nvidia") == MODULE_LOADED || inv->nvidia.proc_present;

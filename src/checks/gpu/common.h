@@ -14,10 +14,10 @@
 const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size);
 
 enum xid_class { XID_FATAL, XID_APP, XID_OTHER };
-/* REFERENCE §12: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
+/* NVIDIA XID errors documentation: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
  * (reset, reboot, RMA); 13, 31, 43, 45 are application faults. */
 enum xid_class xid_classify(int code);
-/* One-line meaning of an Xid (REFERENCE §12 table), or NULL. */
+/* One-line meaning of an Xid (NVIDIA XID errors documentation), or NULL. */
 const char *xid_meaning(int code);
 
 /* "6.8.0-52-generic" -> 6, 8. false if it does not start "N.N". */
@@ -31,7 +31,7 @@ const struct nvidia_gpu_info *nvproc_for(const struct inventory *inv, const char
 /* The Xid log names GPUs by "dddd:bb:dd" (no function): does it name p? */
 bool xid_names(const char *xid_pci, const struct pci_dev *p);
 
-/* NCCL's GPUDirect RDMA level from NCCL_NET_GDR_LEVEL (REFERENCE §8;
+/* NCCL's GPUDirect RDMA level from NCCL_NET_GDR_LEVEL (NCCL documentation, Environment Variables;
  * docs/nccl-variables.md §4) as the largest nvidia-smi class it allows:
  * LOC/NVL/NVB/C2C/PIX -> PIX, PXB/P2C/PXN -> PXB, PHB -> NODE (NCCL's PHB
  * covers nvidia-smi's PHB and NODE), SYS -> SYS; legacy numbers 0 LOC,
@@ -69,6 +69,21 @@ void gpu_lib_unusable(struct check_ctx *c, enum gpu_lib lib, enum gpu_lib_fail f
  * (which names the call) and the cause, with the fix as hint, both of
  * gpu_lib_advise's row for a call that never returned. */
 void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
+
+/* NVIDIA's open kernel modules drive Turing and newer GPUs only (NVIDIA
+ * open-gpu-kernel-modules README). Turing's first GPU is PCI device 0x1e02
+ * (TU102); every older GPU (Volta GV100 up to 0x1df6, Pascal, Maxwell,
+ * Kepler) is below 0x1e00 (pci.ids). */
+#define NV_FIRST_TURING_DEVICE 0x1e00u
+/* The first NVIDIA GPU on PCI older than Turing (the open modules cannot
+ * drive it, so DMA-BUF is impossible and legacy peer memory is the
+ * GPUDirect RDMA method), or NULL when there is none. A GPU whose PCI
+ * IDs could not be read counts as none: its age is unknown. */
+const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
+/* The Debian/Ubuntu driver package for this node's driver branch (the
+ * loaded version's major number, else 570 open / 535 proprietary):
+ * "nvidia-driver-535-open" with open, "nvidia-driver-535" without. Into buf. */
+const char *gpu_driver_package(const struct inventory *inv, bool open, char *buf, size_t size);
 
 /* Whether the nvidia kernel module is loaded, as gpu.driver decides it
  * (the module list, or /proc/driver/nvidia). */

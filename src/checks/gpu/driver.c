@@ -4,8 +4,9 @@
  * allocations (loaded on demand by nvidia-modprobe, so its absence is a
  * warning). The version and the flavour (open vs proprietary) come from
  * /proc/driver/nvidia/version, cross-checked with /sys/module/nvidia/taint:
- * the proprietary module taints with P, the open one does not (REFERENCE
- * §4). Seed 000 runs the open 570 driver. */
+ * the proprietary module taints with P, the open one does not (
+ * Linux Documentation/admin-guide/tainted-kernels.rst; NVIDIA
+ * open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -21,6 +22,9 @@ static int run(struct check_ctx *c)
 	free(gpus);
 	struct finding *f;
 	enum module_state st = modules_state(&inv->modules, "nvidia");
+	const struct pci_dev *old = gpu_first_pre_turing(inv);
+	char pkg[48], pkg_other[48];
+	gpu_driver_package(inv, !old, pkg, sizeof(pkg));
 
 	if (n == 0 && st != MODULE_LOADED && !nv->proc_present) {
 		check_add(c, STATUS_SKIP, "nvidia", "no NVIDIA GPU on PCI: no driver to check");
@@ -29,8 +33,10 @@ static int run(struct check_ctx *c)
 	if (st != MODULE_LOADED && !nv->proc_present) {
 		f = check_add(c, STATUS_FAIL, "nvidia", "the NVIDIA kernel module is not loaded (%s)",
 			      st == MODULE_UNKNOWN ? "no module list in this tree" : modules_source(&inv->modules, "nvidia"));
-		finding_hint(f, "apt install nvidia-driver-570-open and reboot, or `modprobe nvidia`; "
-				"`dmesg | grep -i nvrm` shows why it failed to load");
+		finding_hint(f, "apt install %s%s and reboot, or `modprobe nvidia`; `dmesg | grep -i nvrm` shows why "
+				"it failed to load",
+			     pkg, old ? " (not -open: the open kernel modules need Turing or newer)" : "");
+		finding_fact_bool(f, "open_driver_possible", !old);
 		return 0;
 	}
 	bool taint_p = nv->taint && strchr(nv->taint, 'P');
@@ -41,8 +47,11 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_WARN, "nvidia", "driver %s: /proc/driver/nvidia/version reads %s but the "
 							"module taint '%s' says %s",
 			      nv->version ? nv->version : "?", flav, nv->taint, by_taint);
-		finding_hint(f, "cat /proc/driver/nvidia/version /sys/module/nvidia/taint; reinstall one flavour "
-				"(nvidia-driver-XXX-open or nvidia-driver-XXX)");
+		finding_hint(f, "compare `cat /proc/driver/nvidia/version /sys/module/nvidia/taint`; reinstall one "
+				"flavour (%s%s%s)",
+			     gpu_driver_package(inv, false, pkg_other, sizeof(pkg_other)), old ? "" : " or ", old ? "" : pkg);
+		if (!old)
+			finding_requires(f, "open_driver_possible");
 	} else if (!nv->version && !flav && !by_taint) {
 		f = check_add(c, STATUS_OK, "nvidia", "loaded (%s); version and flavour not recorded in this tree (no "
 						      "/proc/driver/nvidia/version or /sys/module/nvidia)",
@@ -54,6 +63,10 @@ static int run(struct check_ctx *c)
 	}
 	if (nv->version_line)
 		finding_detail(f, "%s", nv->version_line);
+	finding_fact_bool(f, "open_driver_possible", !old);
+	if (old)
+		finding_detail(f, "the open kernel modules cannot drive %s (10de:%04x, older than Turing)", old->bdf,
+			       old->device);
 	if (nv->module_version && nv->version && strcmp(nv->module_version, nv->version)) {
 		f = check_add(c, STATUS_WARN, "nvidia", "/sys/module/nvidia/version %s differs from %s: user space "
 							"and kernel module may not match",

@@ -1,7 +1,8 @@
 /* gpu.driver_gpus: every GPU on PCI is known to the driver and not
  * excluded. /proc/driver/nvidia/gpus/<bdf>/information lists what the
  * driver attached; "GPU Excluded: Yes" means the driver refused the GPU
- * (REFERENCE §4; NVIDIA excludes GPUs it finds faulty, e.g. after
+ * (NVIDIA open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c;
+ * NVIDIA excludes GPUs it finds faulty, e.g. after
  * row-remapping failures). */
 #include "checks/check.h"
 #include "common.h"

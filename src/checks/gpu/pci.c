@@ -2,7 +2,7 @@
  *
  * GPUs are vendor 0x10de functions of class 0x0302xx (3D controller, data
  * centre GPUs) or 0x0300xx (VGA); NVSwitches (0x0680xx) are not GPUs
- * (REFERENCE §5). A GPU bound to nothing, to nouveau or to vfio-pci cannot
+ * (pci.ids; Linux include/linux/pci_ids.h). A GPU bound to nothing, to nouveau or to vfio-pci cannot
  * run CUDA on this host. --expect-gpus turns a count mismatch into a fail;
  * without it, the PCI count is what the later layers must all see. No GPU
  * at all is a fail: this tool verifies GPU nodes. */

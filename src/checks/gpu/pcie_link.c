@@ -1,7 +1,7 @@
 /* gpu.pcie_link: GPUs and RDMA NICs run their PCIe links at full width,
  * and GPUs expose a BAR1 large enough for GPUDirect.
  *
- * From sysfs current_/max_link_width and _speed (REFERENCE §5). A reduced
+ * From sysfs current_/max_link_width and _speed (Linux drivers/pci/pci-sysfs.c). A reduced
  * width is a warn (a bad riser, a dirty or half-seated card: bandwidth is
  * cut in proportion). A GPU at a reduced speed with full width is fine:
  * idle GPUs drop their link speed to save power — unless NVML (live) says

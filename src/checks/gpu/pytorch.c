@@ -1,4 +1,4 @@
-/* gpu.pytorch: seed 000's PyTorch check, run for the operator: torch
+/* gpu.pytorch: the PyTorch check bring-up guides ask operators to run by hand: torch
  * imports, torch.cuda.is_available() is True, it sees every GPU, and the
  * NCCL backend is there (live only; inventory/torch.c runs the probe with
  * a deadline). No Python with torch is a skip, not a failure: not every

@@ -1,6 +1,6 @@
 /* gpu.xid: Xid errors in the kernel log, per GPU and code.
  *
- * Classified with REFERENCE §12 (NVIDIA Xid catalog): 48, 62, 64, 74, 79,
+ * Classified with NVIDIA's XID errors documentation: 48, 62, 64, 74, 79,
  * 92, 94, 95, 119, 120 mean hardware trouble or a state only a reset or
  * reboot clears (fail); 13, 31, 43, 45 are application faults (ok, with a
  * note); others are reported as warnings. The log covers the time since
@@ -15,8 +15,8 @@ static const char *action(int code)
 {
 	switch (code) {
 	case 48: case 64: case 92: case 94: case 95:
-		return "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %s`; reset the GPU (nvidia-smi -r) to apply "
-		       "pending row remaps; RMA if it repeats";
+		return "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %1$s`; reset the GPU (`nvidia-smi -r -i %1$s`) "
+		       "to apply pending row remaps; RMA if it repeats";
 	case 74:
 		return "check NVLink (`nvidia-smi nvlink -s -i %s`) and the NVSwitch/fabric manager logs; reset the GPU";
 	case 79:
@@ -62,6 +62,6 @@ static int run(struct check_ctx *c)
 const struct check_def check_gpu_xid = {
 	.id = "gpu.xid",
 	.section = "Xid Errors",
-	.summary = "Xid errors in the kernel log, grouped by GPU and code and classified (REFERENCE §12)",
+	.summary = "Xid errors in the kernel log, grouped by GPU and code and classified (NVIDIA XID errors documentation)",
 	.run = run,
 };

@@ -1,7 +1,7 @@
 /* gpudirect.acs: no PCIe bridge between a GPU and its NIC redirects
  * peer-to-peer traffic.
  *
- * ACS Control (extended capability 0x000D, register +6; REFERENCE §5) with
+ * ACS Control (extended capability 0x000D, register +6; Linux include/uapi/linux/pci_regs.h) with
  * ReqRedir (0x04), CmpltRedir (0x08) or EgressCtrl (0x20) sends P2P
  * requests up to the root complex/IOMMU instead of across the switch:
  * GPUDirect RDMA breaks or crawls (NCCL's hint for IBV_WC_LOC_PROT_ERR:

@@ -2,10 +2,11 @@
  *
  * DMA-BUF needs the open NVIDIA kernel modules (dma-buf export of CUDA
  * memory exists only there) and a kernel with RDMA dma-buf MRs (5.12+);
- * seed 000 recommends 6.2+ and CONFIG_PCI_P2PDMA=y (REFERENCE §7). Legacy
+ * bring-up guides commonly recommend 6.2+ and CONFIG_PCI_P2PDMA=y (NVIDIA
+ * open-gpu-kernel-modules README; Linux drivers/infiniband/hw/mlx5/mr.c). Legacy
  * peer memory is detected as NCCL does: any of
  * /sys/kernel/mm/memory_peers/nv_mem/version, .../nv_mem_nc/version,
- * /sys/module/nvidia_peermem/version (REFERENCE §3). DMA-BUF is preferred
+ * /sys/module/nvidia_peermem/version (NCCL src/transport/net_ib/gdr.cc). DMA-BUF is preferred
  * when both are usable (NCCL tries it first). */
 #include "common.h"
 #include "checks/rdma/common.h"
@@ -27,6 +28,14 @@ bool nic_gdr_capable(const struct inventory *inv, const struct rdma_dev *d)
 	return !(d->name && !strncmp(d->name, "mlx4_", 5));
 }
 
+/* Why DMA-BUF cannot be used on a node with a driver loaded. */
+static const char *dmabuf_why_not(const struct gdr_state *s)
+{
+	if (s->pre_turing)
+		return "GPUs older than Turing cannot run the open kernel modules";
+	return s->flavour != NV_FLAVOUR_OPEN ? "proprietary NVIDIA driver" : "kernel older than 5.12";
+}
+
 void gdr_state_get(const struct inventory *inv, struct gdr_state *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -46,7 +55,7 @@ void gdr_state_get(const struct inventory *inv, struct gdr_state *s)
 	s->kernel_dmabuf = s->kmaj > 5 || (s->kmaj == 5 && s->kmin >= 12);
 	s->p2pdma = kconfig_get(&inv->kconfig, "CONFIG_PCI_P2PDMA");
 	s->dmabuf_usable = s->driver_loaded && s->flavour == NV_FLAVOUR_OPEN && s->kernel_dmabuf;
-	/* NCCL's peer-memory detection (REFERENCE §3), then the module list */
+	/* NCCL's peer-memory detection (NCCL src/transport/net_ib/gdr.cc), then the module list */
 	if (nv->peermem_marker)
 		s->peermem_how = nv->peermem_marker;
 	else if (modules_state(&inv->modules, "nvidia_peermem") == MODULE_LOADED)
@@ -54,6 +63,17 @@ void gdr_state_get(const struct inventory *inv, struct gdr_state *s)
 	else if (modules_state(&inv->modules, "nv_peer_mem") == MODULE_LOADED)
 		s->peermem_how = "nv_peer_mem loaded";
 	s->peermem_present = s->peermem_how != NULL;
+	s->provider = "mlx5_ib";
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		if (!nic_host_function(p))
+			continue;
+		if (!s->nic_functions++ && nic_provider(p->device) == PROVIDER_MLX4)
+			s->provider = "mlx4_ib";
+	}
+	s->pre_turing = gpu_first_pre_turing(inv);
+	s->gdr_possible = s->gpus > 0 && s->gdr_nics > 0;
+	s->dmabuf_possible = s->gdr_possible && !s->pre_turing;
 
 	if (s->gpus == 0)
 		snprintf(s->why, sizeof(s->why), "no NVIDIA GPU on PCI");
@@ -71,10 +91,20 @@ void gdr_state_get(const struct inventory *inv, struct gdr_state *s)
 			 s->peermem_present ? "; nvidia_peermem is loaded too" : "");
 	} else if (s->peermem_present) {
 		s->method = GDR_PEERMEM;
-		snprintf(s->why, sizeof(s->why), "%s; DMA-BUF unusable: %s", s->peermem_how,
-			 s->flavour != NV_FLAVOUR_OPEN ? "proprietary NVIDIA driver" : "kernel older than 5.12");
+		snprintf(s->why, sizeof(s->why), "%s; DMA-BUF unusable: %s", s->peermem_how, dmabuf_why_not(s));
 	} else {
-		snprintf(s->why, sizeof(s->why), "DMA-BUF unusable (%s) and no peer-memory module",
-			 s->flavour != NV_FLAVOUR_OPEN ? "proprietary NVIDIA driver" : "kernel older than 5.12");
+		snprintf(s->why, sizeof(s->why), "DMA-BUF unusable (%s) and no peer-memory module", dmabuf_why_not(s));
 	}
+}
+
+void gdr_facts(struct finding *f, const struct gdr_state *s)
+{
+	finding_fact_bool(f, "gdr_possible", s->gdr_possible);
+	finding_fact_bool(f, "dmabuf_possible", s->dmabuf_possible);
+}
+
+const char *gdr_nic_key(const char *nic, char *buf, size_t size)
+{
+	snprintf(buf, size, "gdr_possible.%s", nic ? nic : "?");
+	return buf;
 }

@@ -1,6 +1,6 @@
 /* gpudirect.cuda_attrs: what the CUDA driver says each GPU can do (live):
  * CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED (116) and
- * CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (124) (REFERENCE §7, §11). NCCL
+ * CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (124) (CUDA Driver API reference, CUdevice_attribute). NCCL
  * logs "DMA-BUF is available on GPU device N" only when the second is
  * true (and CUDA >= 11.7). */
 #include "checks/check.h"

@@ -1,10 +1,14 @@
-/* gpudirect.dmabuf: the DMA-BUF prerequisites, each a finding (seed 000's
- * verify-gpudirect, REFERENCE §7):
+/* gpudirect.dmabuf: the DMA-BUF prerequisites, each a finding (NVIDIA
+ * open-gpu-kernel-modules README: "DMABUF support for CUDA allocations").
+ * Where DMA-BUF is impossible — no RDMA NIC that can do GPUDirect RDMA, or
+ * a GPU older than Turing, which the open modules cannot drive — every
+ * prerequisite is a skip saying so (legacy peer memory is then the method,
+ * gpudirect.method). Otherwise:
  *   - the open NVIDIA kernel modules (only they export CUDA memory as
- *     dma-buf) — proprietary is a fail with the seed's fix;
+ *     dma-buf) — proprietary is a fail whose fix is the -open package;
  *   - kernel RDMA dma-buf MRs: below 5.12 a fail, below 6.2 a warn (the
- *     seed's recommendation), from 6.2 ok;
- *   - CONFIG_PCI_P2PDMA=y (seed 000; warn if not set);
+ *     release bring-up guides commonly recommend), from 6.2 ok;
+ *   - CONFIG_PCI_P2PDMA=y (Linux drivers/pci/Kconfig; warn if not set);
  *   - CONFIG_INFINIBAND_USER_MEM and CONFIG_INFINIBAND_ON_DEMAND_PAGING:
  *     mlx5 refuses dma-buf MRs without them (linux hw/mlx5/mr.c) — fail. */
 #include "checks/check.h"
@@ -14,6 +18,7 @@
 
 static void kconf(struct check_ctx *c, const char *name, enum status missing, const char *why)
 {
+	struct finding *f;
 	const char *v = kconfig_get(&c->inv->kconfig, name);
 	if (!v) {
 		check_add(c, STATUS_SKIP, name, "kernel config not found (/boot/config-%s or /proc/config.gz)",
@@ -24,8 +29,9 @@ static void kconf(struct check_ctx *c, const char *name, enum status missing, co
 		check_add(c, STATUS_OK, name, "=y (%s)", c->inv->kconfig.source);
 		return;
 	}
-	struct finding *f = check_add(c, missing, name, "%s (%s): %s", *v ? v : "not set", c->inv->kconfig.source, why);
+	f = check_add(c, missing, name, "%s (%s): %s", *v ? v : "not set", c->inv->kconfig.source, why);
 	finding_hint(f, "use a kernel built with %s=y (Ubuntu 24.04's 6.8 kernels have it)", name);
+	finding_requires(f, "dmabuf_possible");
 }
 
 static int run(struct check_ctx *c)
@@ -35,9 +41,24 @@ static int run(struct check_ctx *c)
 	struct finding *f;
 	gdr_state_get(inv, &s);
 	if (s.gpus == 0 || s.nics == 0) {
-		check_add(c, STATUS_SKIP, "dma-buf", "%s", s.why);
+		gdr_facts(check_add(c, STATUS_SKIP, "dma-buf", "%s", s.why), &s);
 		return 0;
 	}
+	if (s.pre_turing) {
+		f = check_add(c, STATUS_SKIP, "dma-buf", "DMA-BUF is impossible: %s (10de:%04x) is older than Turing, "
+							  "and only the open kernel modules (Turing or newer) export GPU "
+							  "memory as dma-buf; %s",
+			      s.pre_turing->bdf, s.pre_turing->device,
+			      s.gdr_possible ? "legacy peer memory (nvidia-peermem) is the method"
+					     : "no RDMA NIC here can do GPUDirect RDMA either (see gpudirect.nic)");
+		gdr_facts(f, &s);
+		return 0;
+	}
+	if (!s.gdr_possible) {
+		gdr_facts(check_add(c, STATUS_SKIP, "dma-buf", "%s", s.why), &s);
+		return 0;
+	}
+	char pkg[48], old[48];
 	if (!s.driver_loaded)
 		check_add(c, STATUS_SKIP, "nvidia", "the NVIDIA driver is not loaded (see gpu.driver)");
 	else if (s.flavour == NV_FLAVOUR_OPEN)
@@ -46,8 +67,10 @@ static int run(struct check_ctx *c)
 	else if (s.flavour == NV_FLAVOUR_PROPRIETARY) {
 		f = check_add(c, STATUS_FAIL, "nvidia", "proprietary kernel module %s: no DMA-BUF export of GPU memory",
 			      inv->nvidia.version ? inv->nvidia.version : "");
-		finding_hint(f, "apt remove nvidia-driver-XXX && apt install nvidia-driver-XXX-open (the "
-				"open modules need Turing or newer) and reboot");
+		finding_hint(f, "`apt remove %s && apt install %s`, then reboot", gpu_driver_package(inv, false, old, sizeof(old)),
+			     gpu_driver_package(inv, true, pkg, sizeof(pkg)));
+		finding_requires(f, "open_driver_possible");
+		finding_requires(f, "dmabuf_possible");
 	} else {
 		check_add(c, STATUS_SKIP, "nvidia", "driver flavour unknown (no /proc/driver/nvidia/version or taint)");
 	}
@@ -58,11 +81,13 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_FAIL, "kernel", "%s: RDMA dma-buf memory regions need Linux 5.12 or later",
 			      inv->kernel.release);
 		finding_hint(f, "upgrade the kernel (6.2+; Ubuntu 24.04 ships 6.8)");
+		finding_requires(f, "dmabuf_possible");
 	} else if (s.kmaj < 6 || (s.kmaj == 6 && s.kmin < 2)) {
 		f = check_add(c, STATUS_WARN, "kernel", "%s supports dma-buf MRs (5.12+), but 6.2+ is recommended for "
 							"full DMA-BUF support",
 			      inv->kernel.release);
-		finding_hint(f, "upgrade to a 6.2+ kernel (e.g. Ubuntu's HWE kernel)");
+		finding_hint(f, "upgrade to a 6.2+ kernel (on Ubuntu 22.04: `apt install linux-generic-hwe-22.04`)");
+		finding_requires(f, "dmabuf_possible");
 	} else {
 		check_add(c, STATUS_OK, "kernel", "%s supports DMA-BUF (6.2+)", inv->kernel.release);
 	}

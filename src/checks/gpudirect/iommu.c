@@ -1,6 +1,6 @@
 /* gpudirect.iommu: the IOMMU does not translate GPU and NIC DMA.
  *
- * An IOMMU group of type DMA or DMA-FQ (REFERENCE §6) translates every
+ * An IOMMU group of type DMA or DMA-FQ (Linux Documentation/ABI/testing/sysfs-kernel-iommu_groups) translates every
  * DMA; NVIDIA does not support IOMMU-enabled P2P on bare-metal PCIe
  * systems and recommends iommu=pt (CUDA programming guide, "IOMMU on
  * Linux"): warn per GPU/NIC. identity (passthrough) or no IOMMU is ok. An

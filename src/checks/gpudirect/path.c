@@ -1,11 +1,14 @@
 /* gpudirect.path: for every GPU, its nearest RDMA NIC and the PCIe path
- * class between them (inventory/topo.c, REFERENCE §5), against the
- * effective NCCL_NET_GDR_LEVEL (default PXB; REFERENCE §8). NCCL uses
+ * class between them (inventory/topo.c; the classes of `nvidia-smi topo -m`), against the
+ * effective NCCL_NET_GDR_LEVEL (default PXB; NCCL documentation, Environment Variables). NCCL uses
  * GPUDirect RDMA only when the path is at or below that level: beyond it
  * the GPU's traffic is staged through host memory — warn, naming GPU, NIC,
  * path and the setting that would change it. SYS (across sockets) is a
  * warn in any case: GPUDirect RDMA across the CPU interconnect is slow
- * (seed 002: "SYS = crosses NUMA/socket boundary (suboptimal)"). */
+ * (the legend of `nvidia-smi topo -m`: SYS crosses the SMP interconnect
+ * between NUMA nodes). A nearest NIC that cannot do GPUDirect RDMA at all
+ * (gpudirect.nic) is a skip: no level makes NCCL use it, so no level is
+ * suggested. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -16,7 +19,7 @@ static int run(struct check_ctx *c)
 	const struct inventory *inv = c->inv;
 	struct gpu_pair *pairs = NULL;
 	size_t n = gpu_pairs(inv, &pairs);
-	char level_txt[96], model[128];
+	char level_txt[96], model[128], key[96];
 	enum path_class level = gdr_level(inv, level_txt, sizeof(level_txt));
 	if (n == 0 || inv->rdma.n == 0) {
 		check_add(c, STATUS_SKIP, "gpudirect", "%s", n == 0 ? "no NVIDIA GPU on PCI" : "no RDMA device");
@@ -32,13 +35,19 @@ static int run(struct check_ctx *c)
 			check_add(c, STATUS_SKIP, p->gpu->bdf, "path to the RDMA NICs unknown (PCI hierarchy not recorded)");
 			continue;
 		}
-		if (p->cls > level) {
+		if (!nic_gdr_capable(inv, p->nic)) {
+			/* no level makes NCCL use GPUDirect RDMA with this NIC */
+			f = check_add(c, STATUS_SKIP, p->gpu->bdf, "nearest NIC %s (%s) is %s, but it cannot do GPUDirect "
+								   "RDMA (see gpudirect.nic): NCCL_NET_GDR_LEVEL does not apply",
+				      p->nic->name, p->nic->pci_bdf, cls);
+		} else if (p->cls > level) {
 			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is %s, beyond %s: NCCL will not use "
 								   "GPUDirect RDMA for this GPU",
 				      p->nic->name, p->nic->pci_bdf, cls, level_txt);
 			finding_hint(f, "set NCCL_NET_GDR_LEVEL=%s to allow it (bandwidth through the host bridge/CPU "
 					"interconnect may be lower), or put a NIC under the GPU's PCIe switch",
 				     p->cls >= PATH_SYS ? "SYS" : "PHB");
+			finding_requires(f, gdr_nic_key(p->nic->name, key, sizeof(key)));
 		} else if (p->cls == PATH_SYS) {
 			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is SYS (across sockets): GPUDirect "
 								   "RDMA crosses the CPU interconnect",

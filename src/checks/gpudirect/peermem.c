@@ -1,4 +1,4 @@
-/* gpudirect.peermem: the legacy peer-memory module. Seed 000 wants
+/* gpudirect.peermem: the legacy peer-memory module. Bring-up guides want
  * nvidia_peermem NOT loaded when DMA-BUF is usable (NCCL prefers DMA-BUF;
  * the module only adds an out-of-tree path): warn. When DMA-BUF is not
  * usable it is the only way: ok when present (gpudirect.method fails
@@ -20,6 +20,7 @@ static int run(struct check_ctx *c)
 					      s.peermem_how);
 		finding_hint(f, "modprobe -r nvidia_peermem and remove it from /etc/modules-load.d (e.g. "
 				"gpudirect.conf) and from any optimisation service");
+		finding_requires(f, "dmabuf_possible");
 	} else if (s.peermem_present) {
 		check_add(c, STATUS_OK, "nvidia_peermem", "loaded (%s): the GPUDirect RDMA path while DMA-BUF is unusable",
 			  s.peermem_how);

@@ -18,7 +18,7 @@ static const struct {
 	const char *name;
 	enum rdma_provider prov;
 } nic_models[] = {
-	/* REFERENCE §5 (pciids, rdma-core providers/mlx4, providers/mlx5) */
+	/* pci.ids; rdma-core providers/mlx4, providers/mlx5 */
 	{ 0x1003, "ConnectX-3", PROVIDER_MLX4 },
 	{ 0x1004, "ConnectX-3 VF", PROVIDER_MLX4 },
 	{ 0x1007, "ConnectX-3 Pro", PROVIDER_MLX4 },

@@ -22,7 +22,7 @@ struct check_ctx;
 enum rdma_provider { PROVIDER_NONE, PROVIDER_MLX4, PROVIDER_MLX5 };
 
 /* ConnectX/BlueField model name for a Mellanox PCI device ID, or NULL
- * (REFERENCE §5 IDs; pci.ids for the virtual functions). */
+ * (pci.ids, also for the virtual functions). */
 const char *nic_model_name(uint32_t device);
 /* Which RDMA provider module family a Mellanox PCI device needs. */
 enum rdma_provider nic_provider(uint32_t device);

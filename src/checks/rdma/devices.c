@@ -2,7 +2,7 @@
  * every Mellanox NIC on PCI has one.
  *
  * No RDMA device at all is a fail, with the note that RDMA is only needed
- * for multi-server training (seed 000, "When Do You Need RDMA?"). A
+ * for multi-server training (a single server needs no RDMA). A
  * ConnectX/BlueField PCI function without an RDMA device means the
  * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind. */
 #include "checks/check.h"
@@ -95,19 +95,23 @@ static int run(struct check_ctx *c)
 			      n_orphans == 1 ? "it" : "them");
 		finding_detail(f, "without an RDMA device: %s", orphans.buf);
 		finding_hint(f, "modprobe %s (see rdma.modules); then `dmesg | grep -i mlx` for errors", ib);
+		finding_fact(f, "rdma_nic_hardware", "present");
+		finding_fact_bool(f, "rdma_provider_loaded", false);
 	} else if (inv->rdma.n == 0) {
 		f = check_add(c, STATUS_FAIL, SUBJECT_NODE,
 			      "no RDMA device (/sys/class/infiniband is %s); RDMA is only needed for multi-server "
 			      "training, single-server multi-GPU work does not use it",
 			      inv->rdma.err ? "missing" : "empty");
-		finding_hint(f, "if this node should do multi-server training: install a ConnectX NIC and "
-				"`modprobe mlx5_core mlx5_ib` (apt install rdma-core ibverbs-utils)");
+		finding_hint(f, "if this node should do multi-server training: install a ConnectX NIC, then `apt "
+				"install rdma-core ibverbs-utils` and `modprobe -a mlx5_core mlx5_ib`");
+		finding_fact(f, "rdma_nic_hardware", "absent");
+		finding_requires(f, "rdma_nic_hardware=absent");
 	} else if (n_orphans) {
 		f = check_add(c, STATUS_FAIL, orphans.buf, "%zu %s NIC%s without an RDMA device: NCCL cannot use %s",
 			      n_orphans, nic_model_name(first->device), n_orphans == 1 ? "" : "s",
 			      n_orphans == 1 ? "it" : "them");
 		finding_hint(f, "modprobe %s; then `dmesg | grep -i mlx` for errors (a function in a bad state may "
-				"need `mlxfwreset` or a reboot)",
+				"need `mlxfwreset -d <PCI address> reset` or a reboot)",
 			     ib);
 	}
 	strbuf_release(&orphans);

@@ -46,7 +46,7 @@ static int run(struct check_ctx *c)
 			struct finding *f = check_add(c, STATUS_WARN, model, "%zu NICs run %zu firmware versions: %s",
 						      count, versions.n, who.buf);
 			finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
-					"`mlxfwmanager -u`), then reboot or `mlxfwreset`",
+					"`mlxfwmanager -u`), then reboot (or `mlxfwreset -d <PCI address> reset` per NIC)",
 				     model);
 		} else if (versions.n == 1 && unknown) {
 			struct finding *f = check_add(c, STATUS_WARN, model,

@@ -1,6 +1,6 @@
 /* rdma.hw_counters: retransmission and timeout counters are zero.
  *
- * mlx5 hw_counters (REFERENCE §1): out_of_sequence and packet_seq_err
+ * mlx5 hw_counters (Linux drivers/infiniband/hw/mlx5/counters.c): out_of_sequence and packet_seq_err
  * count packets that arrived out of order (drops upstream, so go-back-N
  * retransmission: a lossy fabric, usually missing PFC on RoCE);
  * local_ack_timeout_err counts transport timeouts (the peer did not ack in
@@ -36,8 +36,9 @@ static int run(struct check_ctx *c)
 			struct finding *f = check_add(c, STATUS_WARN, lbl, "retransmission counters nonzero: %s",
 						      bad.buf);
 			finding_hint(f, "%s. For packet loss on RoCE, enable PFC for the RDMA priority "
-					"(`mlnx_qos -i <if> --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
-					"switches", why.buf);
+					"(`mlnx_qos -i %s --trust dscp --pfc 0,0,0,1,0,0,0,0`) on hosts and "
+					"switches",
+				     why.buf, p->netdev ? p->netdev : "<interface>");
 		} else {
 			check_add(c, STATUS_OK, lbl, "%s", all.len ? all.buf : "no retransmission counters present");
 		}

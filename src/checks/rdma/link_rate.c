@@ -3,10 +3,10 @@
  *
  * A port slower than the fastest port of the same NIC model in the node, or
  * a RoCE port whose netdev speed is below the port's rate, is a warn: a bad
- * cable or transceiver, or a link that trained at a lower speed (seed 004:
- * 1139 MB/s = a 10G negotiation on a 40G ConnectX-3 link, fixed by a new
- * DAC). On RoCE the `rate` file only approximates the Ethernet speed
- * (REFERENCE §1: mlx5 maps PTYS speeds to IB names), so the netdev speed
+ * cable or transceiver, or a link that trained at a lower speed (a
+ * typical case: 1139 MB/s = a 10G negotiation on a 40G ConnectX-3 link,
+ * fixed by a new DAC cable). On RoCE the `rate` file only approximates the Ethernet speed
+ * (Linux drivers/infiniband/hw/mlx5/main.c maps PTYS speeds to IB names), so the netdev speed
  * (Mb/s) is the real value. --link-rate sets a site minimum. */
 #include "checks/check.h"
 #include "common.h"

@@ -1,8 +1,8 @@
 /* rdma.memlock: non-root users may lock (pin) unlimited memory.
  *
  * Registering RDMA buffers pins them; with a small RLIMIT_MEMLOCK,
- * ibv_reg_mr fails and NCCL reports it (nccl-docs troubleshooting,
- * "memlock"; seed 001 "Configure Memory Limits"). pam_limits applies
+ * ibv_reg_mr fails and NCCL reports it (NCCL documentation,
+ * Troubleshooting, "memlock"). pam_limits applies
  * limits.conf(5) at login: a `*` entry covers every user but root, who has
  * CAP_IPC_LOCK anyway. Without an entry the kernel default applies (8 MiB
  * since Linux 5.16, 64 KiB before: mm/Kconfig / include/uapi/linux/

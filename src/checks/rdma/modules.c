@@ -1,6 +1,6 @@
 /* rdma.modules: the kernel modules of the RDMA stack are loaded.
  *
- * Core modules (REFERENCE §3): ib_core (RDMA core), ib_uverbs
+ * Core modules (Linux drivers/infiniband/Kconfig): ib_core (RDMA core), ib_uverbs
  * (/dev/infiniband/uverbs*, needed by libibverbs), rdma_cm (connection
  * manager) and rdma_ucm (/dev/infiniband/rdma_cm, needed by librdmacm).
  * Provider modules follow the NICs present: ConnectX-4 and later need

@@ -1,9 +1,9 @@
 /* rdma.mtu: RDMA runs at the largest MTU the port supports.
  *
  * RoCE: sysfs has no MTU attribute; the kernel derives the port's active
- * MTU from the netdev MTU (REFERENCE §1, iboe_get_mtu: minus 96 bytes of
+ * MTU from the netdev MTU (Linux include/rdma/ib_addr.h, iboe_get_mtu: minus 96 bytes of
  * headers, rounded down to an IB MTU, at most 4096). Below 4096 is a warn
- * naming the netdev MTU to set: 9000, as seeds 001 and 004 do (anything
+ * naming the netdev MTU to set: 9000, as RoCE bring-up scripts commonly do (anything
  * from 4192 gives 4096). RDMA netdevs with different MTUs in one node are a
  * warn: NCCL uses the smaller of the two sides' MTU per connection.
  * InfiniBand: the MTU is negotiated with the subnet manager; only a live
@@ -28,8 +28,8 @@ static void roce_port(struct check_ctx *c, const struct rdma_dev *d, const struc
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=%d (max 4096): %s has MTU %lld", active, n->name,
 			      (long long)n->mtu);
 		finding_compare_num(f, active, 4096);
-		finding_hint(f, "ip link set dev %s mtu 9000, and make it persistent (netplan: `mtu: 9000` under "
-				"%s); the switch ports must allow jumbo frames too",
+		finding_hint(f, "`ip link set dev %s mtu 9000`, and make it persistent (mtu: 9000 under %s in "
+				"/etc/netplan/, then `netplan apply`); the switch ports must allow jumbo frames too",
 			     n->name, n->name);
 	} else if (c->expect->mtu > 0 && n->mtu != c->expect->mtu) {
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=4096 but %s has MTU %lld, site expects %d (--mtu)",

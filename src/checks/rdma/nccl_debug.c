@@ -2,10 +2,10 @@
  *
  * NCCL_DEBUG=INFO (or TRACE) set permanently — in /etc/profile.d,
  * /etc/environment or an nccl.conf — makes every rank of every job log
- * dozens of lines per communicator (seed 000 shows 50+ lines for one
- * all-reduce), filling job logs and slowing start-up at scale. Set it per
+ * dozens of lines per communicator (50+ lines for one all-reduce on an
+ * 8-GPU node), filling job logs and slowing start-up at scale. Set it per
  * job when debugging. NCCL_DEBUG_SUBSYS names are checked against the
- * 2.30 list (REFERENCE §8). */
+ * 2.30 list (NCCL documentation, Environment Variables). */
 #include "checks/check.h"
 #include "common.h"
 #include "core/cleanup.h"

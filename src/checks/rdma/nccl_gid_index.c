@@ -2,7 +2,7 @@
  * port NCCL will use.
  *
  * A wrong index shows up as `ibv_modify_qp ... Invalid argument` or as
- * RoCE v1 traffic that routers drop (REFERENCE §8). Unset, NCCL >= 2.21
+ * RoCE v1 traffic that routers drop (NCCL documentation, Environment Variables). Unset, NCCL >= 2.21
  * picks a RoCE v2 GID itself (NCCL_IB_ROCE_VERSION_NUM=2, IPv4 first);
  * older NCCL uses index 0, which is RoCE v1 on mlx5 — reported as a note
  * because the NCCL version is not known from files. A RoCE v2 GID with a

@@ -2,8 +2,8 @@
  *
  * NCCL_IB_DISABLE=1 disables the IB/RoCE transport and NCCL_NET=Socket
  * selects the socket transport: either way NCCL logs `Using network Socket`
- * and multi-node traffic goes over TCP (REFERENCE §8; seed 000
- * troubleshooting "RDMA Not Being Used"). NCCL_NET=IB on a node without
+ * and multi-node traffic goes over TCP (NCCL documentation, Environment
+ * Variables). NCCL_NET=IB on a node without
  * RDMA devices makes NCCL fail to initialise instead of falling back. */
 #include "checks/check.h"
 #include "common.h"

@@ -1,7 +1,7 @@
 /* rdma.nccl_ib_tc: NCCL's RoCE traffic is in the lossless class.
  *
  * NCCL writes NCCL_IB_TC into the GRH traffic class of its QPs (default 0;
- * REFERENCE §2), and programs each QP with the value the peer advertised,
+ * Linux Documentation/ABI/testing/configfs-rdma_cm), and programs each QP with the value the peer advertised,
  * so every node must agree. It must carry the expected DSCP (--tos,
  * default 104 = DSCP 26). 104 and 106 are both DSCP 26: 106 adds ECT(0),
  * marking packets ECN-capable so switches can mark instead of drop

@@ -4,11 +4,11 @@
  * NCCL compares the value with its path type names (case-sensitive:
  * LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS) and otherwise reads a
  * leading digit as the legacy number 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and up
- * SYS (nccl src/graph/paths.cc, REFERENCE §8). Anything else is ignored
+ * SYS (NCCL src/graph/paths.cc; NCCL documentation, Environment Variables). Anything else is ignored
  * without a warning and the default (PXB) applies, which is a fail: the
  * operator's intent is lost. A legacy number is a warn that names the
- * string it means — seed 001 writes NCCL_NET_GDR_LEVEL=5 and seed 002's
- * comment claims "5 = PIX", but 5 means SYS. */
+ * string it means — bring-up scripts write NCCL_NET_GDR_LEVEL=5 with
+ * comments claiming "5 = PIX", but 5 means SYS. */
 #include "checks/check.h"
 #include "common.h"
 

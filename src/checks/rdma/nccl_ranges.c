@@ -4,13 +4,13 @@
  * (docs/nccl-variables.md §1), so "08" silently becomes 0 and an
  * out-of-range value goes straight into a QP attribute. Ranges:
  *   NCCL_IB_TIMEOUT 0-31: the 5-bit Local ACK Timeout exponent,
- *     4.096 us x 2^v (IB spec vol. 1 12.7.34; nccl-docs "Values can be
+ *     4.096 us x 2^v (IB spec vol. 1 12.7.34; NCCL documentation "Values can be
  *     0-31"); 0 means no timeout at all, so a dead peer hangs forever;
- *   NCCL_IB_RETRY_CNT 0-7: 3-bit retry count (nccl-docs);
+ *   NCCL_IB_RETRY_CNT 0-7: 3-bit retry count (NCCL documentation);
  *   NCCL_IB_SL 0-15: 4-bit IB service level; -1 = NCCL picks (2.25+);
- *   NCCL_IB_QPS_PER_CONNECTION 1-128 (nccl-docs; NCCL_IB_MAX_QPS 128);
+ *   NCCL_IB_QPS_PER_CONNECTION 1-128 (NCCL documentation; NCCL_IB_MAX_QPS 128);
  *   NCCL_SOCKET_NTHREADS 1-16 and NCCL_NSOCKS_PERTHREAD with a product of
- *     at most 64 (nccl-docs). */
+ *     at most 64 (NCCL documentation). */
 #include "checks/check.h"
 #include "common.h"
 

@@ -6,8 +6,8 @@
  * transport. Same list rules as NCCL_IB_HCA (common.h). NCCL looks only at
  * interfaces with an IP address; sysfs does not show addresses, so an up
  * interface is the best a file-based check can confirm. Unset: NCCL
- * prefers ib* interfaces, then any but docker*, lo and virbr* (REFERENCE
- * §8); the candidates are reported. */
+ * prefers ib* interfaces, then any but docker*, lo and virbr* (NCCL
+ * src/misc/socket.cc; NCCL documentation, Environment Variables); the candidates are reported. */
 #include "checks/check.h"
 #include "common.h"
 

@@ -1,7 +1,7 @@
 /* rdma.netdev: each RoCE port's network interface is up with carrier.
  *
  * RoCE runs over the port's Ethernet netdev (found through gid_attrs/ndevs
- * or the PCI function's net/ directory, REFERENCE §1). An interface that is
+ * or the PCI function's net/ directory, Linux Documentation/ABI/testing/sysfs-class-net). An interface that is
  * administratively down reads no carrier at all. */
 #include "checks/check.h"
 #include "common.h"

@@ -1,6 +1,6 @@
 /* rdma.port_errors: the port error counters are zero.
  *
- * PMA counters in ports/N/counters (REFERENCE §1): symbol errors, link
+ * PMA counters in ports/N/counters (Linux drivers/infiniband/core/sysfs.c): symbol errors, link
  * downs, receive errors, link error recoveries, local link integrity and
  * buffer overrun errors point at cables, transceivers or a flapping link.
  * They count since the last reset (driver load or `perfquery -R`), so a
@@ -34,8 +34,10 @@ static int run(struct check_ctx *c)
 			counters_unread_warn(c, d, p, "error", "counters", &unread, &bad);
 		} else if (bad.len) {
 			struct finding *f = check_add(c, STATUS_WARN, lbl, "error counters nonzero: %s", bad.buf);
-			finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink`, switch "
-					"logs); clear with `perfquery -R` and watch whether they grow", why.buf);
+			finding_hint(f, "%s. Check the cable/transceiver and the switch port (`mlxlink -d %s` if MFT is "
+					"installed, switch logs), then watch whether they grow "
+					"(`grep . /sys/class/infiniband/%s/ports/%u/counters/*`)",
+				     why.buf, d->pci_bdf ? d->pci_bdf : d->name, d->name, p->num);
 		} else {
 			check_add(c, STATUS_OK, lbl, "%zu error counters are 0", seen);
 		}

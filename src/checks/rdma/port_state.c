@@ -1,6 +1,6 @@
 /* rdma.port_state: every RDMA port is ACTIVE and LinkUp.
  *
- * States are the numbers sysfs prints (REFERENCE §1). On mlx5 RoCE ports
+ * States are the numbers sysfs prints (Linux drivers/infiniband/core/sysfs.c). On mlx5 RoCE ports
  * ACTIVE/LinkUp needs the netdev running with carrier, so a DOWN port is
  * usually a cable, a switch port, or an interface set down. A down port
  * that NCCL_IB_HCA excludes is a warn: NCCL will not use it, but the node

@@ -2,7 +2,8 @@
  *
  * The kernel adds a RoCE v2 GID for each IP address of the port's netdev
  * (IPv4 as ::ffff:a.b.c.d); NCCL (>= 2.21, NCCL_IB_GID_INDEX unset) and
- * perftest pick it by default (REFERENCE §8, §10). No such GID means the
+ * perftest pick it by default (NCCL documentation, Environment Variables, NCCL_IB_GID_INDEX;
+ * perftest src/perftest_communication.c). No such GID means the
  * interface has no IP address: RoCE v2 cannot route. The finding reports the
  * index the way `show_gids` does, with the whole table in the details. */
 #include "checks/check.h"

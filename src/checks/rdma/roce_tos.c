@@ -1,10 +1,10 @@
 /* rdma.roce_tos: RDMA-CM marks RoCE traffic with the site's lossless class.
  *
- * /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_tos (REFERENCE
- * §2) is the IP ToS byte of RDMA-CM connections (librdmacm users: perftest
+ * /sys/kernel/config/rdma_cm/<dev>/ports/<n>/default_roce_tos (Linux
+ * Documentation/ABI/testing/configfs-rdma_cm) is the IP ToS byte of RDMA-CM connections (librdmacm users: perftest
  * -R, rping, MPI/UCX over rdmacm, storage). A missing directory means the
  * kernel default 0. The expected class is --tos (default 104 = DSCP 26, the
- * seed's "ToS 104 = DSCP 26 = TC3"); values with the same DSCP but other
+ * common RoCE lossless class: "ToS 104 = DSCP 26 = TC3"); values with the same DSCP but other
  * ECN bits are the same class. Wrong or unset is a fail for RDMA-CM users.
  * NCCL does not use these files (it sets NCCL_IB_TC itself; see
  * rdma.nccl_ib_tc). */

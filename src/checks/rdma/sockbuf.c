@@ -1,7 +1,7 @@
 /* rdma.sockbuf: socket buffer ceilings allow large TCP windows.
  *
- * net.core.rmem_max / wmem_max cap what a socket may ask for; seed 001
- * raises both to 268435456 for NCCL's socket paths and MPI over TCP. The
+ * net.core.rmem_max / wmem_max cap what a socket may ask for; RoCE bring-up
+ * scripts commonly raise both to 268435456 for NCCL's socket paths and MPI over TCP. The
  * threshold is --min-sockbuf (default that value). */
 #include "checks/check.h"
 #include "common.h"

@@ -1,8 +1,8 @@
 /* rdma.tos_persist: the rdma_cm ToS setting survives a reboot.
  *
- * configfs is rebuilt empty at boot (REFERENCE §2), so a non-default ToS
- * needs something that writes it at boot: an enabled systemd unit (seed
- * 000's rdma-cm-tos.service), a udev rule, or rc.local (inventory/
+ * configfs is rebuilt empty at boot (Linux Documentation/ABI/testing/configfs-rdma_cm), so a non-default ToS
+ * needs something that writes it at boot: an enabled systemd unit (bring-up
+ * scripts commonly install an rdma-cm-tos.service), a udev rule, or rc.local (inventory/
  * persist.c finds them by what they write). None is a warn; a unit that
  * exists but is not enabled is a warn naming `systemctl enable`. When the
  * expected ToS is the kernel default 0 nothing needs persisting. */
