@@ -674,6 +674,17 @@ static void prom_common(FILE *out, const struct report *r)
 	fputc('"', out);
 }
 
+/* The labels of a finding's series: the common ones, its ID and subject. */
+static void prom_finding_labels(FILE *out, const struct report *r, const struct finding *f)
+{
+	prom_common(out, r);
+	fputs(",id=\"", out);
+	prom_label(out, f->id);
+	fputs("\",subject=\"", out);
+	prom_label(out, f->subject);
+	fputc('"', out);
+}
+
 /* Which findings stand for a series (the exposition format forbids
  * duplicates): in series[i], bit 1 when finding i is the first of its
  * (id, subject, status) -- a gpuready_finding --, bit 2 when it is the
@@ -727,12 +738,8 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 		if (!(series[i] & SERIES_FINDING))
 			continue;
 		fputs("gpuready_finding{", out);
-		prom_common(out, r);
-		fputs(",id=\"", out);
-		prom_label(out, f->id);
-		fputs("\",subject=\"", out);
-		prom_label(out, f->subject);
-		fprintf(out, "\",status=\"%s\"} 1\n", status_name(f->status));
+		prom_finding_labels(out, r, f);
+		fprintf(out, ",status=\"%s\"} 1\n", status_name(f->status));
 	}
 	fputs("# HELP gpuready_check_status Deprecated (use gpuready_finding): the worst status of one gpuready "
 	      "check and subject: 0 ok, 1 warn, 2 fail, 3 skip.\n"
@@ -744,12 +751,8 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 		if (f->status == STATUS_INFO || !(series[i] & SERIES_STATUS))
 			continue;
 		fputs("gpuready_check_status{", out);
-		prom_common(out, r);
-		fputs(",id=\"", out);
-		prom_label(out, f->id);
-		fputs("\",subject=\"", out);
-		prom_label(out, f->subject);
-		fprintf(out, "\"} %d\n", (int)f->status);
+		prom_finding_labels(out, r, f);
+		fprintf(out, "} %d\n", (int)f->status);
 	}
 	fputs("# HELP gpuready_checks Number of gpuready findings per status.\n"
 	      "# TYPE gpuready_checks gauge\n",
