@@ -123,27 +123,67 @@ static void unsure_without_nccl_files(const struct nccl_config *nc, struct repor
 	}
 }
 
-/* Why check d cannot run on this inventory (its NEEDS_*), or NULL. */
-static const char *unmet_need(const struct check_def *d, const struct inventory *inv)
+/* Why check d cannot run on this inventory: the first of its NEEDS_* that
+ * is missing (0 when none is), with the words for it. */
+static unsigned unmet_need(const struct check_def *d, const struct inventory *inv, const char **why)
 {
-	if ((d->needs & NEEDS_LIVE) && !inv->live)
-		return "needs the live machine: a recorded tree cannot be queried";
+	if ((d->needs & NEEDS_LIVE) && !inv->live) {
+		*why = "needs the live machine: a recorded tree cannot be queried";
+		return NEEDS_LIVE;
+	}
 	if (d->needs & NEEDS_GPU) {
 		const struct pci_dev **gpus = NULL;
 		size_t n = topo_gpus(inv, &gpus);
 		free(gpus);
-		if (n == 0)
-			return "no NVIDIA GPU on PCI (see gpu.pci)";
+		if (n == 0) {
+			*why = "no NVIDIA GPU on PCI (see gpu.pci)";
+			return NEEDS_GPU;
+		}
 	}
-	if ((d->needs & NEEDS_RDMA_DEVICE) && inv->rdma.n == 0)
-		return "no RDMA device (see rdma.devices)";
-	return NULL;
+	if ((d->needs & NEEDS_RDMA_DEVICE) && inv->rdma.n == 0) {
+		*why = "no RDMA device (see rdma.devices)";
+		return NEEDS_RDMA_DEVICE;
+	}
+	return 0;
+}
+
+/* The check that fails for a missing prerequisite, with its fix, so the
+ * others only skip; NULL for one that is not a fault (a recorded tree). */
+static const char *need_owner(unsigned need)
+{
+	return need == NEEDS_GPU ? "gpu.pci" : need == NEEDS_RDMA_DEVICE ? "rdma.devices" : NULL;
+}
+
+static bool in_run(const char *id, const char *area, const struct check_select *sel)
+{
+	return (!area || in_area(id, area)) && check_selected(sel, id);
+}
+
+/* A missing prerequisite: a skip naming it, or, when the check that owns
+ * it does not run here (`gpuready gpudirect` on a node without GPUs), a
+ * failure the first time, so the command does not pass on such a node. */
+static void add_unmet(struct check_ctx *c, unsigned need, const char *why, const char *area,
+		      const struct check_select *sel, unsigned *failed)
+{
+	_cleanup_free_ char *subject = xstrndup(c->def->id, strcspn(c->def->id, "."));
+	const char *owner = need_owner(need);
+	if (!owner || in_run(owner, area, sel) || (*failed & need)) {
+		check_add(c, STATUS_SKIP, subject, "%s", why);
+		return;
+	}
+	*failed |= need;
+	int len = (int)strcspn(why, "(");
+	while (len > 0 && why[len - 1] == ' ')
+		len--;
+	struct finding *f = check_add(c, STATUS_FAIL, subject, "%.*s: the %s checks cannot run", len, why, subject);
+	finding_hint(f, "`gpuready check --only %s` says why and how to fix it", owner);
 }
 
 int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
 	       const struct check_select *sel, struct report *rep)
 {
 	int first = 0;
+	unsigned failed_needs = 0;
 	for (size_t i = 0; i < check_registry_n; i++) {
 		const struct check_def *d = check_registry[i];
 		if (area && !in_area(d->id, area))
@@ -151,10 +191,10 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 		if (!check_selected(sel, d->id))
 			continue;
 		struct check_ctx c = { .inv = inv, .expect = expect, .report = rep, .def = d };
-		const char *unmet = unmet_need(d, inv);
-		if (unmet) {
-			_cleanup_free_ char *subject = xstrndup(d->id, strcspn(d->id, "."));
-			check_add(&c, STATUS_SKIP, subject, "%s", unmet);
+		const char *why = NULL;
+		unsigned need = unmet_need(d, inv, &why);
+		if (need) {
+			add_unmet(&c, need, why, area, sel, &failed_needs);
 			continue;
 		}
 		size_t before = rep->n;

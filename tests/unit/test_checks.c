@@ -292,6 +292,17 @@ static void test_gpudirect(void **state)
 	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_SKIP);
 	assert_true(message_has(&r, "gpudirect.method", "gpudirect", "no NVIDIA GPU on PCI (see gpu.pci)"));
 	assert_int_equal(r.rep.counts[STATUS_FAIL], 2); /* gpu.pci and rdma.devices, each once */
+	/* run alone, the GPUDirect area fails once for the missing GPU (gpu.pci is not in the
+	 * run to say it), and its other checks skip */
+	report_free(&r.rep);
+	report_init(&r.rep, "test", "host", "plain");
+	struct site_expect expect = settings_expect(&r.set);
+	struct check_select sel = { .only = &r.set.only, .skip = &r.set.skip };
+	assert_int_equal(checks_run("gpudirect", r.inv, &expect, &sel, &r.rep), 0);
+	assert_int_equal(r.rep.counts[STATUS_FAIL], 1);
+	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_FAIL);
+	assert_true(message_has(&r, "gpudirect.method", "gpudirect", "no NVIDIA GPU on PCI: the gpudirect checks cannot run"));
+	assert_int_equal(status(&r, "gpudirect.nic", "gpudirect"), STATUS_SKIP);
 	done(&r);
 }
 
