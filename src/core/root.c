@@ -9,6 +9,7 @@
  * and it keeps a recorded tree closed: nothing outside the root is read. */
 #define _GNU_SOURCE
 #include "root.h"
+#include "root_cache.h"
 #include "cleanup.h"
 #include "errname.h"
 
@@ -17,81 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- directory cache ----
- * Resolution costs an lstat per component, and the checks read thousands of
- * attributes under a few hundred directories. Directories already resolved
- * are remembered: key "canonical parent/component" -> canonical directory.
- * Trees do not change during a run; setting a recorder empties the cache so
- * a recording sees every link at least once. */
-struct dcache_ent {
-	char *key;
-	char *val;
-};
-
-struct dcache {
-	struct dcache_ent *v;
-	size_t cap, n;
-};
-
-static size_t hash(const char *s, size_t n)
-{
-	size_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-static void dcache_clear(struct dcache *c)
-{
-	for (size_t i = 0; i < c->cap; i++) {
-		free(c->v[i].key);
-		free(c->v[i].val);
-	}
-	free(c->v);
-	memset(c, 0, sizeof(*c));
-}
-
-/* The directory the first n bytes of key resolve to, or NULL. */
-static const char *dcache_get(const struct dcache *c, const char *key, size_t n)
-{
-	if (!c->cap)
-		return NULL;
-	for (size_t i = hash(key, n) & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
-		if (!c->v[i].key)
-			return NULL;
-		if (!strncmp(c->v[i].key, key, n) && c->v[i].key[n] == '\0')
-			return c->v[i].val;
-	}
-}
-
-static void dcache_put(struct dcache *c, const char *key, const char *val)
-{
-	if ((c->n + 1) * 2 > c->cap) {
-		struct dcache old = *c;
-		c->cap = old.cap ? old.cap * 2 : 256;
-		c->v = xcalloc(c->cap, sizeof(*c->v));
-		c->n = 0;
-		for (size_t i = 0; i < old.cap; i++)
-			if (old.v[i].key) {
-				size_t k = hash(old.v[i].key, strlen(old.v[i].key)) & (c->cap - 1);
-				while (c->v[k].key)
-					k = (k + 1) & (c->cap - 1);
-				c->v[k] = old.v[i];
-				c->n++;
-			}
-		free(old.v);
-	}
-	size_t i = hash(key, strlen(key)) & (c->cap - 1);
-	while (c->v[i].key) {
-		if (!strcmp(c->v[i].key, key))
-			return;
-		i = (i + 1) & (c->cap - 1);
-	}
-	c->v[i].key = xstrdup(key);
-	c->v[i].val = xstrdup(val);
-	c->n++;
-}
 
 /* A file of a recorded tree that could not be read when it was recorded
  * (ROOT_UNREADABLE): its canonical path and the positive errno. */
@@ -103,12 +29,14 @@ struct unreadable {
 struct root {
 	int dirfd;
 	struct dcache *cache;
+	struct dfd_cache *dfds;
 	char *dir;
 	bool live;
 	struct root_recorder rec;
 	bool recording;
 	struct unreadable *unr; /* sorted by path, one entry per path */
 	size_t n_unr;
+	bool clone; /* unr belongs to the handle it was cloned from */
 };
 
 /* One walk through the tree (a read, a resolution): the links it followed
@@ -139,6 +67,7 @@ int root_open(const char *dir, struct root **ret)
 	r->dir = xstrdup(dir);
 	r->live = live;
 	r->cache = xcalloc(1, sizeof(*r->cache));
+	r->dfds = xcalloc(1, sizeof(*r->dfds));
 	if (!live)
 		load_unreadable(r);
 	*ret = r;
@@ -154,10 +83,34 @@ void root_free(struct root *r)
 	free(r->dir);
 	dcache_clear(r->cache);
 	free(r->cache);
-	for (size_t i = 0; i < r->n_unr; i++)
-		free(r->unr[i].path);
-	free(r->unr);
+	dfd_clear(r->dfds);
+	free(r->dfds);
+	if (!r->clone) {
+		for (size_t i = 0; i < r->n_unr; i++)
+			free(r->unr[i].path);
+		free(r->unr);
+	}
 	free(r);
+}
+
+int root_clone(const struct root *r, struct root **ret)
+{
+	if (r->recording)
+		return -EBUSY;
+	int fd = fcntl(r->dirfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct root *c = xcalloc(1, sizeof(*c));
+	c->dirfd = fd;
+	c->dir = xstrdup(r->dir);
+	c->live = r->live;
+	c->cache = xcalloc(1, sizeof(*c->cache));
+	c->dfds = xcalloc(1, sizeof(*c->dfds));
+	c->unr = r->unr;
+	c->n_unr = r->n_unr;
+	c->clone = true;
+	*ret = c;
+	return 0;
 }
 
 bool root_is_live(const struct root *r) { return r->live; }
@@ -167,6 +120,7 @@ int root_dirfd(const struct root *r) { return r->dirfd; }
 void root_set_recorder(struct root *r, const struct root_recorder *rec)
 {
 	dcache_clear(r->cache);
+	dfd_clear(r->dfds);
 	if (rec) {
 		r->rec = *rec;
 		r->recording = true;
@@ -403,23 +357,34 @@ int root_read_unrecorded(const struct root *r, const char *path, size_t max, str
 	return read_at(r, path, max, &w, out);
 }
 
+/* Where a located file is opened: openat(fd, name). */
+struct place {
+	int fd;
+	const char *name;
+};
+
 /* Finds the file to read: resolves the directory, then looks at the last
  * component without following it (fstatat), so only a symlink there costs
  * a full resolution. Never opens anything that is not a regular file: a
  * recorded tree may hold device nodes or FIFOs, and opening some devices
- * has side effects. On success p holds the canonical path, st its stat. */
-static int locate(const struct root *r, const char *path, struct walk *w, struct strbuf *p, struct stat *st)
+ * has side effects. On success p holds the canonical path, st its stat,
+ * and at (when given) where to open it. */
+static int locate(const struct root *r, const char *path, struct walk *w, struct strbuf *p, struct stat *st,
+		  struct place *at)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	int ret = -ELOOP;
+	struct place here = { r->dirfd, NULL };
 	if (slash && *base && strcmp(base, ".") && strcmp(base, "..")) {
 		_cleanup_free_ char *dir = xstrndup(path, (size_t)(slash - path) + 1);
 		ret = resolve_at(r, dir, true, true, w, p);
 		if (ret < 0)
 			return ret;
+		here.fd = dfd_get(r->dfds, r->dirfd, p->buf);
 		push_component(p, base, strlen(base));
-		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
+		here.name = here.fd == r->dirfd ? root_rel(p->buf) : strrchr(p->buf, '/') + 1;
+		if (fstatat(here.fd, here.name, st, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		ret = S_ISLNK(st->st_mode) ? -ELOOP : 0;
 	}
@@ -427,9 +392,12 @@ static int locate(const struct root *r, const char *path, struct walk *w, struct
 		ret = resolve_at(r, path, true, false, w, p);
 		if (ret < 0)
 			return ret;
-		if (fstatat(r->dirfd, root_rel(p->buf), st, AT_SYMLINK_NOFOLLOW) < 0)
+		here = (struct place){ r->dirfd, root_rel(p->buf) };
+		if (fstatat(r->dirfd, here.name, st, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 	}
+	if (at)
+		*at = here;
 	if (S_ISDIR(st->st_mode))
 		return -EISDIR;
 	return S_ISREG(st->st_mode) ? 0 : -EINVAL;
@@ -492,7 +460,7 @@ static void record_read(const struct root *r, const char *path, const struct wal
 		struct walk again = { 0 };
 		_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 		struct stat st;
-		locate(r, path, &again, &p, &st);
+		locate(r, path, &again, &p, &st, NULL);
 	}
 	r->rec.file(r->rec.ud, canon, err ? "" : data->buf, err ? 0 : data->len, mode, err);
 }
@@ -502,11 +470,12 @@ static int read_at(const struct root *r, const char *path, size_t max, struct wa
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
 	struct stat st = { 0 };
-	int ret = locate(r, path, w, &p, &st);
+	struct place at;
+	int ret = locate(r, path, w, &p, &st, &at);
 	if (ret == 0)
 		ret = -replayed_error(r, p.buf);
 	if (ret == 0) {
-		_cleanup_close_ int fd = openat(r->dirfd, root_rel(p.buf), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		_cleanup_close_ int fd = openat(at.fd, at.name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		ret = fd < 0 ? -errno : slurp(fd, st.st_size, max, &data);
 	}
 	if (ret == 0 && stand_in_text(r, data.buf, data.len)) {
@@ -653,7 +622,7 @@ void root_record_kept(const struct root *r, const char *path, const char *data, 
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	struct walk w = { 0 };
 	struct stat st;
-	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st) == 0)
+	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st, NULL) == 0)
 		r->rec.file(r->rec.ud, p.buf, data, len, st.st_mode, 0);
 }
 

@@ -53,6 +53,14 @@ struct root_recorder {
 
 int root_open(const char *dir, struct root **ret);
 void root_free(struct root *r);
+/* A second handle on the same tree for another thread: the same files and
+ * replayed errors, its own caches (a handle is used by one thread at a
+ * time). Refused (-EBUSY) while r records: a recording has one walker. */
+int root_clone(const struct root *r, struct root **ret);
+/* Calls fn(handle, i, ud) for every i below n, on up to one thread per CPU
+ * (each with its own handle; one thread while r records) and returns when
+ * all are done. fn must write only item i's own result. */
+void root_for_each(const struct root *r, size_t n, void (*fn)(const struct root *r, size_t i, void *ud), void *ud);
 static inline void root_freep(struct root **r) { root_free(*r); }
 #define _cleanup_root_ __attribute__((cleanup(root_freep)))
 

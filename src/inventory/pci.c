@@ -147,18 +147,31 @@ static void load_one(const struct root *r, const char *bdf, struct pci_dev *d)
 		load_acs(r, d);
 }
 
+struct pci_job {
+	const struct strv *bdfs;
+	struct pci_dev *v;
+};
+
+static void load_item(const struct root *r, size_t i, void *ud)
+{
+	struct pci_job *j = ud;
+	load_one(r, j->bdfs->v[i], &j->v[i]);
+}
+
 int pci_load(const struct root *r, struct pci_info *p)
 {
 	_cleanup_strv_ struct strv names = STRV_INIT;
+	_cleanup_strv_ struct strv bdfs = STRV_INIT;
 	p->err = root_list(r, "/sys/bus/pci/devices", &names);
 	if (p->err < 0)
 		return 0;
-	p->v = xcalloc(names.n, sizeof(*p->v));
-	for (size_t i = 0; i < names.n; i++) {
-		if (!is_pci_bdf(names.v[i]))
-			continue;
-		load_one(r, names.v[i], &p->v[p->n++]);
-	}
+	for (size_t i = 0; i < names.n; i++)
+		if (is_pci_bdf(names.v[i]))
+			strv_add(&bdfs, names.v[i]);
+	p->v = xcalloc(bdfs.n, sizeof(*p->v));
+	struct pci_job job = { &bdfs, p->v };
+	root_for_each(r, bdfs.n, load_item, &job);
+	p->n = bdfs.n;
 	name_index_build(&p->by_bdf, &pci_key, p->v, p->n);
 	return 0;
 }

@@ -276,6 +276,17 @@ static void load_uverbs(const struct root *r, struct rdma_info *ri)
 	}
 }
 
+struct dev_job {
+	const struct strv *names;
+	struct rdma_dev *v;
+};
+
+static void load_dev_item(const struct root *r, size_t i, void *ud)
+{
+	struct dev_job *j = ud;
+	load_dev(r, j->names->v[i], &j->v[i]);
+}
+
 int rdma_load(const struct root *r, struct rdma_info *ri)
 {
 	_cleanup_strv_ struct strv names = STRV_INIT;
@@ -284,8 +295,9 @@ int rdma_load(const struct root *r, struct rdma_info *ri)
 	if (ri->err < 0)
 		return 0;
 	ri->v = xcalloc(names.n, sizeof(*ri->v));
-	for (size_t i = 0; i < names.n; i++)
-		load_dev(r, names.v[i], &ri->v[ri->n++]);
+	struct dev_job job = { &names, ri->v };
+	root_for_each(r, names.n, load_dev_item, &job);
+	ri->n = names.n;
 	name_index_build(&ri->by_name, &rdma_key, ri->v, ri->n);
 	load_uverbs(r, ri);
 	return 0;

@@ -850,6 +850,85 @@ static void test_unreadable_replay(void **state)
 	free(d);
 }
 
+/* root_for_each(): every item is read once, through its own thread's
+ * handle, with the same result as a plain loop; a clone replays the
+ * recorded errors; nothing is cloned while recording (one walker). */
+#define EACH_N 300
+
+struct each_res {
+	char *data[EACH_N];
+	int ret[EACH_N];
+	int calls[EACH_N];
+};
+
+static void each_item(const struct root *r, size_t i, void *ud)
+{
+	struct each_res *res = ud;
+	char path[64];
+	struct strbuf out = STRBUF_INIT;
+	snprintf(path, sizeof(path), "/sys/class/dev/d%03zu/value", i);
+	res->ret[i] = root_read(r, path, ROOT_READ_MAX, &out);
+	res->data[i] = strbuf_detach(&out);
+	res->calls[i]++;
+}
+
+static void test_for_each(void **state)
+{
+	(void)state;
+	char *d = tu_mkdtemp();
+	for (int i = 0; i < EACH_N; i++) {
+		char dev[64], link[64], target[64], val[16];
+		snprintf(dev, sizeof(dev), "/sys/devices/d%03d/value", i);
+		snprintf(val, sizeof(val), "%d\n", i);
+		if (i % 7)
+			tu_write(d, dev, val);
+		else
+			tu_mkdir(d, dev); /* a directory where a file should be */
+		snprintf(link, sizeof(link), "/sys/class/dev/d%03d", i);
+		snprintf(target, sizeof(target), "../../devices/d%03d", i);
+		tu_symlink(d, link, target);
+	}
+	tu_write(d, ROOT_UNREADABLE, "EIO /sys/devices/d001/value\n");
+	struct root *r = NULL, *c = NULL;
+	assert_int_equal(root_open(d, &r), 0);
+	assert_int_equal(root_clone(r, &c), 0);
+	assert_int_equal(read_ret(c, "/sys/class/dev/d001/value"), -EIO);
+	read_ok(c, "/sys/class/dev/d002/value", "2\n");
+	root_free(c);
+
+	struct each_res *res = xcalloc(1, sizeof(*res));
+	root_for_each(r, EACH_N, each_item, res);
+	for (int i = 0; i < EACH_N; i++) {
+		char want[16];
+		snprintf(want, sizeof(want), "%d\n", i);
+		assert_int_equal(res->calls[i], 1);
+		if (i == 1)
+			assert_int_equal(res->ret[i], -EIO);
+		else if (i % 7 == 0)
+			assert_int_equal(res->ret[i], -EISDIR);
+		else {
+			assert_int_equal(res->ret[i], 0);
+			assert_string_equal(res->data[i], want);
+		}
+		free(res->data[i]);
+	}
+	free(res);
+
+	struct root_recorder rec = { .ud = NULL };
+	root_set_recorder(r, &rec);
+	assert_int_equal(root_clone(r, &c), -EBUSY);
+	res = xcalloc(1, sizeof(*res));
+	root_for_each(r, EACH_N, each_item, res);
+	for (int i = 0; i < EACH_N; i++) {
+		assert_int_equal(res->calls[i], 1);
+		free(res->data[i]);
+	}
+	free(res);
+	root_free(r);
+	tu_rmtree(d);
+	free(d);
+}
+
 /* Random lists made of the tokens the format has: opening the tree and
  * reading through it never fails otherwise than as a listed path says. */
 static void test_unreadable_garbage(void **state)
@@ -1024,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_recorder_efbig),
 		cmocka_unit_test(test_unreadable_replay),
 		cmocka_unit_test(test_unreadable_garbage),
+		cmocka_unit_test(test_for_each),
 		cmocka_unit_test(test_unreadable_line),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_recorder_modes_quiet),
