@@ -57,8 +57,9 @@ static int client_run(const struct net_plan *nc, const char *json_file, const ch
 	net_print_info(&cs);
 	if (net_test_is_rdma(nc->p.test))
 		before = net_load_rdma();
+	struct net_text_ctx text = { &nc->p, nc->gbits };
 	r = net_client_measure(&cs, &ro, &(struct net_row_sink){ .header = net_text_sink.header, .bw = net_text_sink.bw,
-							      .lat = net_text_sink.lat, .ctx = (void *)&nc->gbits }, &err);
+							      .lat = net_text_sink.lat, .ctx = &text }, &err);
 	if (r == 0)
 		net_msg_send(cs.fd, NETMSG_BYE, NULL, 0, clock_now() + 2.0);
 	else if (r != -ECONNRESET)

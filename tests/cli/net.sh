@@ -272,6 +272,12 @@ t_perftest() {
 		grep -qE '^ 65536 +400 ' "$TMP/out" && pass "--qp=2: perftest's iterations x QPs" || fail "--qp=2 row"
 	}
 	expect_exit 0 "$BIN" bench net --loopback --test tcp_lat -s 64 -n 200 --json "$TMP/l.json" && parses "tcp_lat" "$TMP/out" "$TMP/l.json"
+	# -D: perftest's short latency table (RESULT_FMT_LAT_DUR), the distribution after it
+	expect_exit 0 "$BIN" bench net --loopback --test tcp_lat -s 64 -D 1 --json "$TMP/ld.json" && {
+		parses "tcp_lat -D" "$TMP/out" "$TMP/ld.json" --duration
+		contains "$TMP/out" " Distribution    : 64 B: t_min " "-D: the distribution after the table"
+		schema_ok bench-net.schema.json "tcp_lat -D" "$TMP/ld.json"
+	}
 	# -T is perftest's ToS: set on the data connections, said, recorded
 	expect_exit 0 "$BIN" bench net --loopback --test tcp_bw -s 4K -n 100 -T 0x68 -F -c RC --timeout 30 --json "$TMP/t.json" && {
 		contains "$TMP/out" "Traffic class   : 104 (0x68; IP_TOS on each data connection)" "-T 0x68: the ToS of the TCP data connections"
@@ -289,6 +295,11 @@ t_perftest() {
 		# shellcheck disable=SC2086
 		expect_exit 0 "$BIN" bench net --loopback --test "$t" $size -n $n --json "$TMP/r.json" && parses "$t" "$TMP/out" "$TMP/r.json"
 	done
+	expect_exit 0 "$BIN" bench net --loopback --test read_lat -s 8 -D 1 --json "$TMP/rd.json" && {
+		parses "read_lat -D" "$TMP/out" "$TMP/rd.json" --duration
+		python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; assert abs(r["tps_average"]*r["t_avg_us"]-1e6)<1e6*1e-6, r' \
+			"$TMP/rd.json" && pass "read_lat -D: tps is round trips per second, t_avg a whole round trip" || fail "read_lat tps"
+	}
 	expect_exit 0 "$BIN" bench net --loopback --test write_bw -s 64K -n 100 --qp=2 --report_gbits -x 0 -T 0x68 \
 		--perform_warm_up -c RC -F --json "$TMP/w.json" && {
 		parses "write_bw with perftest's flags" "$TMP/out" "$TMP/w.json" --gbits

@@ -13,7 +13,10 @@ of exactly five fields whose first is an integer is a row (superbench's
 ib-loopback reads the fourth field, BW average, that way). Both readings
 must find the JSON's rows and nothing else.
 
-    perftest_format.py OUT.txt RUN.json [--gbits]
+    perftest_format.py OUT.txt RUN.json [--gbits] [--duration]
+
+With --duration the table must be RESULT_FMT_LAT_DUR's (perftest prints it
+for latency tests run with -D).
 
 Exits 0 when every row parses and matches, 1 with the reasons otherwise.
 """
@@ -25,13 +28,14 @@ RESULT_FMT = " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]
 RESULT_FMT_G = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
 RESULT_FMT_LAT = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
                   "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ")
+RESULT_FMT_LAT_DUR = " #bytes        #iterations       t_avg[usec]    tps average"
 MIBS_TO_GBPS = 1048576.0 * 8 / 1e9
 
 
 def table(lines):
     """The header's kind and the rows between it and RESULT_LINE, each as
     a list of numbers (int for the first two columns)."""
-    kinds = {RESULT_FMT: "bw", RESULT_FMT_G: "bw_g", RESULT_FMT_LAT: "lat"}
+    kinds = {RESULT_FMT: "bw", RESULT_FMT_G: "bw_g", RESULT_FMT_LAT: "lat", RESULT_FMT_LAT_DUR: "lat_dur"}
     for i, line in enumerate(lines):
         if line in kinds:
             rows = []
@@ -82,10 +86,14 @@ def main():
     gbits = "--gbits" in sys.argv[3:]
     problems = []
     kind, rows = table(text)
+    if ("--duration" in sys.argv[3:]) != (kind == "lat_dur"):
+        problems.append(f"header {kind}, --duration {'--duration' in sys.argv[3:]}")
     want = doc["rows"]
     if len(rows) != len(want):
         problems.append(f"{len(rows)} rows in the table, {len(want)} in the JSON")
-    if kind == "lat":
+    if kind == "lat_dur":
+        problems += compare(rows, want, [("t_avg", "t_avg_us", 1.0, 2), ("tps average", "tps_average", 1.0, 2)])
+    elif kind == "lat":
         keys = ["t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "p99_us", "p999_us"]
         problems += compare(rows, want, [(key, key, 1.0, 2) for key in keys])
     else:

@@ -113,7 +113,12 @@ int net_client_rdma(struct net_client_side *cs, char **err);
 int net_client_measure(struct net_client_side *cs, struct net_run *ro, const struct net_row_sink *sink, char **err);
 
 /* output.c */
-extern const struct net_row_sink net_text_sink; /* ctx: a const bool *, true for Gb/s */
+/* net_text_sink's ctx: the run's parameters, and Gb/s instead of MiB/s */
+struct net_text_ctx {
+	const struct net_params *p;
+	bool gbits;
+};
+extern const struct net_row_sink net_text_sink;
 void net_print_info(const struct net_client_side *cs);
 void net_print_rule(void);
 /* After the table's closing line: the link share (bandwidth) or what

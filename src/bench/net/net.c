@@ -44,6 +44,19 @@ bool net_test_is_lat(enum net_test t)
 	return t == NET_WRITE_LAT || t == NET_READ_LAT || t == NET_SEND_LAT || t == NET_TCP_LAT;
 }
 
+bool net_lat_by_duration(const struct net_params *p)
+{
+	return net_test_is_lat(p->test) && p->duration > 0;
+}
+
+/* perftest's print_report_lat_duration: round trips per second, where
+ * t_avg is half a round trip (a whole one for read_lat) */
+double net_lat_tps(const struct net_params *p, const struct net_lat_row *r)
+{
+	double rtt = p->test == NET_READ_LAT ? 1 : 2;
+	return r->avg > 0 ? 1e6 / (r->avg * rtt) : 0;
+}
+
 void net_params_default(struct net_params *p)
 {
 	*p = (struct net_params){ .test = NET_TCP_BW, .qps = 1, .tclass = -1 };

@@ -123,6 +123,10 @@ struct net_lat_row {
 
 void net_bw_row_from(const struct net_samples *s, uint64_t size, double link_gbps, struct net_bw_row *out);
 void net_lat_row_from(const struct net_samples *s, uint64_t size, struct net_lat_row *out);
+/* A latency test run for a time (-D): perftest prints its short table
+ * (RESULT_FMT_LAT_DUR: t_avg and round trips per second) then. */
+bool net_lat_by_duration(const struct net_params *p);
+double net_lat_tps(const struct net_params *p, const struct net_lat_row *r);
 
 /* ---- the control connection the kernels synchronise over ---- */
 

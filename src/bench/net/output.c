@@ -70,13 +70,16 @@ void net_print_info(const struct net_client_side *cs)
 }
 
 /* The table is perftest's, column for column (perftest_parameters.h:
- * RESULT_FMT, RESULT_FMT_G, RESULT_FMT_LAT and RESULT_LINE; MiB/sec since
- * perftest 24.07), so that what reads perftest's rows reads these: every
- * line between the header and the closing RESULT_LINE is a row. What
- * gpuready adds goes after that line (net_print_after_table). */
+ * RESULT_FMT, RESULT_FMT_G, RESULT_FMT_LAT, RESULT_FMT_LAT_DUR and
+ * RESULT_LINE; MiB/sec since perftest 24.07), so that what reads perftest's
+ * rows reads these: every line between the header and the closing
+ * RESULT_LINE is a row. What gpuready adds goes after that line
+ * (net_print_after_table). */
 static void net_print_header(const struct net_params *p, bool gbits)
 {
-	if (net_test_is_lat(p->test))
+	if (net_lat_by_duration(p))
+		printf(" #bytes        #iterations       t_avg[usec]    tps average\n");
+	else if (net_test_is_lat(p->test))
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]"
 		       "   99%% percentile[usec]   99.9%% percentile[usec] \n");
 	else if (gbits)
@@ -96,31 +99,34 @@ static void net_print_bw(const struct net_bw_row *r, bool gbits)
 	fflush(stdout);
 }
 
-static void net_print_lat(const struct net_lat_row *r)
+static void net_print_lat(const struct net_params *p, const struct net_lat_row *r)
 {
-	printf(" %-7llu %-10llu     %-7.2f        %-7.2f      %-7.2f            %-7.2f        %-7.2f         %-7.2f"
-	       "                %-7.2f\n",
-	       (unsigned long long)r->bytes, (unsigned long long)r->iters, r->min, r->max, r->typical, r->avg, r->stdev,
-	       r->p99, r->p999);
+	if (net_lat_by_duration(p))
+		printf(" %-13llu %-17llu %-14.2f %.2f\n", (unsigned long long)r->bytes, (unsigned long long)r->iters,
+		       r->avg, net_lat_tps(p, r));
+	else
+		printf(" %-7llu %-10llu     %-7.2f        %-7.2f      %-7.2f            %-7.2f        %-7.2f         %-7.2f"
+		       "                %-7.2f\n",
+		       (unsigned long long)r->bytes, (unsigned long long)r->iters, r->min, r->max, r->typical, r->avg,
+		       r->stdev, r->p99, r->p999);
 	fflush(stdout);
 }
 
 static void text_header(void *ctx, const struct net_params *p)
 {
-	net_print_header(p, *(const bool *)ctx);
+	net_print_header(p, ((const struct net_text_ctx *)ctx)->gbits);
 }
 
 static void text_bw(void *ctx, const struct net_bw_row *row, bool rdma)
 {
 	(void)rdma;
-	net_print_bw(row, *(const bool *)ctx);
+	net_print_bw(row, ((const struct net_text_ctx *)ctx)->gbits);
 }
 
 static void text_lat(void *ctx, const struct net_lat_row *row, bool capped)
 {
-	(void)ctx;
 	(void)capped;
-	net_print_lat(row);
+	net_print_lat(((const struct net_text_ctx *)ctx)->p, row);
 }
 
 const struct net_row_sink net_text_sink = { .header = text_header, .bw = text_bw, .lat = text_lat };
@@ -183,6 +189,11 @@ void net_print_after_table(const struct net_client_side *cs, const struct net_ru
 		else if (errors)
 			printf(" Data errors     : %llu echoes of %llu bytes came back wrong\n", (unsigned long long)errors,
 			       (unsigned long long)bytes);
+		if (ro->lat && net_lat_by_duration(p))
+			printf(" Distribution    : %llu B: t_min %.2f, t_max %.2f, t_typical %.2f, t_stdev %.2f,"
+			       " 99%% %.2f, 99.9%% %.2f usec\n",
+			       (unsigned long long)bytes, ro->lat[i].min, ro->lat[i].max, ro->lat[i].typical,
+			       ro->lat[i].stdev, ro->lat[i].p99, ro->lat[i].p999);
 		if (ro->lat && ro->lat[i].capped)
 			printf(" Sample limit    : %llu B stopped at %u samples, before -D ran out\n",
 			       (unsigned long long)bytes, NET_LAT_MAX_SAMPLES);
@@ -228,7 +239,7 @@ static json_object *jrow_bw(const struct net_bw_row *r)
 	return o;
 }
 
-static json_object *jrow_lat(const struct net_lat_row *r)
+static json_object *jrow_lat(const struct net_params *p, const struct net_lat_row *r)
 {
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "bytes", json_object_new_uint64(r->bytes));
@@ -237,6 +248,7 @@ static json_object *jrow_lat(const struct net_lat_row *r)
 	const char *k[] = { "t_min_us", "t_max_us", "t_typical_us", "t_avg_us", "t_stdev_us", "p99_us", "p999_us" };
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
 		json_object_object_add(o, k[i], json_object_new_double(v[i]));
+	json_object_object_add(o, "tps_average", json_object_new_double(net_lat_tps(p, r)));
 	json_object_object_add(o, "errors", json_object_new_uint64(r->errors));
 	/* a -D run that stopped at the samples it keeps, before its time ran out */
 	json_object_object_add(o, "stopped_at_sample_limit", json_object_new_boolean(r->capped));
@@ -272,7 +284,7 @@ int net_write_json(const char *path, const struct net_client_side *cs, const str
 		json_object_object_add(o, "memory", known ? json_object_new_string(cs->desc.mem) : NULL);
 	}
 	for (size_t i = 0; i < ro->n; i++)
-		json_object_array_add(rows, ro->bw ? jrow_bw(&ro->bw[i]) : jrow_lat(&ro->lat[i]));
+		json_object_array_add(rows, ro->bw ? jrow_bw(&ro->bw[i]) : jrow_lat(&cs->nc->p, &ro->lat[i]));
 	for (size_t i = 0; i < ncd; i++) {
 		json_object *c = json_object_new_object();
 		json_object_object_add(c, "name", json_object_new_string(cd[i].name));
