@@ -118,7 +118,7 @@ static void unsure_without_nccl_files(const struct nccl_config *nc, struct repor
 		free(f->message);
 		f->message = m;
 		if (!f->hint)
-			finding_hint(f, "run gpuready as root (sudo gpuready check), or record the snapshot as root, so "
+			finding_hint(f, "run gpuready as root (`sudo gpuready check`), or record the snapshot as root, so "
 					"that it can read every file that sets NCCL_* variables");
 	}
 }
@@ -207,7 +207,7 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 		if (r < 0) {
 			struct finding *f = check_add(&c, STATUS_SKIP, "gpuready",
 						      "internal error in this check: %s", strerror(-r));
-			finding_hint(f, "report this as a gpuready bug with `gpuready snapshot DIR` attached");
+			finding_hint(f, "report this as a gpuready bug with `gpuready snapshot gpuready-snapshot` attached");
 			if (!first)
 				first = r;
 		}

@@ -275,11 +275,43 @@ t_hints() {
 		[ -d "$d/root" ] || continue
 		"$BIN" check --sysroot "$d/root" --json >"$TMP/$(basename "$d").json" 2>/dev/null
 	done
-	if python3 "$SRC/tests/cli/hints.py" "$TMP"/*.json >"$TMP/hints.out"; then
+	if python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP"/*.json >"$TMP/hints.out"; then
 		pass "hints: $(tail -1 "$TMP/hints.out")"
 	else
 		fail "hints:"; cat "$TMP/hints.out" >&2
 	fi
+	# the reader itself: each kind of wrong hint is caught
+	mkdir -p "$TMP/bad"
+	cat >"$TMP/bad/bad.json" <<'JSON'
+{"checks": [
+ {"id": "a.fact", "subject": "x", "status": "ok", "facts": ["gdr_possible=false"]},
+ {"id": "a.b", "subject": "s1", "status": "warn", "hint": "`ethtool --frobnicate eth0`"},
+ {"id": "a.b", "subject": "s2", "status": "warn", "hint": "`mlxfwreset -d <PCI address> reset`"},
+ {"id": "a.b", "subject": "s3", "status": "warn", "hint": "`systemctl nvidia-persistenced`"},
+ {"id": "a.b", "subject": "s4", "status": "warn", "hint": "`frob -x`"},
+ {"id": "a.b", "subject": "s5", "status": "warn", "hint": "`gpuready check --frob`"},
+ {"id": "a.b", "subject": "s6", "status": "fail"},
+ {"id": "a.b", "subject": "s7", "status": "warn", "hint": "`ip link set dev eth0 up`", "requires": ["gdr_possible"]},
+ {"id": "gpudirect.next_steps", "subject": "n", "status": "ok",
+  "details": ["NCCL: torchrun --nproc_per_node=8 --node_rank=<rank> --no-python gpuready nccl --require ib"]}
+]}
+JSON
+	python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP/bad/bad.json" >"$TMP/hints.out"
+	rc=$?
+	while IFS= read -r want; do
+		grep -qF -- "$want" "$TMP/hints.out" || { fail "hints.py misses: $want"; cat "$TMP/hints.out" >&2; }
+	done <<'WANT'
+s1: `ethtool --frobnicate eth0`: ethtool has no option --frobnicate
+s2: `mlxfwreset -d <PCI address> reset`: <PCI address> is a placeholder
+s3: `systemctl nvidia-persistenced`: systemctl needs one of its subcommands
+s4: `frob -x`: starts with frob, not a known binary
+s5: `gpuready check --frob`: gpuready has no option --frob
+s6: fail without a hint
+s7: its hint requires gdr_possible, but a.fact x says gdr_possible=false
+<rank> is a placeholder
+WANT
+	[ "$rc" -eq 1 ] && [ "$(grep -c ': ' "$TMP/hints.out")" -eq 8 ] && pass "hints.py catches each kind of wrong hint" \
+		|| { fail "hints.py on wrong hints: exit $rc"; cat "$TMP/hints.out" >&2; }
 }
 
 t_budget() {

@@ -36,7 +36,7 @@ static int run(struct check_ctx *c)
 			f = check_add(c, STATUS_FAIL, g->bdf[0] ? g->bdf : "cuda", "device %d (%s): memory round trip "
 										    "failed: %s",
 				      g->ordinal, g->name, g->roundtrip_error);
-			finding_hint(f, "check gpu.xid and gpu.nvml for this GPU; reset it (nvidia-smi -r -i %s)", g->bdf);
+			finding_hint(f, "check gpu.xid and gpu.nvml for this GPU; reset it (`nvidia-smi -r -i %s`)", g->bdf);
 		} else {
 			check_add(c, STATUS_OK, g->bdf[0] ? g->bdf : "cuda", "device %d: %s, compute capability %d.%d, %llu MiB%s",
 				  g->ordinal, g->name, g->cc_major, g->cc_minor, (unsigned long long)(g->mem_total >> 20),

@@ -79,7 +79,7 @@ static int run(struct check_ctx *c)
 	} else if (uvm == MODULE_ABSENT) {
 		f = check_add(c, STATUS_WARN, "nvidia_uvm", "not loaded: CUDA loads it on first use through "
 							    "nvidia-modprobe; without that helper CUDA fails");
-		finding_hint(f, "modprobe nvidia_uvm (and keep nvidia-modprobe installed)");
+		finding_hint(f, "`modprobe nvidia_uvm` (and keep nvidia-modprobe installed)");
 	} else {
 		check_add(c, STATUS_SKIP, "nvidia_uvm", "cannot tell: no module list in this tree");
 	}

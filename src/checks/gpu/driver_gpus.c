@@ -37,7 +37,7 @@ static int run(struct check_ctx *c)
 		if (!g) {
 			f = check_add(c, STATUS_FAIL, p->bdf, "bound to nvidia but missing from /proc/driver/nvidia/gpus: "
 							      "the driver did not initialise it");
-			finding_hint(f, "dmesg | grep -i nvrm for the reason; a GPU reset (nvidia-smi -r -i %s) or a "
+			finding_hint(f, "`dmesg | grep -i nvrm` for the reason; a GPU reset (`nvidia-smi -r -i %s`) or a "
 					"reboot",
 				     p->bdf);
 			continue;

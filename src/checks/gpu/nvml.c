@@ -33,24 +33,24 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 	bool any = false;
 	if (g->error[0]) {
 		f = check_add(c, STATUS_WARN, s, "NVML could not read everything: %s", g->error);
-		finding_hint(f, "nvidia-smi -q -i %s shows the same data; a GPU NVML cannot query may need a reset", s);
+		finding_hint(f, "`nvidia-smi -q -i %s` shows the same data; a GPU NVML cannot query may need a reset", s);
 		any = true;
 	}
 	if (g->persistence == 0) {
 		f = check_add(c, STATUS_WARN, s, "persistence mode off: the driver unloads GPU state between jobs "
 						 "(slow starts, settings lost)");
-		finding_hint(f, "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1)");
+		finding_hint(f, "`systemctl enable --now nvidia-persistenced` (or `nvidia-smi -pm 1`)");
 		any = true;
 	}
 	if (g->ecc_current == 0) {
 		f = check_add(c, STATUS_WARN, s, "ECC disabled%s", g->ecc_pending == 1 ? " (enabled after the next reset)" : "");
-		finding_hint(f, "nvidia-smi -e 1 -i %s, then reset the GPU or reboot", s);
+		finding_hint(f, "`nvidia-smi -e 1 -i %s`, then reset the GPU or reboot", s);
 		any = true;
 	}
 	if (g->ecc_uncorrected_volatile > 0) {
 		f = check_add(c, STATUS_FAIL, s, "%lld uncorrected ECC errors since the driver loaded",
 			      g->ecc_uncorrected_volatile);
-		finding_hint(f, "drain the node; check remapped rows (nvidia-smi -q -d ROW_REMAPPER -i %s) and reset "
+		finding_hint(f, "drain the node; check remapped rows (`nvidia-smi -q -d ROW_REMAPPER -i %s`) and reset "
 				"the GPU; RMA if errors recur",
 			     s);
 		any = true;
@@ -61,12 +61,12 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 		any = true;
 	} else if (g->remap_pending == 1) {
 		f = check_add(c, STATUS_FAIL, s, "row remapping pending: takes effect only after a GPU reset");
-		finding_hint(f, "drain the node and reset the GPU (nvidia-smi -r -i %s) or reboot", s);
+		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", s);
 		any = true;
 	}
 	if (g->retired_pending == 1) {
 		f = check_add(c, STATUS_FAIL, s, "retired pages pending: takes effect only after a GPU reset");
-		finding_hint(f, "drain the node and reset the GPU (nvidia-smi -r -i %s) or reboot", s);
+		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", s);
 		any = true;
 	}
 	unsigned long long hw = g->throttle_reasons &
@@ -76,13 +76,13 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 			      hw & THROTTLE_HW_SLOWDOWN ? "HW slowdown " : "", hw & THROTTLE_HW_THERMAL ? "HW thermal " : "",
 			      hw & THROTTLE_SW_THERMAL ? "SW thermal " : "", hw & THROTTLE_HW_POWER_BRAKE ? "power brake " : "",
 			      g->throttle_reasons, g->temperature);
-		finding_hint(f, "check cooling and power (nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s)", s);
+		finding_hint(f, "check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s`)", s);
 		any = true;
 	}
 	if (g->nvlink_links > 0 && g->nvlink_down > 0) {
 		f = check_add(c, STATUS_FAIL, s, "%d of %d NVLinks are down", g->nvlink_down, g->nvlink_links);
-		finding_hint(f, "nvidia-smi nvlink -s -i %s; check the fabric manager (systemctl status "
-				"nvidia-fabricmanager) and reset the GPU",
+		finding_hint(f, "`nvidia-smi nvlink -s -i %s`; check the fabric manager (`systemctl status "
+				"nvidia-fabricmanager`) and reset the GPU",
 			     s);
 		any = true;
 	}
@@ -115,7 +115,7 @@ static int run(struct check_ctx *c)
 	if (n->cuda_driver_version > 0 && min > 0 && n->cuda_driver_version < min) {
 		f = check_add(c, STATUS_FAIL, "driver", "driver %s supports CUDA %s, older than the required %s",
 			      n->driver_version, have, want);
-		finding_hint(f, "upgrade the driver (e.g. apt install nvidia-driver-570-open for CUDA 12.8)");
+		finding_hint(f, "upgrade the driver (e.g. `apt install nvidia-driver-570-open` for CUDA 12.8)");
 	} else {
 		check_add(c, STATUS_OK, "driver", "driver %s, CUDA %s (at least %s)", n->driver_version, have, want);
 	}

@@ -13,18 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *binding_hint(const char *driver)
+/* How to give a GPU to the nvidia driver, by what holds it now (the
+ * kernel's sysfs-bus-pci ABI document: a driver's bind and unbind files
+ * take the function's address). */
+static void binding_hint(struct finding *f, const struct pci_dev *p)
 {
-	if (!driver)
-		return "install and load the NVIDIA driver: apt install nvidia-driver-570-open, then "
-		       "modprobe nvidia";
-	if (!strcmp(driver, "nouveau"))
-		return "blacklist nouveau (echo 'blacklist nouveau' > /etc/modprobe.d/blacklist-nouveau.conf; "
-		       "update-initramfs -u; reboot) and install the NVIDIA driver";
-	if (!strcmp(driver, "vfio-pci"))
-		return "this GPU is reserved for VM passthrough: remove its ID from vfio-pci.ids (kernel "
-		       "command line or /etc/modprobe.d) and rebind it to nvidia, or reboot";
-	return "unbind it and bind the nvidia driver (echo <bdf> > /sys/bus/pci/drivers/nvidia/bind)";
+	if (!p->driver)
+		finding_hint(f, "install and load the NVIDIA driver: `apt install nvidia-driver-570-open`, then "
+				"`modprobe nvidia`");
+	else if (!strcmp(p->driver, "nouveau"))
+		finding_hint(f, "blacklist nouveau (`echo 'blacklist nouveau' > "
+				"/etc/modprobe.d/blacklist-nouveau.conf && update-initramfs -u`, then reboot) and "
+				"install the NVIDIA driver");
+	else if (!strcmp(p->driver, "vfio-pci"))
+		finding_hint(f, "this GPU is reserved for VM passthrough: remove its ID from vfio-pci.ids (kernel "
+				"command line or /etc/modprobe.d) and rebind it to nvidia, or reboot");
+	else
+		finding_hint(f, "unbind it and bind the nvidia driver (`echo %s > /sys/bus/pci/devices/%s/driver/unbind "
+				"&& echo %s > /sys/bus/pci/drivers/nvidia/bind`)",
+			     p->bdf, p->bdf, p->bdf);
 }
 
 static int run(struct check_ctx *c)
@@ -63,7 +70,7 @@ static int run(struct check_ctx *c)
 		}
 		f = check_add(c, STATUS_FAIL, p->bdf, "%s is bound to %s, not nvidia: CUDA cannot use it", model,
 			      p->driver ? p->driver : "no driver");
-		finding_hint(f, "%s", binding_hint(p->driver));
+		binding_hint(f, p);
 	}
 	for (size_t i = 0; i < inv->pci.n; i++) {
 		const struct pci_dev *p = &inv->pci.v[i];

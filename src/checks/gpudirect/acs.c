@@ -66,7 +66,7 @@ static int run(struct check_ctx *c)
 			struct finding *f = check_add(c, STATUS_FAIL, b->bdf, "ACS Control 0x%04x has %s set: P2P on the path "
 									      "%s is redirected upstream",
 						      b->acs_ctrl, bits, who.v[i]);
-			finding_hint(f, "setpci -s %s ECAP_ACS+0x6.w=0000 (until reboot; NCCL troubleshooting), or boot with "
+			finding_hint(f, "`setpci -s %s ECAP_ACS+0x6.w=0000` (until reboot; NCCL troubleshooting), or boot with "
 					"pci=disable_acs_redir=%s; in a VM keep ACS and use ATS instead",
 				     b->bdf, b->bdf);
 		} else {

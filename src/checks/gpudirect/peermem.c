@@ -18,7 +18,7 @@ static int run(struct check_ctx *c)
 		struct finding *f = check_add(c, STATUS_WARN, "nvidia_peermem",
 					      "loaded (%s) although DMA-BUF is usable: NCCL prefers DMA-BUF, and the legacy module is not needed",
 					      s.peermem_how);
-		finding_hint(f, "modprobe -r nvidia_peermem and remove it from /etc/modules-load.d (e.g. "
+		finding_hint(f, "`modprobe -r nvidia_peermem` and remove it from /etc/modules-load.d (e.g. "
 				"gpudirect.conf) and from any optimisation service");
 		finding_requires(f, "dmabuf_possible");
 	} else if (s.peermem_present) {

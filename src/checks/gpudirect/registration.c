@@ -28,7 +28,7 @@ static void pair_verdict(struct check_ctx *c, const struct gdr_probe *g, bool wa
 				      want_dmabuf ? "DMA-BUF" : "peer-memory", error[0] ? error : "not attempted");
 	finding_hint(f, "%s", want_dmabuf ? "check gpudirect.dmabuf (open driver, kernel, IB user memory/ODP) "
 					    "and that the NIC firmware is current; `dmesg | tail` right after the run"
-					  : "modprobe nvidia-peermem (its version must match the driver), then retry");
+					  : "`modprobe nvidia-peermem` (its version must match the driver), then retry");
 }
 
 static int run(struct check_ctx *c)

@@ -44,7 +44,7 @@ static void describe(struct check_ctx *c, const struct rdma_dev *d)
 		f = check_add(c, STATUS_FAIL, d->name, "%s has no user-space verbs device (no uverbs entry in sysfs): "
 						       "libibverbs and NCCL cannot open it",
 			      what);
-		finding_hint(f, "modprobe ib_uverbs (and add it to /etc/modules-load.d/rdma.conf)");
+		finding_hint(f, "`modprobe ib_uverbs` (and add it to /etc/modules-load.d/rdma.conf)");
 		return;
 	}
 	if (!d->uverbs_node && ri->dev_recorded) {
@@ -94,7 +94,7 @@ static int run(struct check_ctx *c)
 			      first->driver ? first->driver : "none", n_orphans == 1 ? "is" : "are",
 			      n_orphans == 1 ? "it" : "them");
 		finding_detail(f, "without an RDMA device: %s", orphans.buf);
-		finding_hint(f, "modprobe %s (see rdma.modules); then `dmesg | grep -i mlx` for errors", ib);
+		finding_hint(f, "`modprobe %s` (see rdma.modules); then `dmesg | grep -i mlx` for errors", ib);
 		finding_fact(f, "rdma_nic_hardware", "present");
 		finding_fact_bool(f, "rdma_provider_loaded", false);
 	} else if (inv->rdma.n == 0) {
@@ -110,9 +110,9 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_FAIL, orphans.buf, "%zu %s NIC%s without an RDMA device: NCCL cannot use %s",
 			      n_orphans, nic_model_name(first->device), n_orphans == 1 ? "" : "s",
 			      n_orphans == 1 ? "it" : "them");
-		finding_hint(f, "modprobe %s; then `dmesg | grep -i mlx` for errors (a function in a bad state may "
-				"need `mlxfwreset -d <PCI address> reset` or a reboot)",
-			     ib);
+		finding_hint(f, "`modprobe %s`; then `dmesg | grep -i mlx` for errors (a function in a bad state "
+				"may need `mlxfwreset -d %s reset`, for each function listed, or a reboot)",
+			     ib, first->bdf);
 	}
 	strbuf_release(&orphans);
 
@@ -129,7 +129,7 @@ static int run(struct check_ctx *c)
 			f = check_add(c, STATUS_WARN, "rdma_cm",
 				      "/dev/infiniband/rdma_cm missing: RDMA-CM tools (rping, perftest -R, MPI/UCX "
 				      "using rdmacm) fail; NCCL does not need it");
-			finding_hint(f, "modprobe rdma_ucm");
+			finding_hint(f, "`modprobe rdma_ucm`");
 		}
 	}
 	return 0;

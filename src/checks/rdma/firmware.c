@@ -10,6 +10,35 @@
 
 #include <string.h>
 
+/* The hints name a real NIC of the node: the first of the model for the
+ * reset, an unreadable one for ethtool (mlxfwreset and ethtool take a PCI
+ * address and a netdev; NVIDIA's MFT and ethtool(8) documentation). */
+static void fw_update_hint(struct finding *f, const char *model, const struct rdma_dev *first)
+{
+	if (first && first->pci_bdf)
+		finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
+				"`mlxfwmanager -u`), then reboot, or reset each NIC (`mlxfwreset -d %s reset`, "
+				"likewise for the others)",
+			     model, first->pci_bdf);
+	else
+		finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
+				"`mlxfwmanager -u`), then reboot",
+			     model);
+}
+
+static void fw_query_hint(struct finding *f, const struct rdma_dev *d)
+{
+	const char *netdev = NULL;
+	for (size_t p = 0; d && p < d->n_ports && !netdev; p++)
+		netdev = d->ports[p].netdev;
+	if (netdev)
+		finding_hint(f, "`mlxfwmanager --query` shows every NIC's firmware (`ethtool -i %s` this one's, "
+				"as firmware-version)",
+			     netdev);
+	else
+		finding_hint(f, "`mlxfwmanager --query` shows every NIC's firmware");
+}
+
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
@@ -26,10 +55,15 @@ static int run(struct check_ctx *c)
 		struct strv versions = STRV_INIT;
 		struct strbuf who = STRBUF_INIT, unread = STRBUF_INIT;
 		size_t count = 0, unknown = 0;
+		const struct rdma_dev *first = NULL, *unknown_one = NULL;
 		for (size_t k = i; k < inv->rdma.n; k++) {
 			const struct rdma_dev *d = &inv->rdma.v[k];
 			if (strcmp(rdma_dev_model(inv, d), model))
 				continue;
+			if (!first)
+				first = d;
+			if (!d->fw_ver && !unknown_one)
+				unknown_one = d;
 			count++;
 			const char *fw = d->fw_ver ? d->fw_ver : "unknown";
 			/* an unreadable version is not a second version */
@@ -45,15 +79,12 @@ static int run(struct check_ctx *c)
 		if (versions.n > 1) {
 			struct finding *f = check_add(c, STATUS_WARN, model, "%zu NICs run %zu firmware versions: %s",
 						      count, versions.n, who.buf);
-			finding_hint(f, "update all %s NICs to one qualified firmware (`mlxfwmanager --query`, then "
-					"`mlxfwmanager -u`), then reboot (or `mlxfwreset -d <PCI address> reset` per NIC)",
-				     model);
+			fw_update_hint(f, model, first);
 		} else if (versions.n == 1 && unknown) {
 			struct finding *f = check_add(c, STATUS_WARN, model,
 						      "%zu of %zu NICs on firmware %s; the others' cannot be read (%s)",
 						      count - unknown, count, versions.v[0], unread.buf);
-			finding_hint(f, "`mlxfwmanager --query` (or `ethtool -i <netdev>`, firmware-version) shows "
-					"every NIC's firmware");
+			fw_query_hint(f, unknown_one);
 		} else if (versions.n == 1) {
 			check_add(c, STATUS_OK, model, "%zu NIC%s on firmware %s", count, count == 1 ? "" : "s",
 				  versions.v[0]);

@@ -46,7 +46,7 @@ static void one(struct check_ctx *c, const char *name, const char *why, bool nee
 			break;
 		}
 		f = check_add(c, missing, name, "not loaded, needed for %s", why);
-		finding_hint(f, "modprobe %s && echo %s > /etc/modules-load.d/%s.conf", name, name, name);
+		finding_hint(f, "`modprobe %s && echo %s > /etc/modules-load.d/%s.conf`", name, name, name);
 		break;
 	case MODULE_UNKNOWN:
 		check_add(c, STATUS_SKIP, name,

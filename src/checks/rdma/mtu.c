@@ -35,7 +35,7 @@ static void roce_port(struct check_ctx *c, const struct rdma_dev *d, const struc
 		f = check_add(c, STATUS_WARN, lbl, "active_mtu=4096 but %s has MTU %lld, site expects %d (--mtu)",
 			      n->name, (long long)n->mtu, c->expect->mtu);
 		finding_compare_num(f, (double)n->mtu, c->expect->mtu);
-		finding_hint(f, "ip link set dev %s mtu %d (and in netplan)", n->name, c->expect->mtu);
+		finding_hint(f, "`ip link set dev %s mtu %d` (and in netplan)", n->name, c->expect->mtu);
 	} else {
 		check_add(c, STATUS_OK, lbl, "active_mtu=4096 (max supported), %s MTU %lld%s", n->name,
 			  (long long)n->mtu, p->verbs_ok ? ", confirmed by verbs" : "");

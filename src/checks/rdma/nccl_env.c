@@ -19,7 +19,7 @@ static int run(struct check_ctx *c)
 					      "%s: cannot tell which NCCL_* variables it sets; the NCCL verdicts below are "
 					      "unverified",
 					      nc->unreadable.v[i]);
-		finding_hint(f, "run gpuready as root (sudo gpuready check), or record the snapshot as root");
+		finding_hint(f, "run gpuready as root (`sudo gpuready check`), or record the snapshot as root");
 	}
 	if (nc->n == 0 && !nc->unreadable.n) {
 		check_add(c, STATUS_OK, SUBJECT_NODE, "no NCCL_* variables set anywhere: NCCL uses its defaults");

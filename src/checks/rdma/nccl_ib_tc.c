@@ -43,7 +43,7 @@ static int run(struct check_ctx *c)
 							    "lossless class",
 			      v ? "set in " : "not set", v ? v->source : " (NCCL default 0)",
 			      tos_describe(tc, d1, sizeof(d1)), tos_dscp(want), tos_describe(want, d2, sizeof(d2)));
-		finding_hint(f, "echo 'export NCCL_IB_TC=%d' >> /etc/profile.d/nccl-rdma.sh (and the same on every "
+		finding_hint(f, "`echo 'export NCCL_IB_TC=%d' >> /etc/profile.d/nccl-rdma.sh` (and the same on every "
 				"node: NCCL programs each QP with the peer's value)",
 			     want);
 		return 0;

@@ -49,7 +49,7 @@ static int run(struct check_ctx *c)
 		struct finding *f = check_add(c, STATUS_FAIL, n->name, "operstate %s, carrier %s (%s)",
 					      n->operstate ? n->operstate : "unknown",
 					      n->carrier == 1 ? "1" : n->carrier == 0 ? "0" : "unreadable (link down)", lbl);
-		finding_hint(f, "ip link set dev %s up; if it stays down, check the cable/transceiver "
+		finding_hint(f, "`ip link set dev %s up`; if it stays down, check the cable/transceiver "
 				"(`ethtool %s`) and the switch port",
 			     n->name, n->name);
 	}

@@ -60,9 +60,9 @@ static int run(struct check_ctx *c)
 				  tos_describe(want, d2, sizeof(d2)));
 		finding_compare_num(f, tos, want);
 		finding_hint(f,
-			     "modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
+			     "`modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
 			     "mkdir -p /sys/kernel/config/rdma_cm/%s && echo %d > "
-			     "/sys/kernel/config/rdma_cm/%s/ports/%u/default_roce_tos",
+			     "/sys/kernel/config/rdma_cm/%s/ports/%u/default_roce_tos`",
 			     d->name, want, d->name, p->num);
 	}
 	if (roce == 0)

@@ -24,7 +24,7 @@ static void one(struct check_ctx *c, const char *name, uint64_t v, int err)
 							    "cannot use large windows",
 				      (unsigned long long)v, (unsigned long long)want);
 	finding_compare_num(f, (double)v, (double)want);
-	finding_hint(f, "sysctl -w %s=%llu && echo '%s=%llu' >> /etc/sysctl.d/90-rdma-tuning.conf", name,
+	finding_hint(f, "`sysctl -w %s=%llu && echo '%s=%llu' >> /etc/sysctl.d/90-rdma-tuning.conf`", name,
 		     (unsigned long long)want, name, (unsigned long long)want);
 }
 

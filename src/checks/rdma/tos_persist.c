@@ -44,13 +44,13 @@ static int run(struct check_ctx *c)
 		f = check_add(c, STATUS_WARN, disabled->unit, "%s writes default_roce_tos but is not enabled: the ToS "
 							     "is lost at the next reboot",
 			      disabled->path);
-		finding_hint(f, "systemctl enable --now %s", disabled->unit);
+		finding_hint(f, "`systemctl enable --now %s`", disabled->unit);
 		return 0;
 	}
 	for (size_t i = 0; i < ps->unreadable.n; i++) {
 		f = check_add(c, STATUS_WARN, SUBJECT_NODE, "%s: cannot tell whether it sets default_roce_tos at boot",
 			      ps->unreadable.v[i]);
-		finding_hint(f, "run gpuready as root (sudo gpuready check), or record the snapshot as root");
+		finding_hint(f, "run gpuready as root (`sudo gpuready check`), or record the snapshot as root");
 	}
 	if (ps->unreadable.n)
 		return 0;
@@ -61,7 +61,7 @@ static int run(struct check_ctx *c)
 		     "create /etc/systemd/system/rdma-cm-tos.service (Type=oneshot, RemainAfterExit=yes, "
 		     "After=network.target) whose ExecStart runs a script doing, for each RDMA device D: "
 		     "mkdir -p /sys/kernel/config/rdma_cm/D && echo %d > /sys/kernel/config/rdma_cm/D/ports/1/"
-		     "default_roce_tos; then systemctl enable --now rdma-cm-tos",
+		     "default_roce_tos; then `systemctl enable --now rdma-cm-tos`",
 		     c->expect->tos);
 	return 0;
 }
