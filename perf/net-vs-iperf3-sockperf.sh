@@ -2,7 +2,10 @@
 # gpuready bench net's TCP tests against the tools operators already trust,
 # on loopback, each as a server process and a client process like the
 # anchors, same sizes and durations, run alternately REPS times:
-#   tcp_bw  vs iperf3 -c (one stream, 128 KiB writes, receiver's rate)
+#   tcp_bw  vs iperf3 -c (one stream, 128 KiB writes, receiver's rate:
+#           bytes the server received over the server's time, in Gb/s =
+#           10^9 bit/s on both sides; iperf3's end.sum_received, tcp_bw's
+#           bw_avg_gbps; the ratio is also given pair by pair)
 #   tcp_lat vs sockperf ping-pong --tcp (14-byte messages, sockperf's
 #           smallest; median and mean of the one-way latency)
 # Targets: tcp_bw at least 0.95x iperf3; tcp_lat within 10% of sockperf.
@@ -59,11 +62,14 @@ import statistics, sys
 d, reps, secs = sys.argv[1], sys.argv[2], sys.argv[3]
 col = lambda f, i=0: [float(l.split()[i]) for l in open(f"{d}/{f}") if l.strip()]
 iperf, gbw = statistics.median(col("iperf3.txt")), statistics.median(col("gbw.txt"))
+paired = statistics.median(g / a for g, a in zip(col("gbw.txt"), col("iperf3.txt")))
 sp50, spavg = statistics.median(col("sockperf.txt", 0)), statistics.median(col("sockperf.txt", 1))
 g50, gavg = statistics.median(col("glat.txt", 0)), statistics.median(col("glat.txt", 1))
 print(f"# loopback, medians of {reps} alternating runs of {secs} s each")
 print(f"{'':28}{'anchor':>12}{'gpuready':>12}{'ratio':>8}")
 print(f"{'TCP bandwidth (Gb/s)':28}{iperf:12.2f}{gbw:12.2f}{gbw / iperf:8.3f}   iperf3 -l 128K / tcp_bw -s 128K")
+print(f"{'  pair by pair (median)':28}{'':24}{paired:8.3f}   " +
+      " ".join(f"{g / a:.2f}" for g, a in zip(col("gbw.txt"), col("iperf3.txt"))))
 print(f"{'TCP latency, median (us)':28}{sp50:12.2f}{g50:12.2f}{g50 / sp50:8.3f}   sockperf ping-pong -m 14 / tcp_lat -s 14")
 print(f"{'TCP latency, mean (us)':28}{spavg:12.2f}{gavg:12.2f}{gavg / spavg:8.3f}")
 ok_bw, ok_lat = gbw / iperf >= 0.95, abs(g50 / sp50 - 1) <= 0.10

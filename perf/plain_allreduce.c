@@ -4,10 +4,19 @@
  * clock around `iters` calls, mean over ranks. Prints "bytes time_us" per
  * size. Not part of gpuready; built by the script with mpicc.
  *
+ * The buffers are the harness's (src/bench/mpi/backend_mpi.c, mpi_alloc):
+ * page-aligned, max + 64 bytes, and written (zeroed) before the first call.
+ * Never-written memory from calloc would be read through the kernel's
+ * shared zero page: every 4 KiB of the send buffer the same physical page,
+ * always in cache, which made this loop look faster than the harness from
+ * 4 MiB up (docs/benchmarks.md, "How the numbers compare with the
+ * anchors").
+ *
  * usage: plain_allreduce MIN_BYTES MAX_BYTES ITERS WARMUP */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -20,8 +29,14 @@ int main(int argc, char **argv)
 	int iters = atoi(argv[3]), warmup = atoi(argv[4]), rank, n;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	float *send = calloc((size_t)max / sizeof(float) + 1, sizeof(float));
-	float *recv = calloc((size_t)max / sizeof(float) + 1, sizeof(float));
+	size_t len = (size_t)max + 64;
+	void *send = NULL, *recv = NULL;
+	if (posix_memalign(&send, 4096, len) || posix_memalign(&recv, 4096, len)) {
+		fprintf(stderr, "%s: cannot allocate 2 x %zu bytes\n", argv[0], len);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(send, 0, len);
+	memset(recv, 0, len);
 	for (long bytes = min; bytes <= max; bytes *= 2) {
 		int count = (int)(bytes / (long)sizeof(float));
 		for (int i = 0; i < warmup; i++)
