@@ -125,6 +125,17 @@ struct backend_ops {
 	 * control connections under mpirun. */
 	int (*proc_info)(struct backend *b, int *proc_rank, int *nprocs, int *local_rank);
 	int (*bcast)(struct backend *b, void *buf, size_t len);
+	/* -I, per-iteration timing. Optional: without them the harness reads
+	 * the host clock at each point, which is right for a backend whose
+	 * run() completes before it returns (MPI, socket). marks(b, n) makes
+	 * n timing points per local rank (0: frees them; fini frees them too);
+	 * mark(b, i) records point i on every local rank's stream (NCCL: a
+	 * CUDA event); mark_elapsed(b, i, j, &sec), once wait() returned, the
+	 * longest time from point i to point j over the local ranks. 0 or
+	 * -errno with b->error. */
+	int (*marks)(struct backend *b, int n);
+	int (*mark)(struct backend *b, int i);
+	int (*mark_elapsed)(struct backend *b, int from, int to, double *sec);
 };
 
 /* The common part of every backend object; backends embed it first. */
@@ -149,7 +160,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 5
+#define BACKEND_ABI 6
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif

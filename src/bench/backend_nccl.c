@@ -722,6 +722,7 @@ static void nccl_fini(struct backend *b)
 	struct nccl_backend *n = nb(b);
 
 	nccl_graph_free(b);
+	nccl_marks(b, 0);
 	for (int l = 0; l < n->n; l++) {
 		struct nccl_rank *k = &n->r[l];
 		if (!k->ctx)
@@ -766,6 +767,9 @@ static const struct backend_ops nccl_ops = {
 	.graph_free = nccl_graph_free,
 	.group_begin = nccl_group_begin,
 	.group_end = nccl_group_end,
+	.marks = nccl_marks,
+	.mark = nccl_mark,
+	.mark_elapsed = nccl_mark_elapsed,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

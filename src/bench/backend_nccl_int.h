@@ -24,6 +24,8 @@ struct nccl_rank {
 	bool capturing;        /* stream is in a capture capture_begin started */
 	CUgraph graph;         /* what capture_end got, until graph_free */
 	CUgraphExec exec;
+	CUevent *marks;        /* -I's timing points (backend_nccl_iter.c) */
+	int nmarks;
 };
 
 struct nccl_backend {
@@ -67,5 +69,10 @@ int nccl_capture_begin(struct backend *b);
 int nccl_capture_end(struct backend *b);
 int nccl_graph_launch(struct backend *b);
 void nccl_graph_free(struct backend *b);
+
+/* backend_nccl_iter.c: the backend_ops for -I */
+int nccl_marks(struct backend *b, int count);
+int nccl_mark(struct backend *b, int i);
+int nccl_mark_elapsed(struct backend *b, int from, int to, double *sec);
 
 #endif

@@ -63,6 +63,12 @@ char *bench_params_check(const struct bench_params *p)
 		return xstrdup("-r must be a rank, or -1 for every root");
 	if (p->graph > 0 && p->blocking)
 		return xstrdup("-G with -z: a CUDA graph cannot wait between its launches");
+	if (p->graph > 0 && p->per_iter)
+		return xstrdup("-I 1 with -G: a CUDA graph's launches cannot be timed one by one (nccl-tests turns -I off)");
+	if (p->per_iter_skip && !p->per_iter)
+		return xstrdup("-K needs -I 1 (it leaves leading iterations out of -I's statistics)");
+	if (p->per_iter_skip >= p->iters)
+		return xasprintf("-K %d: it must leave at least one of the -n %d iterations", p->per_iter_skip, p->iters);
 	_cleanup_free_ uint64_t *sizes = NULL;
 	if (bench_sizes(p, &sizes) > MAX_SIZES)
 		return xasprintf("the sweep has more than %d sizes: use -f or a larger -i", MAX_SIZES);
@@ -89,6 +95,8 @@ struct run {
 	unsigned char *hsend, *hrecv, *hexp;   /* host staging, one local rank at a time */
 	bool shift;                            /* rotate through the buffer (device memory) */
 	uint64_t rep;                          /* data seed counter */
+	double *stamps;                        /* -I without backend marks: the host clock at each point */
+	double coll_sec;                       /* -z 3: the timed loop's time, its barriers left out */
 	char **err;
 };
 
@@ -255,6 +263,41 @@ static int check_launch(struct run *r, const struct step *s)
 	return ret;
 }
 
+/* -I's timing points of a timed loop: where each iteration starts and
+ * ends, an iteration's end the next one's start except with -z 3, whose
+ * barrier between them is left out (nccl-tests' paired events). */
+static int npoints(const struct bench_params *p)
+{
+	return p->blocking == 3 ? 2 * p->iters : p->iters + 1;
+}
+
+static int point_start(const struct bench_params *p, int i)
+{
+	return p->blocking == 3 ? 2 * i : i;
+}
+
+static int mark_at(struct run *r, int k)
+{
+	const struct bench_ctx *c = r->ctx;
+	if (!c->b->ops->mark) {
+		r->stamps[k] = clock_now(); /* run() has completed: the host backends */
+		return 0;
+	}
+	int ret = c->b->ops->mark(c->b, k);
+	return ret < 0 ? backend_fail(r, "recording a per-iteration timing point (-I)", ret) : 0;
+}
+
+/* -z 3: the iteration waited for and its time counted, then the barrier,
+ * which is not. */
+static int iteration_end(struct run *r, int i, double t0, double deadline)
+{
+	int ret = wait_all(r, deadline);
+	if (ret == 0 && r->ctx->p->per_iter)
+		ret = mark_at(r, 2 * i + 1);
+	r->coll_sec += clock_now() - t0;
+	return ret == 0 ? barrier(r, deadline) : ret;
+}
+
 /* -c: up to `check` launches on fresh data, stopping at the first with
  * errors anywhere. *wrong is the global count. */
 static int validate(struct run *r, const struct step *s, double deadline, int64_t *wrong)
@@ -295,9 +338,14 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 	/* -m as one group (nccl-tests: ncclGroupStart/End around the agg_iters
 	 * launches); with -z each launch is waited for, so never grouped */
 	bool group = p->agg > 1 && !p->blocking && o->group_begin && o->group_end;
+	bool rec = p->per_iter && !capturing;
 	int ret = 0;
 
+	r->coll_sec = 0;
 	for (int i = 0; i < p->iters && ret == 0; i++) {
+		double t0 = clock_now();
+		if (rec && (ret = mark_at(r, point_start(p, i))) < 0)
+			return ret;
 		if (group && (ret = o->group_begin(c->b)) < 0)
 			return backend_fail(r, "starting a group of launches (-m)", ret);
 		for (int a = 0; a < p->agg && ret == 0; a++) {
@@ -315,7 +363,11 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 			if (ret == 0 && end < 0)
 				ret = backend_fail(r, "issuing a group of launches (-m)", end);
 		}
+		if (ret == 0 && p->blocking == 3)
+			ret = iteration_end(r, i, t0, deadline);
 	}
+	if (ret == 0 && rec && p->blocking != 3)
+		ret = mark_at(r, p->iters);
 	return ret;
 }
 
@@ -371,6 +423,8 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 		*cpu = clock_now() - t0;
 		if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
 			return backend_fail(r, "waiting for the timed loop", ret);
+		if (p->blocking == 3)
+			*sec = *cpu = r->coll_sec; /* nccl-tests' collOnlySec, for both */
 	}
 	*sec /= launches;
 	*cpu /= launches;
@@ -383,6 +437,100 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 	return ret;
 }
 
+/* One process's per-iteration times (s per launch, the longest local rank). */
+static int own_iter_times(struct run *r, double *t)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct bench_params *p = c->p;
+	for (int i = 0; i < p->iters; i++) {
+		int a = point_start(p, i), z = p->blocking == 3 ? a + 1 : i + 1;
+		double sec = 0;
+		if (!c->b->ops->mark_elapsed) {
+			sec = r->stamps[z] - r->stamps[a];
+		} else {
+			int ret = c->b->ops->mark_elapsed(c->b, a, z, &sec);
+			if (ret < 0)
+				return backend_fail(r, "reading the per-iteration times (-I)", ret);
+		}
+		t[i] = sec / p->agg;
+	}
+	return 0;
+}
+
+/* -I after the timed loop: every process's times gathered to process 0,
+ * which keeps each iteration's longest (nccl-tests: max over process rows). */
+static int iter_times(struct run *r, double deadline, struct bench_iter **out)
+{
+	const struct bench_ctx *c = r->ctx;
+	int n = c->p->iters, np = c->sync.nprocs > 0 ? c->sync.nprocs : 1;
+	double *mine = xcalloc((size_t)n, sizeof(double));
+	double *all = c->proc == 0 ? xcalloc((size_t)np * (size_t)n, sizeof(double)) : NULL;
+	int ret = own_iter_times(r, mine);
+
+	if (ret == 0)
+		ret = c->sync.ops->gather(c->sync.ctx, mine, (size_t)n * sizeof(double), all, deadline, r->err);
+	if (ret < 0 || c->proc != 0) {
+		free(mine);
+		free(all);
+		return ret;
+	}
+	for (int q = 1; q < np; q++)
+		for (int i = 0; i < n; i++)
+			mine[i] = fmax(mine[i], all[(size_t)q * (size_t)n + (size_t)i]);
+	if (np == 1) {
+		free(all);
+		all = NULL;
+	}
+	struct bench_iter *it = xcalloc(1, sizeof(*it));
+	*it = (struct bench_iter){ .n = n, .skipped = c->p->per_iter_skip, .nprocs = np, .times = mine, .procs = all };
+	bench_iter_stats(it);
+	*out = it;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void bench_iter_stats(struct bench_iter *it)
+{
+	int n = it->n - it->skipped;
+	if (n <= 0)
+		return;
+	double *v = xcalloc((size_t)n, sizeof(double)), sum = 0, var = 0;
+	memcpy(v, it->times + it->skipped, (size_t)n * sizeof(double));
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	int i95 = (n * 95 + 99) / 100 - 1, i99 = (n * 99 + 99) / 100 - 1;
+	it->min = v[0];
+	it->max = v[n - 1];
+	it->p50 = v[n / 2];
+	it->p95 = v[i95 < n - 1 ? i95 : n - 1];
+	it->p99 = v[i99 < n - 1 ? i99 : n - 1];
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	it->avg = sum / n;
+	for (int i = 0; i < n; i++)
+		var += (v[i] - it->avg) * (v[i] - it->avg);
+	it->stdev = sqrt(var / n);
+	free(v);
+}
+
+double bench_iter_cv(const struct bench_iter *it)
+{
+	return it->avg > 0 ? it->stdev / it->avg * 100.0 : 0.0;
+}
+
+void bench_iter_free(struct bench_iter *it)
+{
+	if (!it)
+		return;
+	free(it->times);
+	free(it->procs);
+	free(it);
+}
+
 static void phase_name(char *buf, size_t len, const struct run *r, const struct step *s, const char *what)
 {
 	snprintf(buf, len, "%s %zu B %s %s%s%s (%s)", coll_name(r->ctx->p->coll), coll_size_bytes(&s->cc, s->elt),
@@ -392,7 +540,7 @@ static void phase_name(char *buf, size_t len, const struct run *r, const struct 
 
 /* One half-row: timing, then validation. Returns processes with errors
  * (>= 0) or -errno. */
-static int half_row(struct run *r, const struct step *s, struct bench_half *h)
+static int half_row(struct run *r, const struct step *s, struct bench_half *h, struct bench_iter **iter)
 {
 	const struct bench_ctx *c = r->ctx;
 	double bytes = (double)region_elems(s, c->nranks - 1) * (double)s->elt;
@@ -407,6 +555,8 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 	if (c->p->check && (ret = init_data(r, s, ++r->rep)) < 0)
 		return ret;
 	if ((ret = timed(r, s, deadline, &sec, &cpu)) < 0)
+		return ret;
+	if (c->p->per_iter && (ret = iter_times(r, deadline, iter)) < 0)
 		return ret;
 	/* -C changes the time column only; the bandwidths stay the GPU's */
 	h->time_us = (c->p->cputime ? cpu : sec) * 1e6;
@@ -486,9 +636,12 @@ static int sweep_sizes(struct run *r, const uint64_t *sizes, size_t n_sizes, enu
 		row.count = s.cc.param;
 		for (int h = 0; h < 2; h++) {
 			s.in_place = h == 1;
-			ret = half_row(r, &s, &row.half[h]);
-			if (ret < 0)
+			ret = half_row(r, &s, &row.half[h], &row.iter[h]);
+			if (ret < 0) {
+				bench_iter_free(row.iter[0]);
+				bench_iter_free(row.iter[1]);
 				return ret;
+			}
 			res->out_of_bounds += ret;
 			res->busbw_sum += row.half[h].busbw;
 			res->busbw_n++;
@@ -531,6 +684,9 @@ static void free_buffers(struct run *r)
 			c->b->ops->free(c->b, l, r->rb[l].recv);
 	}
 	free(r->rb);
+	if (c->p->per_iter && c->b->ops->marks)
+		c->b->ops->marks(c->b, 0);
+	free(r->stamps);
 	free(r->hsend);
 	free(r->hrecv);
 	free(r->hexp);
@@ -554,6 +710,13 @@ static int alloc_buffers(struct run *r)
 		struct backend_device d = { .ordinal = -1 };
 		c->b->ops->device(c->b, l, &d);
 		r->shift = d.ordinal >= 0; /* nccl-tests' per-iteration offset, for GPU caches */
+	}
+	if (c->p->per_iter && !c->b->ops->marks) {
+		r->stamps = xcalloc((size_t)npoints(c->p), sizeof(double));
+	} else if (c->p->per_iter) {
+		int ret = c->b->ops->marks(c->b, npoints(c->p));
+		if (ret < 0)
+			return backend_fail(r, "creating the per-iteration timing points (-I)", ret);
 	}
 	if (c->p->check) {
 		r->hsend = malloc(r->buf_bytes);
@@ -599,6 +762,10 @@ void bench_result_free(struct bench_result *res)
 {
 	if (!res)
 		return;
+	for (size_t i = 0; res->rows && i < res->n_rows; i++) {
+		bench_iter_free(res->rows[i].iter[0]);
+		bench_iter_free(res->rows[i].iter[1]);
+	}
 	free(res->rows);
 	res->rows = NULL;
 	res->n_rows = 0;

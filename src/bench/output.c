@@ -41,6 +41,42 @@ static const char *op_column(const struct bench_row *row)
 	return row->has_op ? redop_name(row->op) : "none";
 }
 
+/* -I's header (util.cu writeResultHeader with per_iter_timing): four more
+ * columns per half. */
+static void print_iter_columns(FILE *out, const char *tm, int ts_pad, const char *ts_lbl, const char *ts_fmt)
+{
+	const char *fmt = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  "
+			  "%7s  %7s  %7s  %7s %*s\n";
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                         "
+		     "       in-place (+ per-iteration)\n", "", "", "", "", "");
+	fprintf(out, fmt, "size", "count", "type", "redop", "root", tm, "algbw", "busbw", "#wrong", "i_min", "i_max",
+		"i_p99", "i_cv%", tm, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", ts_pad, ts_lbl);
+	fprintf(out, fmt, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
+		"(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", ts_pad, ts_fmt);
+}
+
+/* util.cu writeResultHeader: -C renames time, -S adds a column, -I four
+ * per half */
+static void print_columns(FILE *out, const struct bench_params *p)
+{
+	const char *tm = p->cputime ? "cputime" : "time";
+	int ts_pad = p->timestamps ? 19 : 0;
+	const char *ts_lbl = p->timestamps ? "timestamp" : "", *ts_fmt = p->timestamps ? TIMESTAMP_FORMAT : "";
+
+	fputs("#\n", out);
+	if (p->per_iter) {
+		print_iter_columns(out, tm, ts_pad, ts_lbl, ts_fmt);
+		return;
+	}
+	fprintf(out, "#%62sout-of-place%23sin-place%10s\n", "", "", "");
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+		"redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", ts_pad,
+		ts_lbl);
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
+		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
+		ts_fmt);
+}
+
 void bench_print_header(FILE *out, const struct bench_info *info)
 {
 	const struct bench_params *p = info->p;
@@ -60,6 +96,16 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 		fputs("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n", out);
 	else if (p->blocking == 2)
 		fputs("# Blocking Enabled: wait after each inner iteration (-m), no barrier \n", out);
+	else if (p->blocking == 3)
+		fputs("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n", out);
+	if (p->per_iter) {
+		/* the host-memory backends time on the host clock, not with CUDA events */
+		fprintf(out, "# Per-Iteration Report: %s timing; i_* uses max over process rows",
+			strcmp(info->backend, "nccl") ? "host clock" : "CUDA event");
+		if (p->per_iter_skip)
+			fprintf(out, "; summary skips first %d iterations", p->per_iter_skip);
+		fputs(" \n", out);
+	}
 	fputs("#\n# Using devices\n", out);
 	for (int i = 0; i < info->nranks; i++) {
 		const struct bench_dev *d = &info->devs[i];
@@ -68,17 +114,20 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 		fprintf(out, "#  Rank %2d Group  0 Pid %6d on %10s device %s [%s] %s\n", d->rank, d->pid, d->host, ord,
 			d->bus_id[0] ? d->bus_id : "host", d->name);
 	}
-	/* util.cu writeResultHeader: -C renames time, -S adds a column */
-	const char *tm = p->cputime ? "cputime" : "time";
-	int ts_pad = p->timestamps ? 19 : 0;
-	fprintf(out, "#\n#%62sout-of-place%23sin-place%10s\n", "", "", "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
-		"redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", ts_pad,
-		p->timestamps ? "timestamp" : "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
-		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
-		p->timestamps ? TIMESTAMP_FORMAT : "");
+	print_columns(out, p);
 	fflush(out);
+}
+
+/* -I's columns after a half (util.cu writePerIterReport): i_min, i_max,
+ * i_p99 in us and the coefficient of variation in percent. */
+static void print_iter_stats(FILE *out, const struct bench_iter *it)
+{
+	char mn[32], mx[32], p99[32], cv[32];
+	bench_format_float(mn, sizeof(mn), it->min * 1e6, 7);
+	bench_format_float(mx, sizeof(mx), it->max * 1e6, 7);
+	bench_format_float(p99, sizeof(p99), it->p99 * 1e6, 7);
+	bench_format_float(cv, sizeof(cv), bench_iter_cv(it), 7);
+	fprintf(out, "  %7s  %7s  %7s  %7s", mn, mx, p99, cv);
 }
 
 void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp)
@@ -95,6 +144,8 @@ void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp)
 			fprintf(out, "  %7s  %6s  %6s  %6g", t, a, b, (double)x->wrong);
 		else
 			fprintf(out, "  %7s  %6s  %6s    N/A", t, a, b);
+		if (row->iter[h])
+			print_iter_stats(out, row->iter[h]);
 	}
 	if (timestamp) {
 		char ts[64] = "";

@@ -16,8 +16,10 @@
 #                      collective, and a rank killed mid-run
 #   bench.sh nccltests a parser written from nccl-tests' published format
 #                      (nccltests_parse.py) reads every row of 3 ranks' tables,
-#                      which match the JSON; nccl-tests 2.19.6's -N -u -C -S -J
-#                      honoured, the flags gpuready cannot honour refused
+#                      which match the JSON, gpuready's (--json) and nccl-tests'
+#                      own (-J, read by a parser of its version 3 format);
+#                      nccl-tests 2.19.6's -N -u -C -S -J -I -K -z 3 honoured,
+#                      the flags gpuready cannot honour refused
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
 #                      CUDA graphs (-G), grouped -m, `gpuready nccl` and its log verdicts,
@@ -346,21 +348,54 @@ t_nccltests() {
 	contains "$out" "(GB/s)           %Y-%m-%d %H:%M:%S" "-S unit line"
 	grep -Eq '^ +64 +16 +float +sum +-1 .* 0 +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "$out" && pass "-S: each row ends with its timestamp" \
 		|| { fail "-S row"; grep -v '^#' "$out" | head -2 >&2; }
-	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 1 -J "$TMP/j.json" || return
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["rows"]) == 4' "$TMP/j.json" \
-		&& pass "-J FILE writes the JSON document" || fail "-J FILE"
+	nccltests_json "$parse" || return
 	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --run_cycles 2 --unalign 1 --report_cputime 1 \
 		--report_timestamps 1 --output_file "$TMP/k.json" -p 0 -y 0 -R 0 -x -1 -D 0 -V 32 -M 0 -I 0 -K 0 \
 		&& pass "every nccl-tests 2.19.6 long form, and the refusable flags at their off values, are accepted"
-	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" "-M 1:-M 1" "-I 1:-I 1" \
-		"-K 3:-K 3" "-z 3:-z 3" "--local_register 1:-R 1" "--per_iter_timing 1:-I 1"; do
+	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" "-M 1:-M 1" \
+		"--local_register 1:-R 1"; do
 		flag=${f%%:*}; name=${f#*:}
 		expect_exit 2 "$BIN" bench all_reduce --backend socket -b 8 -e 8 $flag || continue
 		grep -q "^gpuready bench: $name (.*) .*\(not\|does not apply\|applies only\)" "$TMP/err" && pass "$flag is refused with its reason" \
 			|| { fail "$flag: no clear refusal"; cat "$TMP/err" >&2; }
 	done
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -V 129 && pass "-V 129 is out of range (1..128)"
-	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/b.json" && pass "-J and --json naming two files is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/a.json" \
+		&& contains "$TMP/err" "-J and --json name the same file" "-J and --json naming one file is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -K 1 && contains "$TMP/err" "-K needs -I 1" "-K without -I is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -n 3 -K 3 \
+		&& contains "$TMP/err" "-K 3: it must leave at least one of the -n 3 iterations" "-K as large as -n is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -G 2 && contains "$TMP/err" "-I 1 with -G" "-I with -G is refused"
+}
+
+# -J: nccl-tests' own JSON, read by a parser of its format and matched with
+# the table; -I's columns and per-iteration objects; -z 3.
+nccltests_json() {
+	parser=$1
+	for run in "all_reduce -n 6 -I 1 -K 2 -S 1" "reduce_scatter -n 3 -z 3 -I 1 -C 1" "broadcast -r -1 -z 3" \
+		"alltoall -c 0 -N 2" "sendrecv -I 1 -n 2 -m 3"; do
+		set -- $run
+		c=$1; shift
+		rm -f "$TMP/nt.json"
+		ranks 3 bench "$c" --backend socket -b 8 -e 4K -f 4 -J "$TMP/nt.json" "$@" \
+			|| { fail "3 ranks -J $run (exit $?)"; cat "$TMP/err.0" >&2; continue; }
+		res=$(python3 "$parser" "$TMP/out.0" "$TMP/nt.json" 2>&1)
+		case $res in
+		"rows "[1-9]*) pass "-J $run: nccl-tests' JSON parses and matches every row of the table ($res)" ;;
+		*) fail "-J $run: $res"; cat "$TMP/out.0" >&2 ;;
+		esac
+	done
+	out=$TMP/out.0
+	contains "$out" "# Writing JSON output to $TMP/nt.json" "-J names its file first, as nccl-tests"
+	ranks 3 bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 4 -I 1 -K 1 -z 3 || { fail "-I -K -z 3"; return 1; }
+	contains "$out" "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier " "-z 3 header line (nccl-tests 2.19.6)"
+	contains "$out" "# Per-Iteration Report: host clock timing; i_* uses max over process rows; summary skips first 1 iterations " "-I -K header line"
+	contains "$out" "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% " "-I column names (nccl-tests 2.19.6)"
+	[ "$(awk '!/^#/ && NF == 21' "$out" | wc -l)" -eq 4 ] && pass "-I: 4 rows of 21 columns" || fail "-I rows"
+	"$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	contains "$TMP/out" "# Writing JSON output to $TMP/nt.json.0" "-J on an existing file takes FILE.0, as nccl-tests"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 3 and len(d["results"]) == 1' \
+		"$TMP/nt.json.0" && pass "FILE.0 holds the run" || fail "FILE.0"
 }
 
 t_fakegpu() {
@@ -410,6 +445,18 @@ t_fakegpu() {
 			|| { fail "-m 4 -G $g (exit $rc, $bad wrong)"; head -5 "$TMP/err" >&2; }
 	done
 	expect_exit 2 "$BIN" bench all_reduce -g 2 -G 2 -z 1 && contains "$TMP/err" "-G with -z" "-G with -z refused"
+	# -I through CUDA events on every GPU's stream, with -z 3 and -J
+	rm -f "$TMP/nt.json"
+	"$BIN" bench all_reduce -g 2 -b 8 -e 64K -f 8 -n 4 -I 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	res=$(python3 "$(dirname "$0")/nccltests_parse.py" "$TMP/out" "$TMP/nt.json" 2>&1)
+	case "$rc $res" in
+	"0 rows "[1-9]*) pass "NCCL backend -I 1 -z 3 -J: the table and nccl-tests' JSON agree ($res)" ;;
+	*) fail "NCCL backend -I -z 3 -J (exit $rc): $res"; cat "$TMP/err" >&2 ;;
+	esac
+	contains "$TMP/out" "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows " "-I with NCCL times with CUDA events"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nccl_version"] == 22105 and d["config"]["devices"][1]["device_hex"] == "0000:29:00", d["config"]' \
+		"$TMP/nt.json" && pass "-J: nccl_version and device_hex as nccl-tests writes them" || fail "-J nccl_version/devices"
 	LD_LIBRARY_PATH="$fakes/nographs:$LD_LIBRARY_PATH" "$BIN" bench all_reduce -g 2 -b 1K -e 1K -G 2 >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 2 ] && contains "$TMP/err" "lacks cuStreamBeginCapture_v2" "a driver without CUDA graphs: -G cannot run, and says which call is missing" \
