@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "types.h"
 
@@ -36,6 +37,8 @@ struct backend_env {
 	int first_gpu;         /* CUDA ordinal of local rank 0 (local rank of the launcher × local) */
 	bool blocking;         /* -z: wait for each collective before the next */
 	int graph;             /* -G: graph launches per step (0: no CUDA graphs) */
+	bool memory;           /* -M: init notes the GPU memory communicator setup takes (mem_init) */
+	int reg;               /* -R: 1 buffers registered with their communicator, 2 as symmetric windows */
 	const char *nccl_lib;  /* --nccl-lib PATH, or NULL to search */
 	/* Out-of-band exchange the backend may use during init (NCCL's unique
 	 * id): rank 0's process fills buf, every process gets it. Provided by
@@ -136,6 +139,9 @@ struct backend_ops {
 	int (*marks)(struct backend *b, int n);
 	int (*mark)(struct backend *b, int i);
 	int (*mark_elapsed)(struct backend *b, int from, int to, double *sec);
+	/* -M (NCCL; NULL elsewhere, where -M is refused): the free memory of
+	 * local rank l's GPU now (cuMemGetInfo). 0 or -errno with b->error. */
+	int (*mem_free)(struct backend *b, int l, int64_t *bytes);
 };
 
 /* The common part of every backend object; backends embed it first. */
@@ -143,6 +149,7 @@ struct backend {
 	const struct backend_ops *ops;
 	char error[512];
 	struct backend_env env;
+	int64_t mem_init;      /* -M: GPU memory communicator setup took, the most of the local GPUs */
 };
 
 void backend_set_error(struct backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -320,6 +320,8 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 	r = check_devices(n, env);
 	if (r < 0)
 		return r;
+	if (env->memory && (r = nccl_mem_supported(n)) < 0)
+		return r;
 	if (env->graph > 0) {
 		if ((r = nccl_graph_supported(n)) < 0)
 			return r;
@@ -334,9 +336,12 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 			return r;
 	}
 	r = share_id(n, &id, deadline);
-	if (r < 0)
+	if (r < 0 || (env->memory && (r = nccl_mem_init_note(n, false)) < 0))
 		return r;
-	return init_comms(n, &id, deadline);
+	r = init_comms(n, &id, deadline);
+	if (r == 0 && env->memory)
+		r = nccl_mem_init_note(n, true);
+	return r;
 }
 
 /* ---- memory ---- */
@@ -770,6 +775,7 @@ static const struct backend_ops nccl_ops = {
 	.marks = nccl_marks,
 	.mark = nccl_mark,
 	.mark_elapsed = nccl_mark_elapsed,
+	.mem_free = nccl_mem_free,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

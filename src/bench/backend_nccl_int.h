@@ -26,6 +26,7 @@ struct nccl_rank {
 	CUgraphExec exec;
 	CUevent *marks;        /* -I's timing points (backend_nccl_iter.c) */
 	int nmarks;
+	int64_t free_before_init; /* -M: free memory before communicator setup */
 };
 
 struct nccl_backend {
@@ -74,5 +75,10 @@ void nccl_graph_free(struct backend *b);
 int nccl_marks(struct backend *b, int count);
 int nccl_mark(struct backend *b, int i);
 int nccl_mark_elapsed(struct backend *b, int from, int to, double *sec);
+
+/* backend_nccl_mem.c: -M */
+int nccl_mem_supported(struct nccl_backend *n);
+int nccl_mem_free(struct backend *b, int l, int64_t *bytes);
+int nccl_mem_init_note(struct nccl_backend *n, bool after);
 
 #endif

@@ -488,49 +488,6 @@ static int iter_times(struct run *r, double deadline, struct bench_iter **out)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-void bench_iter_stats(struct bench_iter *it)
-{
-	int n = it->n - it->skipped;
-	if (n <= 0)
-		return;
-	double *v = xcalloc((size_t)n, sizeof(double)), sum = 0, var = 0;
-	memcpy(v, it->times + it->skipped, (size_t)n * sizeof(double));
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	int i95 = (n * 95 + 99) / 100 - 1, i99 = (n * 99 + 99) / 100 - 1;
-	it->min = v[0];
-	it->max = v[n - 1];
-	it->p50 = v[n / 2];
-	it->p95 = v[i95 < n - 1 ? i95 : n - 1];
-	it->p99 = v[i99 < n - 1 ? i99 : n - 1];
-	for (int i = 0; i < n; i++)
-		sum += v[i];
-	it->avg = sum / n;
-	for (int i = 0; i < n; i++)
-		var += (v[i] - it->avg) * (v[i] - it->avg);
-	it->stdev = sqrt(var / n);
-	free(v);
-}
-
-double bench_iter_cv(const struct bench_iter *it)
-{
-	return it->avg > 0 ? it->stdev / it->avg * 100.0 : 0.0;
-}
-
-void bench_iter_free(struct bench_iter *it)
-{
-	if (!it)
-		return;
-	free(it->times);
-	free(it->procs);
-	free(it);
-}
-
 static void phase_name(char *buf, size_t len, const struct run *r, const struct step *s, const char *what)
 {
 	snprintf(buf, len, "%s %zu B %s %s%s%s (%s)", coll_name(r->ctx->p->coll), coll_size_bytes(&s->cc, s->elt),
@@ -731,6 +688,38 @@ static int alloc_buffers(struct run *r)
 	return 0;
 }
 
+/* -M: every local GPU's free memory now. */
+static int mem_read(struct run *r, int64_t *avail)
+{
+	const struct bench_ctx *c = r->ctx;
+	for (int l = 0; l < c->local; l++) {
+		int ret = c->b->ops->mem_free(c->b, l, &avail[l]);
+		if (ret < 0)
+			return backend_fail(r, "reading the GPU's free memory (-M)", ret);
+	}
+	return 0;
+}
+
+/* -M: what setup, the buffers and the sweep took, the most of any GPU of
+ * any process (nccl-tests takes the maximum over GPUs and processes). */
+static int mem_report(struct run *r, const int64_t *before, const int64_t *alloced, const int64_t *after,
+		      struct bench_result *res)
+{
+	const struct bench_ctx *c = r->ctx;
+	double v[3] = { (double)c->b->mem_init, -1e18, -1e18 };
+	for (int l = 0; l < c->local; l++) {
+		v[1] = fmax(v[1], (double)(before[l] - alloced[l]));
+		v[2] = fmax(v[2], (double)(alloced[l] - after[l]));
+	}
+	int ret = c->sync.ops->allreduce_f64(c->sync.ctx, v, 3, BENCH_SYNC_MAX, clock_now() + 30.0, r->err);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < 3; i++)
+		res->mem[i] = (int64_t)v[i];
+	res->has_mem = true;
+	return 0;
+}
+
 int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
 {
 	struct run r = { .ctx = ctx, .def = coll_get(ctx->p->coll), .err = err };
@@ -751,9 +740,17 @@ int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
 		*err = xasprintf("-r %d: there are only %d ranks", ctx->p->root, ctx->nranks);
 		return -EINVAL;
 	}
-	ret = alloc_buffers(&r);
-	if (ret == 0)
-		ret = sweep(&r, res);
+	if (ctx->p->memory && !ctx->b->ops->mem_free) {
+		*err = xasprintf("-M: the %s backend uses host memory: no GPU memory to report (--backend nccl)",
+				 ctx->b->ops->name);
+		return -EINVAL;
+	}
+	int64_t mem[3][64];
+	bool m = ctx->p->memory;
+	if ((ret = m ? mem_read(&r, mem[0]) : 0) == 0 && (ret = alloc_buffers(&r)) == 0 &&
+	    (ret = m ? mem_read(&r, mem[1]) : 0) == 0 && (ret = sweep(&r, res)) == 0 && m &&
+	    (ret = mem_read(&r, mem[2])) == 0)
+		ret = mem_report(&r, mem[0], mem[1], mem[2], res);
 	free_buffers(&r);
 	return ret;
 }

@@ -61,6 +61,7 @@ struct bench_params {
 	bool timestamps;                            /* -S: rows carry the time they completed */
 	bool per_iter;                              /* -I: each -n iteration timed on its own */
 	int per_iter_skip;                          /* -K: leading iterations left out of -I's statistics */
+	bool memory;                                /* -M: GPU memory used per phase (NCCL backend) */
 	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
 	size_t n_dtypes;
 	enum redop ops[OP__COUNT];                  /* -o */
@@ -114,6 +115,9 @@ struct bench_result {
 	double busbw_sum;              /* for "Avg bus bandwidth": every half-row */
 	size_t busbw_n;
 	int64_t out_of_bounds;         /* half-rows x processes with wrong elements */
+	bool has_mem;                  /* -M: mem[] holds the GPU memory each phase took, the most of
+					* any GPU (nccl-tests' Initialization, User-Allocated, Collective) */
+	int64_t mem[3];
 };
 
 typedef void (*bench_row_fn)(void *ctx, const struct bench_row *row);

@@ -163,6 +163,8 @@ void bench_verdict_compute(const struct bench_info *info, const struct bench_res
 {
 	*v = (struct bench_verdict){ .min_bw_ok = -1, .expect_ok = -1, .out_of_bounds = res->out_of_bounds };
 	v->avg_busbw = res->busbw_n ? res->busbw_sum / (double)res->busbw_n : 0;
+	v->has_mem = res->has_mem;
+	memcpy(v->mem, res->mem, sizeof(v->mem));
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct bench_row *r = &res->rows[i];
 		double best = fmax(r->half[0].busbw, r->half[1].busbw);
@@ -178,13 +180,43 @@ void bench_verdict_compute(const struct bench_info *info, const struct bench_res
 	v->pass = v->out_of_bounds == 0 && v->min_bw_ok != 0 && v->expect_ok != 0;
 }
 
+/* util.cu getMemString: B, KB, MB or GB (powers of 1024), 2 decimals
+ * below 10, 1 below 100, else none. */
+static void mem_string(char *buf, size_t len, int64_t bytes)
+{
+	static const char *const units[] = { " B", " KB", " MB", " GB" };
+	double a = (double)bytes;
+	int u = 0;
+	for (int i = 3; i > 0 && !u; i--)
+		if (fabs(a) >= pow(1024.0, i)) {
+			u = i;
+			a /= pow(1024.0, i);
+		}
+	snprintf(buf, len, "%.*f%s", fabs(a) < 10.0 ? 2 : fabs(a) < 100.0 ? 1 : 0, a, units[u]);
+}
+
+/* -M: util.cu writeMemInfo's line, after the "concluded" line */
+static void print_mem(FILE *out, const int64_t mem[3])
+{
+	static const char *const phase[] = { "Initialization", "User-Allocated", "Collective" };
+	char s[4][48];
+	for (int i = 0; i < 3; i++)
+		mem_string(s[i], sizeof(s[i]), mem[i]);
+	mem_string(s[3], sizeof(s[3]), mem[0] + mem[1] + mem[2]);
+	fprintf(out, "# %-20s : %s %s | %s %s | %s %s | Total  %s\n", "GPU memory usage", phase[0], s[0], phase[1],
+		s[1], phase[2], s[2], s[3]);
+}
+
 void bench_print_footer(FILE *out, const struct bench_info *info, const struct bench_verdict *v)
 {
 	fprintf(out, "# %-20s : %lld %s\n", "Out of bounds values", (long long)v->out_of_bounds,
 		v->out_of_bounds ? "FAILED" : "OK");
 	fprintf(out, "# %-20s : %g %s\n", "Avg bus bandwidth", v->avg_busbw,
 		v->min_bw_ok < 0 ? "" : v->min_bw_ok ? "OK" : "FAILED");
-	fprintf(out, "#\n# Collective test concluded: %s\n#\n\n", info->progname);
+	fprintf(out, "#\n# Collective test concluded: %s\n", info->progname);
+	if (v->has_mem)
+		print_mem(out, v->mem);
+	fputs("#\n\n", out);
 	if (v->min_bw_ok == 0)
 		fprintf(out, "# gpuready: FAILED: average bus bandwidth %g GB/s is below 0.9 x NCCL_TESTS_MIN_BW=%g\n",
 			v->avg_busbw, info->min_bw);

@@ -30,7 +30,8 @@ struct session_plan cmd_session_plan(const struct settings *s)
 	return (struct session_plan){
 		.rank = s->rank, .nranks = s->nranks, .master = s->master, .bind = s->job_bind,
 		.token_file = s->token_file, .connect_timeout = s->connect_timeout,
-		.blocking = s->bench.blocking != 0, .graph = s->bench.graph, .nccl_lib = s->nccl_lib,
+		.blocking = s->bench.blocking != 0, .graph = s->bench.graph, .memory = s->bench.memory != 0,
+		.reg = s->bench.local_register, .nccl_lib = s->nccl_lib,
 	};
 }
 

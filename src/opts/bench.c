@@ -101,9 +101,9 @@ static const struct opt bench_rows[] = {
 	{ .name = "device_cta_count", .short_name = 'V', .type = OPT_INT, .offset = OFF(bench.device_ctas),
 	  .metavar = "N", .help = "CTAs of a device implementation (-D); accepted for compatibility, used by none.",
 	  .def = OPT_DEF_INT(16), .min = 1, .max = 128, .scope = SCOPE_BENCH },
-	{ .name = "memory", .short_name = 'M', .type = OPT_INT, .offset = OFF(bench.memory), .metavar = "0",
-	  .help = "Only 0: no GPU memory usage line (1 is refused).", .def = OPT_DEF_INT(0), .max = 1,
-	  .scope = SCOPE_BENCH },
+	{ .name = "memory", .short_name = 'M', .type = OPT_INT, .offset = OFF(bench.memory), .metavar = "0|1",
+	  .help = "Add a GPU memory usage line: what communicator setup, the buffers and the collectives took (NCCL backend).",
+	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
 	{ .name = "per_iter_timing", .short_name = 'I', .type = OPT_INT, .offset = OFF(bench.per_iter), .metavar = "0|1",
 	  .help = "Time each -n iteration and add its minimum, maximum, 99th percentile and variation (i_min i_max i_p99 i_cv%) to each half-row (not with -G).",
 	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
@@ -147,8 +147,6 @@ static const struct refusal {
 	  "is not supported: gpuready creates its communicators without a CTA policy" },
 	{ 'D', OFF(bench.device_impl), 0, "nccl-tests' device-API kernels",
 	  "is not supported: those kernels are nccl-tests' own CUDA code, which gpuready does not ship" },
-	{ 'M', OFF(bench.memory), 0, "GPU memory usage by phase",
-	  "is not supported: gpuready does not measure NCCL's memory apart from the buffers'" },
 };
 
 char *bench_flags_check(const struct settings *s)
@@ -159,6 +157,10 @@ char *bench_flags_check(const struct settings *s)
 		if (v != r->off)
 			return xasprintf("-%c %d (%s) %s", r->flag, v, r->what, r->why);
 	}
+	const char *backend = s->backend ? s->backend : "nccl";
+	if (s->bench.memory && strcmp(backend, "nccl"))
+		return xasprintf("-M 1 (GPU memory usage by phase) needs --backend nccl: the %s backend moves host memory, "
+				 "so there is no GPU memory to report", backend);
 	if (s->bench.output_file && s->json_file && !strcmp(s->bench.output_file, s->json_file))
 		return xstrdup("-J and --json name the same file: -J writes nccl-tests' JSON and --json gpuready's; "
 			       "give each its own file");
@@ -230,6 +232,7 @@ char *bench_params_from(const struct settings *s, int coll, struct bench_params 
 	p->timestamps = s->bench.timestamps;
 	p->per_iter = s->bench.per_iter;
 	p->per_iter_skip = s->bench.per_iter_skip;
+	p->memory = s->bench.memory;
 	char *e = bench_flags_check(s);
 	if (!e && s->bench.dtype)
 		e = parse_types(s->bench.dtype, p);

@@ -352,7 +352,7 @@ t_nccltests() {
 	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --run_cycles 2 --unalign 1 --report_cputime 1 \
 		--report_timestamps 1 --output_file "$TMP/k.json" -p 0 -y 0 -R 0 -x -1 -D 0 -V 32 -M 0 -I 0 -K 0 \
 		&& pass "every nccl-tests 2.19.6 long form, and the refusable flags at their off values, are accepted"
-	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" "-M 1:-M 1" \
+	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" \
 		"--local_register 1:-R 1"; do
 		flag=${f%%:*}; name=${f#*:}
 		expect_exit 2 "$BIN" bench all_reduce --backend socket -b 8 -e 8 $flag || continue
@@ -362,6 +362,9 @@ t_nccltests() {
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -V 129 && pass "-V 129 is out of range (1..128)"
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/a.json" \
 		&& contains "$TMP/err" "-J and --json name the same file" "-J and --json naming one file is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -M 1 \
+		&& contains "$TMP/err" "-M 1 (GPU memory usage by phase) needs --backend nccl: the socket backend moves host memory" \
+		"-M with a host-memory backend is refused with the reason"
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -K 1 && contains "$TMP/err" "-K needs -I 1" "-K without -I is refused"
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -n 3 -K 3 \
 		&& contains "$TMP/err" "-K 3: it must leave at least one of the -n 3 iterations" "-K as large as -n is refused"
@@ -445,6 +448,10 @@ t_fakegpu() {
 			|| { fail "-m 4 -G $g (exit $rc, $bad wrong)"; head -5 "$TMP/err" >&2; }
 	done
 	expect_exit 2 "$BIN" bench all_reduce -g 2 -G 2 -z 1 && contains "$TMP/err" "-G with -z" "-G with -z refused"
+	# -M: cuMemGetInfo before and after each phase (two 1 MiB + 64 B buffers a GPU)
+	"$BIN" bench all_reduce -g 2 -b 1M -e 1M -n 2 -M 1 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 0 ] && grep -A1 "^# Collective test concluded" "$TMP/out" | grep -qx "# GPU memory usage     : Initialization 0.00 B | User-Allocated 2.00 MB | Collective 0.00 B | Total  2.00 MB" \
+		&& pass "-M: nccl-tests' GPU memory usage line after the concluding line" || { fail "-M line"; tail -5 "$TMP/out" >&2; }
 	# -I through CUDA events on every GPU's stream, with -z 3 and -J
 	rm -f "$TMP/nt.json"
 	"$BIN" bench all_reduce -g 2 -b 8 -e 64K -f 8 -n 4 -I 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
