@@ -142,6 +142,13 @@ struct backend_ops {
 	/* -M (NCCL; NULL elsewhere, where -M is refused): the free memory of
 	 * local rank l's GPU now (cuMemGetInfo). 0 or -errno with b->error. */
 	int (*mem_free)(struct backend *b, int l, int64_t *bytes);
+	/* -R (NCCL; NULL elsewhere, where -R is refused): registers rank l's
+	 * buffer p of bytes, which alloc made, with its communicator as
+	 * env.reg says (1 ncclCommRegister, 2 ncclCommWindowRegister,
+	 * symmetric). The harness registers every local rank's buffers
+	 * between group_begin and group_end, as nccl-tests; free deregisters.
+	 * 0 or -errno with b->error. */
+	int (*reg)(struct backend *b, int l, void *p, size_t bytes);
 };
 
 /* The common part of every backend object; backends embed it first. */

@@ -649,6 +649,25 @@ static void free_buffers(struct run *r)
 	free(r->hexp);
 }
 
+/* -R: every local rank's buffers registered in one group, as nccl-tests
+ * (symmetric registration is collective over the communicator). */
+static int register_buffers(struct run *r, size_t bytes)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct backend_ops *o = c->b->ops;
+	int ret = o->group_begin(c->b);
+
+	if (ret < 0)
+		return backend_fail(r, "registering the buffers (-R)", ret);
+	for (int l = 0; l < c->local && ret == 0; l++)
+		if ((ret = o->reg(c->b, l, r->rb[l].send, bytes)) == 0)
+			ret = o->reg(c->b, l, r->rb[l].recv, bytes);
+	int end = o->group_end(c->b);
+	if (ret == 0)
+		ret = end;
+	return ret < 0 ? backend_fail(r, "registering the buffers (-R)", ret) : 0;
+}
+
 static int alloc_buffers(struct run *r)
 {
 	const struct bench_ctx *c = r->ctx;
@@ -667,6 +686,11 @@ static int alloc_buffers(struct run *r)
 		struct backend_device d = { .ordinal = -1 };
 		c->b->ops->device(c->b, l, &d);
 		r->shift = d.ordinal >= 0; /* nccl-tests' per-iteration offset, for GPU caches */
+	}
+	if (c->p->reg) {
+		int ret = register_buffers(r, bytes);
+		if (ret < 0)
+			return ret;
 	}
 	if (c->p->per_iter && !c->b->ops->marks) {
 		r->stamps = xcalloc((size_t)npoints(c->p), sizeof(double));
@@ -738,6 +762,11 @@ int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
 	}
 	if (r.def->has_root && ctx->p->root >= ctx->nranks) {
 		*err = xasprintf("-r %d: there are only %d ranks", ctx->p->root, ctx->nranks);
+		return -EINVAL;
+	}
+	if (ctx->p->reg && (!ctx->b->ops->reg || !ctx->b->ops->group_begin || !ctx->b->ops->group_end)) {
+		*err = xasprintf("-R %d: the %s backend has no NCCL communicators to register buffers with "
+				 "(--backend nccl)", ctx->p->reg, ctx->b->ops->name);
 		return -EINVAL;
 	}
 	if (ctx->p->memory && !ctx->b->ops->mem_free) {

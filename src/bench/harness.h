@@ -62,6 +62,7 @@ struct bench_params {
 	bool per_iter;                              /* -I: each -n iteration timed on its own */
 	int per_iter_skip;                          /* -K: leading iterations left out of -I's statistics */
 	bool memory;                                /* -M: GPU memory used per phase (NCCL backend) */
+	int reg;                                    /* -R: 1 local, 2 symmetric buffer registration (NCCL) */
 	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
 	size_t n_dtypes;
 	enum redop ops[OP__COUNT];                  /* -o */

@@ -40,11 +40,11 @@ static void check_same_params(struct session *ss, const struct bench_params *p, 
 {
 	int fr;
 	char mine[256] = { 0 }; /* all of it goes on the wire, the bytes after the text too */
-	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g N%d u%d C%d I%d K%d",
+	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g N%d u%d C%d I%d K%d M%d R%d",
 		 backend, coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,
 		 p->blocking, p->root, p->ngpus, p->graph, p->timeout, p->cycles, p->unalign, p->cputime, p->per_iter,
-		 p->per_iter_skip);
+		 p->per_iter_skip, p->memory, p->reg);
 	for (size_t i = 0; i < p->n_dtypes; i++)
 		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", dtype_name(p->dtypes[i]));
 	for (size_t i = 0; i < p->n_ops; i++)

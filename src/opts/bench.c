@@ -90,7 +90,7 @@ static const struct opt bench_rows[] = {
 	  .help = "Only 0: every GPU launches on a stream of its own.", .def = OPT_DEF_INT(0), .max = 1,
 	  .scope = SCOPE_BENCH },
 	{ .name = "local_register", .short_name = 'R', .type = OPT_INT, .offset = OFF(bench.local_register),
-	  .metavar = "0", .help = "Only 0: buffers are not registered with NCCL (1 and 2 are refused).",
+	  .metavar = "0|1|2", .help = "Register the buffers (allocated with ncclMemAlloc) with NCCL: 1 ncclCommRegister (NCCL 2.19+), 2 symmetric windows, ncclCommWindowRegister (2.27+) (NCCL backend).",
 	  .def = OPT_DEF_INT(0), .max = 2, .scope = SCOPE_BENCH },
 	{ .name = "cta_policy", .short_name = 'x', .type = OPT_INT, .offset = OFF(bench.cta_policy), .metavar = "-1",
 	  .help = "Only -1 (NCCL's default): gpuready sets no ncclConfig_t CTA policy.", .def = OPT_DEF_INT(-1),
@@ -140,9 +140,6 @@ static const struct refusal {
 	  "does not apply: gpuready runs one thread per process (-t 1), which sets up all of its GPUs' communicators" },
 	{ 'y', OFF(bench.stream_null), 0, "launch on the default stream",
 	  "is not supported: every GPU launches on a stream of its own" },
-	{ 'R', OFF(bench.local_register), 0, "buffer registration, 1 local, 2 symmetric",
-	  "is not supported yet: gpuready's NCCL loader does not load ncclCommRegister/ncclCommWindowRegister; run "
-	  "without -R" },
 	{ 'x', OFF(bench.cta_policy), -1, "ncclConfig_t.CTAPolicy",
 	  "is not supported: gpuready creates its communicators without a CTA policy" },
 	{ 'D', OFF(bench.device_impl), 0, "nccl-tests' device-API kernels",
@@ -158,6 +155,9 @@ char *bench_flags_check(const struct settings *s)
 			return xasprintf("-%c %d (%s) %s", r->flag, v, r->what, r->why);
 	}
 	const char *backend = s->backend ? s->backend : "nccl";
+	if (s->bench.local_register && strcmp(backend, "nccl"))
+		return xasprintf("-R %d (buffer registration, 1 local, 2 symmetric) needs --backend nccl: the %s backend "
+				 "has no NCCL communicators to register buffers with", s->bench.local_register, backend);
 	if (s->bench.memory && strcmp(backend, "nccl"))
 		return xasprintf("-M 1 (GPU memory usage by phase) needs --backend nccl: the %s backend moves host memory, "
 				 "so there is no GPU memory to report", backend);
@@ -233,6 +233,7 @@ char *bench_params_from(const struct settings *s, int coll, struct bench_params 
 	p->per_iter = s->bench.per_iter;
 	p->per_iter_skip = s->bench.per_iter_skip;
 	p->memory = s->bench.memory;
+	p->reg = s->bench.local_register;
 	char *e = bench_flags_check(s);
 	if (!e && s->bench.dtype)
 		e = parse_types(s->bench.dtype, p);

@@ -352,8 +352,7 @@ t_nccltests() {
 	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --run_cycles 2 --unalign 1 --report_cputime 1 \
 		--report_timestamps 1 --output_file "$TMP/k.json" -p 0 -y 0 -R 0 -x -1 -D 0 -V 32 -M 0 -I 0 -K 0 \
 		&& pass "every nccl-tests 2.19.6 long form, and the refusable flags at their off values, are accepted"
-	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" \
-		"--local_register 1:-R 1"; do
+	for f in "-p 1:-p 1" "-y 1:-y 1" "-x 1:-x 1" "-D 2:-D 2"; do
 		flag=${f%%:*}; name=${f#*:}
 		expect_exit 2 "$BIN" bench all_reduce --backend socket -b 8 -e 8 $flag || continue
 		grep -q "^gpuready bench: $name (.*) .*\(not\|does not apply\|applies only\)" "$TMP/err" && pass "$flag is refused with its reason" \
@@ -365,6 +364,11 @@ t_nccltests() {
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -M 1 \
 		&& contains "$TMP/err" "-M 1 (GPU memory usage by phase) needs --backend nccl: the socket backend moves host memory" \
 		"-M with a host-memory backend is refused with the reason"
+	for r in 1 2; do
+		expect_exit 2 "$BIN" bench all_reduce --backend socket --local_register $r \
+			&& contains "$TMP/err" "-R $r (buffer registration, 1 local, 2 symmetric) needs --backend nccl" \
+				"-R $r with a host-memory backend is refused with the reason"
+	done
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -K 1 && contains "$TMP/err" "-K needs -I 1" "-K without -I is refused"
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -n 3 -K 3 \
 		&& contains "$TMP/err" "-K 3: it must leave at least one of the -n 3 iterations" "-K as large as -n is refused"
@@ -452,6 +456,28 @@ t_fakegpu() {
 	"$BIN" bench all_reduce -g 2 -b 1M -e 1M -n 2 -M 1 >"$TMP/out" 2>"$TMP/err"
 	[ $? -eq 0 ] && grep -A1 "^# Collective test concluded" "$TMP/out" | grep -qx "# GPU memory usage     : Initialization 0.00 B | User-Allocated 2.00 MB | Collective 0.00 B | Total  2.00 MB" \
 		&& pass "-M: nccl-tests' GPU memory usage line after the concluding line" || { fail "-M line"; tail -5 "$TMP/out" >&2; }
+	# -R: buffers from ncclMemAlloc, registered (1) or as symmetric windows
+	# (2) in one group, deregistered before the communicators go (the fake
+	# WARNs about registrations left)
+	for r in 1 2; do
+		FAKE_NCCL_VERSION=22809 NCCL_DEBUG=WARN "$BIN" bench all_reduce -g 2 -b 8 -e 1M -f 32 -n 2 -R $r -M 1 -d all \
+			>"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		bad=$(awk '!/^#/ && NF == 13 && ($9 != "0" || $13 != "0")' "$TMP/out" | wc -l)
+		if [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && ! grep -q "registrations left" "$TMP/err" \
+			&& grep -q "User-Allocated 2.00 MB" "$TMP/out"; then
+			pass "-R $r: registered ncclMemAlloc buffers, #wrong 0, deregistered, counted by -M"
+		else
+			fail "-R $r (exit $rc, $bad wrong)"; cat "$TMP/err" >&2
+		fi
+	done
+	FAKE_NCCL_VERSION=22603 "$BIN" bench all_reduce -g 2 -b 8 -e 8 -R 2 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && contains "$TMP/err" "-R 2 (symmetric buffer registration) needs ncclMemAlloc and ncclCommWindowRegister, NCCL 2.27 or newer; this is NCCL 2.26.3" \
+		"-R 2 with NCCL 2.26: refused naming the NCCL needed" || fail "-R 2 with NCCL 2.26"
+	FAKE_NCCL_VERSION=21803 "$BIN" bench all_reduce -g 2 -b 8 -e 8 -R 1 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && contains "$TMP/err" "-R 1 (local buffer registration) needs ncclMemAlloc and ncclCommRegister, NCCL 2.19 or newer; this is NCCL 2.18.3" \
+		"-R 1 with NCCL 2.18: refused naming the NCCL needed" || fail "-R 1 with NCCL 2.18"
+	grep -q "nThread" "$TMP/out" && fail "-R refused only after the table began" || pass "-R refused before the table starts"
 	# -I through CUDA events on every GPU's stream, with -z 3 and -J
 	rm -f "$TMP/nt.json"
 	"$BIN" bench all_reduce -g 2 -b 8 -e 64K -f 8 -n 4 -I 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
