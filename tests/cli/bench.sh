@@ -13,7 +13,7 @@
 #                      named, and every process gone within the deadline
 #   bench.sh nogpu     the NCCL backend without a GPU: a clear reason, exit 2
 #   bench.sh mpi       the MPI backend under mpirun -np 4: the table, every
-#                      collective, and a rank killed mid-run
+#                      collective, -I -z 3 -J read back, and a rank killed mid-run
 #   bench.sh nccltests a parser written from nccl-tests' published format
 #                      (nccltests_parse.py) reads every row of 3 ranks' tables,
 #                      which match the JSON, gpuready's (--json) and nccl-tests'
@@ -22,8 +22,8 @@
 #                      the flags gpuready cannot honour refused
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
-#                      CUDA graphs (-G), grouped -m, `gpuready nccl` and its log verdicts,
-#                      a hung collective
+#                      CUDA graphs (-G), grouped -m, -I through CUDA events, -M, -R 1|2,
+#                      `gpuready nccl` and its log verdicts, a hung collective
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -307,6 +307,17 @@ t_mpi() {
 		[ "$rc" -eq 0 ] && [ "$rows" -gt 1 ] && [ "$bad" -eq 0 ] && pass "mpirun -np 3 $c: every type and op, #wrong 0" \
 			|| { fail "mpirun -np 3 $c (exit $rc, $bad bad)"; head -5 "$TMP/err" >&2; }
 	done
+	# -I (the host clock per iteration), -z 3 and -J under mpirun
+	rm -f "$TMP/nt.json"
+	mpi_run 3 bench all_reduce --backend mpi -b 8 -e 8K -f 8 -n 5 -I 1 -K 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	res=$(python3 "$(dirname "$0")/nccltests_parse.py" "$TMP/out" "$TMP/nt.json" 2>&1)
+	case "$rc $res" in
+	"0 rows "[1-9]*) pass "mpirun -np 3 -I 1 -K 1 -z 3 -J: the table and nccl-tests' JSON agree ($res)" ;;
+	*) fail "mpirun -np 3 -I -z 3 -J (exit $rc): $res"; head -5 "$TMP/err" >&2 ;;
+	esac
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]["out_of_place_per_iter"]; assert len(r["per_process_max_times_us"]) == 3 and len(r["times_us"]) == 5, r' \
+		"$TMP/nt.json" && pass "-I under mpirun: every process's times in per_process_max_times_us" || fail "per_process_max_times_us"
 	# a rank killed mid-run: the survivors name it before mpirun ends the job
 	mpi_run 4 bench all_reduce --backend mpi -b 64K -e 64K -n 1000000 -T 60 >"$TMP/out" 2>"$TMP/err" &
 	job=$!
