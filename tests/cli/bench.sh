@@ -435,14 +435,17 @@ t_fakegpu() {
 	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["library"]; assert l=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2], l' \
 		"$TMP/lib.json" "$fakes" && pass "bench JSON: library names NCCL's version and file" || fail "bench JSON library"
 	schema_ok bench.schema.json "bench (fake GPUs)" "$TMP/lib.json"
+	rm -f "$TMP/failnt.json"
 	FAKE_NCCL_INIT_FAIL="Bootstrap : no socket interface found" "$BIN" bench all_reduce -g 2 -b 8 -e 8 \
-		--json "$TMP/fail.json" >"$TMP/out" 2>"$TMP/err"
+		--json "$TMP/fail.json" -J "$TMP/failnt.json" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 2 ] && contains "$TMP/err" "ncclCommInitRankConfig: unhandled system error (run with NCCL_DEBUG=INFO for details) (2); NCCL's last error: Bootstrap : no socket interface found" \
 		"failed communicator setup: exit 2 with NCCL's own reason" || { fail "failed communicator setup (exit $rc)"; cat "$TMP/err" >&2; }
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["library"]=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2] and d["verdict"]["result"]=="error", d' \
 		"$TMP/fail.json" "$fakes" && pass "bench JSON of a failed start still names the NCCL loaded" || fail "bench JSON library after a failed start"
 	schema_ok bench.schema.json "bench (communicator setup failed)" "$TMP/fail.json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "Bootstrap : no socket interface found" in d["errors"][0] and "results" not in d, d["errors"]' \
+		"$TMP/failnt.json" && pass "-J of a failed start: nccl-tests' JSON with the reason in errors" || fail "-J after a failed start"
 
 	# -G: the loop captured once into a CUDA graph per GPU, replayed 3 times
 	for c in all_reduce alltoall; do
