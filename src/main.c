@@ -281,7 +281,8 @@ int main(int argc, char **argv)
 	struct settings s;
 	settings_init(&s);
 	struct opt_seen seen = { .n = 0 };
-	struct cmd_env env = { .cmd = cmd, .set = &s, .cli = &seen, .args = STRV_INIT, .progname = progname };
+	struct cmd_env env = { .cmd = cmd, .set = &s, .cli = &seen, .args = STRV_INIT, .progname = progname,
+			       .argc = argc, .argv = argv };
 	char *err = NULL;
 	int ret;
 

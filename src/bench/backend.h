@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "types.h"
 
@@ -36,6 +37,8 @@ struct backend_env {
 	int first_gpu;         /* CUDA ordinal of local rank 0 (local rank of the launcher × local) */
 	bool blocking;         /* -z: wait for each collective before the next */
 	int graph;             /* -G: graph launches per step (0: no CUDA graphs) */
+	bool memory;           /* -M: init notes the GPU memory communicator setup takes (mem_init) */
+	int reg;               /* -R: 1 buffers registered with their communicator, 2 as symmetric windows */
 	const char *nccl_lib;  /* --nccl-lib PATH, or NULL to search */
 	/* Out-of-band exchange the backend may use during init (NCCL's unique
 	 * id): rank 0's process fills buf, every process gets it. Provided by
@@ -125,6 +128,27 @@ struct backend_ops {
 	 * control connections under mpirun. */
 	int (*proc_info)(struct backend *b, int *proc_rank, int *nprocs, int *local_rank);
 	int (*bcast)(struct backend *b, void *buf, size_t len);
+	/* -I, per-iteration timing. Optional: without them the harness reads
+	 * the host clock at each point, which is right for a backend whose
+	 * run() completes before it returns (MPI, socket). marks(b, n) makes
+	 * n timing points per local rank (0: frees them; fini frees them too);
+	 * mark(b, i) records point i on every local rank's stream (NCCL: a
+	 * CUDA event); mark_elapsed(b, i, j, &sec), once wait() returned, the
+	 * longest time from point i to point j over the local ranks. 0 or
+	 * -errno with b->error. */
+	int (*marks)(struct backend *b, int n);
+	int (*mark)(struct backend *b, int i);
+	int (*mark_elapsed)(struct backend *b, int from, int to, double *sec);
+	/* -M (NCCL; NULL elsewhere, where -M is refused): the free memory of
+	 * local rank l's GPU now (cuMemGetInfo). 0 or -errno with b->error. */
+	int (*mem_free)(struct backend *b, int l, int64_t *bytes);
+	/* -R (NCCL; NULL elsewhere, where -R is refused): registers rank l's
+	 * buffer p of bytes, which alloc made, with its communicator as
+	 * env.reg says (1 ncclCommRegister, 2 ncclCommWindowRegister,
+	 * symmetric). The harness registers every local rank's buffers
+	 * between group_begin and group_end, as nccl-tests; free deregisters.
+	 * 0 or -errno with b->error. */
+	int (*reg)(struct backend *b, int l, void *p, size_t bytes);
 };
 
 /* The common part of every backend object; backends embed it first. */
@@ -132,6 +156,7 @@ struct backend {
 	const struct backend_ops *ops;
 	char error[512];
 	struct backend_env env;
+	int64_t mem_init;      /* -M: GPU memory communicator setup took, the most of the local GPUs */
 };
 
 void backend_set_error(struct backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,7 +174,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 5
+#define BACKEND_ABI 6
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif

@@ -77,7 +77,7 @@ int nccl_cu_fail(struct nccl_backend *n, const char *what, CUresult r)
 
 /* Sets b->error to "what: <NCCL error>; NCCL's last error: ..." (see
  * nccl_api_format) and returns -EIO. */
-static int nccl_fail(struct nccl_backend *n, ncclComm_t comm, const char *what, ncclResult_t r)
+int nccl_fail(struct nccl_backend *n, ncclComm_t comm, const char *what, ncclResult_t r)
 {
 	char msg[sizeof(n->base.error)];
 	nccl_api_format(&n->nccl, comm, what, r, msg, sizeof(msg));
@@ -320,6 +320,8 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 	r = check_devices(n, env);
 	if (r < 0)
 		return r;
+	if ((env->memory && (r = nccl_mem_supported(n)) < 0) || (env->reg && (r = nccl_reg_supported(n, env->reg)) < 0))
+		return r;
 	if (env->graph > 0) {
 		if ((r = nccl_graph_supported(n)) < 0)
 			return r;
@@ -334,40 +336,15 @@ static int nccl_init(struct backend *b, struct backend_env *env, double deadline
 			return r;
 	}
 	r = share_id(n, &id, deadline);
-	if (r < 0)
+	if (r < 0 || (env->memory && (r = nccl_mem_init_note(n, false)) < 0))
 		return r;
-	return init_comms(n, &id, deadline);
+	r = init_comms(n, &id, deadline);
+	if (r == 0 && env->memory)
+		r = nccl_mem_init_note(n, true);
+	return r;
 }
 
 /* ---- memory ---- */
-
-static int nccl_alloc(struct backend *b, int l, size_t bytes, void **ret)
-{
-	struct nccl_backend *n = nb(b);
-	CUdeviceptr p = 0;
-
-	if (nccl_capture_busy(n, "alloc") < 0)
-		return -EBUSY;
-	if (nccl_set_ctx(n, l) < 0)
-		return -EIO;
-	CUresult r = n->cu.mem_alloc_v2(&p, bytes ? bytes : 1);
-	if (r != CUDA_SUCCESS) {
-		char what[96];
-		snprintf(what, sizeof(what), "cuMemAlloc_v2(%zu bytes on GPU %d)", bytes, b->env.first_gpu + l);
-		nccl_cu_fail(n, what, r);
-		return r == CUDA_ERROR_OUT_OF_MEMORY ? -ENOMEM : -EIO;
-	}
-	*ret = (void *)(uintptr_t)p;
-	return 0;
-}
-
-static void nccl_free(struct backend *b, int l, void *p)
-{
-	struct nccl_backend *n = nb(b);
-
-	if (p && nccl_set_ctx(n, l) == 0)
-		n->cu.mem_free_v2((CUdeviceptr)(uintptr_t)p);
-}
 
 /* The synchronous copy runs on the legacy stream, which the ranks'
  * non-blocking streams do not wait for: finish it before returning. */
@@ -722,6 +699,7 @@ static void nccl_fini(struct backend *b)
 	struct nccl_backend *n = nb(b);
 
 	nccl_graph_free(b);
+	nccl_marks(b, 0);
 	for (int l = 0; l < n->n; l++) {
 		struct nccl_rank *k = &n->r[l];
 		if (!k->ctx)
@@ -766,6 +744,11 @@ static const struct backend_ops nccl_ops = {
 	.graph_free = nccl_graph_free,
 	.group_begin = nccl_group_begin,
 	.group_end = nccl_group_end,
+	.marks = nccl_marks,
+	.mark = nccl_mark,
+	.mark_elapsed = nccl_mark_elapsed,
+	.mem_free = nccl_mem_free,
+	.reg = nccl_reg,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

@@ -1,5 +1,6 @@
-/* What the NCCL backend's files share (backend_nccl.c: setup, memory,
- * collectives, teardown; backend_nccl_graph.c: CUDA graphs for -G): the
+/* What the NCCL backend's files share (backend_nccl.c: setup, copies,
+ * collectives, teardown; backend_nccl_graph.c: CUDA graphs for -G;
+ * backend_nccl_iter.c: -I's events; backend_nccl_mem.c: buffers, -M, -R): the
  * backend's state and the few calls that cross them. Not for use outside
  * the backend. */
 #ifndef GPUREADY_BENCH_BACKEND_NCCL_INT_H
@@ -13,6 +14,14 @@
 
 #define NCCL_CUDA_NEED (CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_COPY | CUDA_NEED_STREAM)
 
+/* -R: a buffer registered with the rank's communicator */
+struct nccl_reg {
+	void *p;
+	void *handle;          /* ncclCommRegister's (-R 1) */
+	ncclWindow_t win;      /* ncclCommWindowRegister's (-R 2) */
+};
+#define NCCL_MAX_REGS 4
+
 struct nccl_rank {
 	int rank;              /* global */
 	CUdevice dev;
@@ -24,6 +33,11 @@ struct nccl_rank {
 	bool capturing;        /* stream is in a capture capture_begin started */
 	CUgraph graph;         /* what capture_end got, until graph_free */
 	CUgraphExec exec;
+	CUevent *marks;        /* -I's timing points (backend_nccl_iter.c) */
+	int nmarks;
+	int64_t free_before_init; /* -M: free memory before communicator setup */
+	struct nccl_reg regs[NCCL_MAX_REGS];
+	int nregs;
 };
 
 struct nccl_backend {
@@ -57,6 +71,8 @@ static inline bool capturing(const struct nccl_backend *n)
 int nccl_cu_fail(struct nccl_backend *n, const char *what, CUresult r);
 /* Makes local rank l's context current; 0 or -EIO. */
 int nccl_set_ctx(struct nccl_backend *n, int l);
+/* Sets b->error to "what: <NCCL error>; NCCL's last error" and returns -EIO. */
+int nccl_fail(struct nccl_backend *n, ncclComm_t comm, const char *what, ncclResult_t r);
 /* -EBUSY (with the error set) for a call that a capture forbids, else 0. */
 int nccl_capture_busy(struct nccl_backend *n, const char *op);
 
@@ -67,5 +83,22 @@ int nccl_capture_begin(struct backend *b);
 int nccl_capture_end(struct backend *b);
 int nccl_graph_launch(struct backend *b);
 void nccl_graph_free(struct backend *b);
+
+/* backend_nccl_iter.c: the backend_ops for -I */
+int nccl_marks(struct backend *b, int count);
+int nccl_mark(struct backend *b, int i);
+int nccl_mark_elapsed(struct backend *b, int from, int to, double *sec);
+
+/* backend_nccl_mem.c: -M */
+int nccl_mem_supported(struct nccl_backend *n);
+int nccl_mem_free(struct backend *b, int l, int64_t *bytes);
+int nccl_mem_init_note(struct nccl_backend *n, bool after);
+/* backend_nccl_mem.c: -R (env.reg): init's check, the buffers from
+ * ncclMemAlloc, their registration (the backend_ops' reg) */
+int nccl_reg_supported(struct nccl_backend *n, int reg);
+int nccl_reg(struct backend *b, int l, void *p, size_t bytes);
+/* backend_nccl_mem.c: the backend_ops' alloc and free */
+int nccl_alloc(struct backend *b, int l, size_t bytes, void **ret);
+void nccl_free(struct backend *b, int l, void *p);
 
 #endif

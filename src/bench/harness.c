@@ -63,6 +63,12 @@ char *bench_params_check(const struct bench_params *p)
 		return xstrdup("-r must be a rank, or -1 for every root");
 	if (p->graph > 0 && p->blocking)
 		return xstrdup("-G with -z: a CUDA graph cannot wait between its launches");
+	if (p->graph > 0 && p->per_iter)
+		return xstrdup("-I 1 with -G: a CUDA graph's launches cannot be timed one by one (nccl-tests turns -I off)");
+	if (p->per_iter_skip && !p->per_iter)
+		return xstrdup("-K needs -I 1 (it leaves leading iterations out of -I's statistics)");
+	if (p->per_iter_skip >= p->iters)
+		return xasprintf("-K %d: it must leave at least one of the -n %d iterations", p->per_iter_skip, p->iters);
 	_cleanup_free_ uint64_t *sizes = NULL;
 	if (bench_sizes(p, &sizes) > MAX_SIZES)
 		return xasprintf("the sweep has more than %d sizes: use -f or a larger -i", MAX_SIZES);
@@ -89,6 +95,8 @@ struct run {
 	unsigned char *hsend, *hrecv, *hexp;   /* host staging, one local rank at a time */
 	bool shift;                            /* rotate through the buffer (device memory) */
 	uint64_t rep;                          /* data seed counter */
+	double *stamps;                        /* -I without backend marks: the host clock at each point */
+	double coll_sec;                       /* -z 3: the timed loop's time, its barriers left out */
 	char **err;
 };
 
@@ -255,6 +263,41 @@ static int check_launch(struct run *r, const struct step *s)
 	return ret;
 }
 
+/* -I's timing points of a timed loop: where each iteration starts and
+ * ends, an iteration's end the next one's start except with -z 3, whose
+ * barrier between them is left out (nccl-tests' paired events). */
+static int npoints(const struct bench_params *p)
+{
+	return p->blocking == 3 ? 2 * p->iters : p->iters + 1;
+}
+
+static int point_start(const struct bench_params *p, int i)
+{
+	return p->blocking == 3 ? 2 * i : i;
+}
+
+static int mark_at(struct run *r, int k)
+{
+	const struct bench_ctx *c = r->ctx;
+	if (!c->b->ops->mark) {
+		r->stamps[k] = clock_now(); /* run() has completed: the host backends */
+		return 0;
+	}
+	int ret = c->b->ops->mark(c->b, k);
+	return ret < 0 ? backend_fail(r, "recording a per-iteration timing point (-I)", ret) : 0;
+}
+
+/* -z 3: the iteration waited for and its time counted, then the barrier,
+ * which is not. */
+static int iteration_end(struct run *r, int i, double t0, double deadline)
+{
+	int ret = wait_all(r, deadline);
+	if (ret == 0 && r->ctx->p->per_iter)
+		ret = mark_at(r, 2 * i + 1);
+	r->coll_sec += clock_now() - t0;
+	return ret == 0 ? barrier(r, deadline) : ret;
+}
+
 /* -c: up to `check` launches on fresh data, stopping at the first with
  * errors anywhere. *wrong is the global count. */
 static int validate(struct run *r, const struct step *s, double deadline, int64_t *wrong)
@@ -295,9 +338,14 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 	/* -m as one group (nccl-tests: ncclGroupStart/End around the agg_iters
 	 * launches); with -z each launch is waited for, so never grouped */
 	bool group = p->agg > 1 && !p->blocking && o->group_begin && o->group_end;
+	bool rec = p->per_iter && !capturing;
 	int ret = 0;
 
+	r->coll_sec = 0;
 	for (int i = 0; i < p->iters && ret == 0; i++) {
+		double t0 = clock_now();
+		if (rec && (ret = mark_at(r, point_start(p, i))) < 0)
+			return ret;
 		if (group && (ret = o->group_begin(c->b)) < 0)
 			return backend_fail(r, "starting a group of launches (-m)", ret);
 		for (int a = 0; a < p->agg && ret == 0; a++) {
@@ -315,7 +363,11 @@ static int launch_loop(struct run *r, const struct step *s, double deadline, boo
 			if (ret == 0 && end < 0)
 				ret = backend_fail(r, "issuing a group of launches (-m)", end);
 		}
+		if (ret == 0 && p->blocking == 3)
+			ret = iteration_end(r, i, t0, deadline);
 	}
+	if (ret == 0 && rec && p->blocking != 3)
+		ret = mark_at(r, p->iters);
 	return ret;
 }
 
@@ -371,6 +423,8 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 		*cpu = clock_now() - t0;
 		if ((ret = c->b->ops->timer_end(c->b, deadline, sec)) < 0)
 			return backend_fail(r, "waiting for the timed loop", ret);
+		if (p->blocking == 3)
+			*sec = *cpu = r->coll_sec; /* nccl-tests' collOnlySec, for both */
 	}
 	*sec /= launches;
 	*cpu /= launches;
@@ -383,6 +437,57 @@ static int timed(struct run *r, const struct step *s, double deadline, double *s
 	return ret;
 }
 
+/* One process's per-iteration times (s per launch, the longest local rank). */
+static int own_iter_times(struct run *r, double *t)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct bench_params *p = c->p;
+	for (int i = 0; i < p->iters; i++) {
+		int a = point_start(p, i), z = p->blocking == 3 ? a + 1 : i + 1;
+		double sec = 0;
+		if (!c->b->ops->mark_elapsed) {
+			sec = r->stamps[z] - r->stamps[a];
+		} else {
+			int ret = c->b->ops->mark_elapsed(c->b, a, z, &sec);
+			if (ret < 0)
+				return backend_fail(r, "reading the per-iteration times (-I)", ret);
+		}
+		t[i] = sec / p->agg;
+	}
+	return 0;
+}
+
+/* -I after the timed loop: every process's times gathered to process 0,
+ * which keeps each iteration's longest (nccl-tests: max over process rows). */
+static int iter_times(struct run *r, double deadline, struct bench_iter **out)
+{
+	const struct bench_ctx *c = r->ctx;
+	int n = c->p->iters, np = c->sync.nprocs > 0 ? c->sync.nprocs : 1;
+	double *mine = xcalloc((size_t)n, sizeof(double));
+	double *all = c->proc == 0 ? xcalloc((size_t)np * (size_t)n, sizeof(double)) : NULL;
+	int ret = own_iter_times(r, mine);
+
+	if (ret == 0)
+		ret = c->sync.ops->gather(c->sync.ctx, mine, (size_t)n * sizeof(double), all, deadline, r->err);
+	if (ret < 0 || c->proc != 0) {
+		free(mine);
+		free(all);
+		return ret;
+	}
+	for (int q = 1; q < np; q++)
+		for (int i = 0; i < n; i++)
+			mine[i] = fmax(mine[i], all[(size_t)q * (size_t)n + (size_t)i]);
+	if (np == 1) {
+		free(all);
+		all = NULL;
+	}
+	struct bench_iter *it = xcalloc(1, sizeof(*it));
+	*it = (struct bench_iter){ .n = n, .skipped = c->p->per_iter_skip, .nprocs = np, .times = mine, .procs = all };
+	bench_iter_stats(it);
+	*out = it;
+	return 0;
+}
+
 static void phase_name(char *buf, size_t len, const struct run *r, const struct step *s, const char *what)
 {
 	snprintf(buf, len, "%s %zu B %s %s%s%s (%s)", coll_name(r->ctx->p->coll), coll_size_bytes(&s->cc, s->elt),
@@ -392,7 +497,7 @@ static void phase_name(char *buf, size_t len, const struct run *r, const struct 
 
 /* One half-row: timing, then validation. Returns processes with errors
  * (>= 0) or -errno. */
-static int half_row(struct run *r, const struct step *s, struct bench_half *h)
+static int half_row(struct run *r, const struct step *s, struct bench_half *h, struct bench_iter **iter)
 {
 	const struct bench_ctx *c = r->ctx;
 	double bytes = (double)region_elems(s, c->nranks - 1) * (double)s->elt;
@@ -407,6 +512,8 @@ static int half_row(struct run *r, const struct step *s, struct bench_half *h)
 	if (c->p->check && (ret = init_data(r, s, ++r->rep)) < 0)
 		return ret;
 	if ((ret = timed(r, s, deadline, &sec, &cpu)) < 0)
+		return ret;
+	if (c->p->per_iter && (ret = iter_times(r, deadline, iter)) < 0)
 		return ret;
 	/* -C changes the time column only; the bandwidths stay the GPU's */
 	h->time_us = (c->p->cputime ? cpu : sec) * 1e6;
@@ -486,9 +593,12 @@ static int sweep_sizes(struct run *r, const uint64_t *sizes, size_t n_sizes, enu
 		row.count = s.cc.param;
 		for (int h = 0; h < 2; h++) {
 			s.in_place = h == 1;
-			ret = half_row(r, &s, &row.half[h]);
-			if (ret < 0)
+			ret = half_row(r, &s, &row.half[h], &row.iter[h]);
+			if (ret < 0) {
+				bench_iter_free(row.iter[0]);
+				bench_iter_free(row.iter[1]);
 				return ret;
+			}
 			res->out_of_bounds += ret;
 			res->busbw_sum += row.half[h].busbw;
 			res->busbw_n++;
@@ -531,9 +641,31 @@ static void free_buffers(struct run *r)
 			c->b->ops->free(c->b, l, r->rb[l].recv);
 	}
 	free(r->rb);
+	if (c->p->per_iter && c->b->ops->marks)
+		c->b->ops->marks(c->b, 0);
+	free(r->stamps);
 	free(r->hsend);
 	free(r->hrecv);
 	free(r->hexp);
+}
+
+/* -R: every local rank's buffers registered in one group, as nccl-tests
+ * (symmetric registration is collective over the communicator). */
+static int register_buffers(struct run *r, size_t bytes)
+{
+	const struct bench_ctx *c = r->ctx;
+	const struct backend_ops *o = c->b->ops;
+	int ret = o->group_begin(c->b);
+
+	if (ret < 0)
+		return backend_fail(r, "registering the buffers (-R)", ret);
+	for (int l = 0; l < c->local && ret == 0; l++)
+		if ((ret = o->reg(c->b, l, r->rb[l].send, bytes)) == 0)
+			ret = o->reg(c->b, l, r->rb[l].recv, bytes);
+	int end = o->group_end(c->b);
+	if (ret == 0)
+		ret = end;
+	return ret < 0 ? backend_fail(r, "registering the buffers (-R)", ret) : 0;
 }
 
 static int alloc_buffers(struct run *r)
@@ -555,6 +687,18 @@ static int alloc_buffers(struct run *r)
 		c->b->ops->device(c->b, l, &d);
 		r->shift = d.ordinal >= 0; /* nccl-tests' per-iteration offset, for GPU caches */
 	}
+	if (c->p->reg) {
+		int ret = register_buffers(r, bytes);
+		if (ret < 0)
+			return ret;
+	}
+	if (c->p->per_iter && !c->b->ops->marks) {
+		r->stamps = xcalloc((size_t)npoints(c->p), sizeof(double));
+	} else if (c->p->per_iter) {
+		int ret = c->b->ops->marks(c->b, npoints(c->p));
+		if (ret < 0)
+			return backend_fail(r, "creating the per-iteration timing points (-I)", ret);
+	}
 	if (c->p->check) {
 		r->hsend = malloc(r->buf_bytes);
 		r->hrecv = malloc(r->buf_bytes);
@@ -565,6 +709,38 @@ static int alloc_buffers(struct run *r)
 			return -ENOMEM;
 		}
 	}
+	return 0;
+}
+
+/* -M: every local GPU's free memory now. */
+static int mem_read(struct run *r, int64_t *avail)
+{
+	const struct bench_ctx *c = r->ctx;
+	for (int l = 0; l < c->local; l++) {
+		int ret = c->b->ops->mem_free(c->b, l, &avail[l]);
+		if (ret < 0)
+			return backend_fail(r, "reading the GPU's free memory (-M)", ret);
+	}
+	return 0;
+}
+
+/* -M: what setup, the buffers and the sweep took, the most of any GPU of
+ * any process (nccl-tests takes the maximum over GPUs and processes). */
+static int mem_report(struct run *r, const int64_t *before, const int64_t *alloced, const int64_t *after,
+		      struct bench_result *res)
+{
+	const struct bench_ctx *c = r->ctx;
+	double v[3] = { (double)c->b->mem_init, -1e18, -1e18 };
+	for (int l = 0; l < c->local; l++) {
+		v[1] = fmax(v[1], (double)(before[l] - alloced[l]));
+		v[2] = fmax(v[2], (double)(alloced[l] - after[l]));
+	}
+	int ret = c->sync.ops->allreduce_f64(c->sync.ctx, v, 3, BENCH_SYNC_MAX, clock_now() + 30.0, r->err);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < 3; i++)
+		res->mem[i] = (int64_t)v[i];
+	res->has_mem = true;
 	return 0;
 }
 
@@ -588,9 +764,22 @@ int bench_run(const struct bench_ctx *ctx, struct bench_result *res, char **err)
 		*err = xasprintf("-r %d: there are only %d ranks", ctx->p->root, ctx->nranks);
 		return -EINVAL;
 	}
-	ret = alloc_buffers(&r);
-	if (ret == 0)
-		ret = sweep(&r, res);
+	if (ctx->p->reg && (!ctx->b->ops->reg || !ctx->b->ops->group_begin || !ctx->b->ops->group_end)) {
+		*err = xasprintf("-R %d: the %s backend has no NCCL communicators to register buffers with "
+				 "(--backend nccl)", ctx->p->reg, ctx->b->ops->name);
+		return -EINVAL;
+	}
+	if (ctx->p->memory && !ctx->b->ops->mem_free) {
+		*err = xasprintf("-M: the %s backend uses host memory: no GPU memory to report (--backend nccl)",
+				 ctx->b->ops->name);
+		return -EINVAL;
+	}
+	int64_t mem[3][64];
+	bool m = ctx->p->memory;
+	if ((ret = m ? mem_read(&r, mem[0]) : 0) == 0 && (ret = alloc_buffers(&r)) == 0 &&
+	    (ret = m ? mem_read(&r, mem[1]) : 0) == 0 && (ret = sweep(&r, res)) == 0 && m &&
+	    (ret = mem_read(&r, mem[2])) == 0)
+		ret = mem_report(&r, mem[0], mem[1], mem[2], res);
 	free_buffers(&r);
 	return ret;
 }
@@ -599,6 +788,10 @@ void bench_result_free(struct bench_result *res)
 {
 	if (!res)
 		return;
+	for (size_t i = 0; res->rows && i < res->n_rows; i++) {
+		bench_iter_free(res->rows[i].iter[0]);
+		bench_iter_free(res->rows[i].iter[1]);
+	}
 	free(res->rows);
 	res->rows = NULL;
 	res->n_rows = 0;

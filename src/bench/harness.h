@@ -49,7 +49,8 @@ struct bench_params {
 	int iters, warmup, agg;                     /* -n -w -m */
 	int check;                                  /* -c: validation launches, 0 off */
 	int average;                                /* -a: 0 rank 0, 1 mean, 2 min, 3 max */
-	int blocking;                               /* -z */
+	int blocking;                               /* -z: 1 wait + barrier per launch, 2 wait, 3 wait per
+						     * launch + barrier per -n iteration (left out of the time) */
 	int root;                                   /* -r; -1 every root */
 	int ngpus;                                  /* -g */
 	int graph;                                  /* -G: CUDA graph launches (NCCL backend); 0 off */
@@ -58,6 +59,10 @@ struct bench_params {
 	int unalign;                                /* -u: buffers start this many elements late */
 	bool cputime;                               /* -C: rows report the host time issuing the launches */
 	bool timestamps;                            /* -S: rows carry the time they completed */
+	bool per_iter;                              /* -I: each -n iteration timed on its own */
+	int per_iter_skip;                          /* -K: leading iterations left out of -I's statistics */
+	bool memory;                                /* -M: GPU memory used per phase (NCCL backend) */
+	int reg;                                    /* -R: 1 local, 2 symmetric buffer registration (NCCL) */
 	enum dtype dtypes[DT__COUNT];               /* -d (all: every type) */
 	size_t n_dtypes;
 	enum redop ops[OP__COUNT];                  /* -o */
@@ -69,6 +74,23 @@ void bench_params_default(struct bench_params *p, enum coll c);
 char *bench_params_check(const struct bench_params *p);
 /* The message sizes of the sweep, in order, into *ret (malloc'd). */
 size_t bench_sizes(const struct bench_params *p, uint64_t **ret);
+
+/* -I: one half-row's per-iteration times (nccl-tests' per-iteration
+ * report), on process 0. Times are seconds per launch (an iteration's time
+ * over -m), each the longest over the local ranks and then the processes. */
+struct bench_iter {
+	int n, skipped;                /* -n samples; -K leading ones left out of the statistics */
+	int nprocs;
+	double *times;                 /* n */
+	double *procs;                 /* nprocs x n, each process's own; NULL for one process */
+	double min, max, avg, p50, p95, p99, stdev;  /* over times[skipped..n-1] */
+};
+
+/* nccl-tests 2.19.6 util.cu computeIterStats over times[skipped..]. */
+void bench_iter_stats(struct bench_iter *it);
+void bench_iter_free(struct bench_iter *it);
+/* The coefficient of variation in percent (stdev / avg x 100; 0 for avg 0). */
+double bench_iter_cv(const struct bench_iter *it);
 
 /* One half of a row. */
 struct bench_half {
@@ -84,6 +106,7 @@ struct bench_row {
 	bool has_op;
 	int root;                      /* -1 none */
 	struct bench_half half[2];     /* out of place, in place */
+	struct bench_iter *iter[2];    /* -I (process 0), else NULL; freed with the result */
 	int64_t done;                  /* when it completed (Unix seconds), for -S */
 };
 
@@ -93,6 +116,9 @@ struct bench_result {
 	double busbw_sum;              /* for "Avg bus bandwidth": every half-row */
 	size_t busbw_n;
 	int64_t out_of_bounds;         /* half-rows x processes with wrong elements */
+	bool has_mem;                  /* -M: mem[] holds the GPU memory each phase took, the most of
+					* any GPU (nccl-tests' Initialization, User-Allocated, Collective) */
+	int64_t mem[3];
 };
 
 typedef void (*bench_row_fn)(void *ctx, const struct bench_row *row);

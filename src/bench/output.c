@@ -41,6 +41,42 @@ static const char *op_column(const struct bench_row *row)
 	return row->has_op ? redop_name(row->op) : "none";
 }
 
+/* -I's header (util.cu writeResultHeader with per_iter_timing): four more
+ * columns per half. */
+static void print_iter_columns(FILE *out, const char *tm, int ts_pad, const char *ts_lbl, const char *ts_fmt)
+{
+	const char *fmt = "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  "
+			  "%7s  %7s  %7s  %7s %*s\n";
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                         "
+		     "       in-place (+ per-iteration)\n", "", "", "", "", "");
+	fprintf(out, fmt, "size", "count", "type", "redop", "root", tm, "algbw", "busbw", "#wrong", "i_min", "i_max",
+		"i_p99", "i_cv%", tm, "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", ts_pad, ts_lbl);
+	fprintf(out, fmt, "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
+		"(%)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)", "(%)", ts_pad, ts_fmt);
+}
+
+/* util.cu writeResultHeader: -C renames time, -S adds a column, -I four
+ * per half */
+static void print_columns(FILE *out, const struct bench_params *p)
+{
+	const char *tm = p->cputime ? "cputime" : "time";
+	int ts_pad = p->timestamps ? 19 : 0;
+	const char *ts_lbl = p->timestamps ? "timestamp" : "", *ts_fmt = p->timestamps ? TIMESTAMP_FORMAT : "";
+
+	fputs("#\n", out);
+	if (p->per_iter) {
+		print_iter_columns(out, tm, ts_pad, ts_lbl, ts_fmt);
+		return;
+	}
+	fprintf(out, "#%62sout-of-place%23sin-place%10s\n", "", "", "");
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+		"redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", ts_pad,
+		ts_lbl);
+	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
+		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
+		ts_fmt);
+}
+
 void bench_print_header(FILE *out, const struct bench_info *info)
 {
 	const struct bench_params *p = info->p;
@@ -60,6 +96,16 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 		fputs("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n", out);
 	else if (p->blocking == 2)
 		fputs("# Blocking Enabled: wait after each inner iteration (-m), no barrier \n", out);
+	else if (p->blocking == 3)
+		fputs("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n", out);
+	if (p->per_iter) {
+		/* the host-memory backends time on the host clock, not with CUDA events */
+		fprintf(out, "# Per-Iteration Report: %s timing; i_* uses max over process rows",
+			strcmp(info->backend, "nccl") ? "host clock" : "CUDA event");
+		if (p->per_iter_skip)
+			fprintf(out, "; summary skips first %d iterations", p->per_iter_skip);
+		fputs(" \n", out);
+	}
 	fputs("#\n# Using devices\n", out);
 	for (int i = 0; i < info->nranks; i++) {
 		const struct bench_dev *d = &info->devs[i];
@@ -68,17 +114,20 @@ void bench_print_header(FILE *out, const struct bench_info *info)
 		fprintf(out, "#  Rank %2d Group  0 Pid %6d on %10s device %s [%s] %s\n", d->rank, d->pid, d->host, ord,
 			d->bus_id[0] ? d->bus_id : "host", d->name);
 	}
-	/* util.cu writeResultHeader: -C renames time, -S adds a column */
-	const char *tm = p->cputime ? "cputime" : "time";
-	int ts_pad = p->timestamps ? 19 : 0;
-	fprintf(out, "#\n#%62sout-of-place%23sin-place%10s\n", "", "", "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
-		"redop", "root", tm, "algbw", "busbw", "#wrong", tm, "algbw", "busbw", "#wrong", ts_pad,
-		p->timestamps ? "timestamp" : "");
-	fprintf(out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "",
-		"", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", ts_pad,
-		p->timestamps ? TIMESTAMP_FORMAT : "");
+	print_columns(out, p);
 	fflush(out);
+}
+
+/* -I's columns after a half (util.cu writePerIterReport): i_min, i_max,
+ * i_p99 in us and the coefficient of variation in percent. */
+static void print_iter_stats(FILE *out, const struct bench_iter *it)
+{
+	char mn[32], mx[32], p99[32], cv[32];
+	bench_format_float(mn, sizeof(mn), it->min * 1e6, 7);
+	bench_format_float(mx, sizeof(mx), it->max * 1e6, 7);
+	bench_format_float(p99, sizeof(p99), it->p99 * 1e6, 7);
+	bench_format_float(cv, sizeof(cv), bench_iter_cv(it), 7);
+	fprintf(out, "  %7s  %7s  %7s  %7s", mn, mx, p99, cv);
 }
 
 void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp)
@@ -95,6 +144,8 @@ void bench_print_row(FILE *out, const struct bench_row *row, bool timestamp)
 			fprintf(out, "  %7s  %6s  %6s  %6g", t, a, b, (double)x->wrong);
 		else
 			fprintf(out, "  %7s  %6s  %6s    N/A", t, a, b);
+		if (row->iter[h])
+			print_iter_stats(out, row->iter[h]);
 	}
 	if (timestamp) {
 		char ts[64] = "";
@@ -112,6 +163,8 @@ void bench_verdict_compute(const struct bench_info *info, const struct bench_res
 {
 	*v = (struct bench_verdict){ .min_bw_ok = -1, .expect_ok = -1, .out_of_bounds = res->out_of_bounds };
 	v->avg_busbw = res->busbw_n ? res->busbw_sum / (double)res->busbw_n : 0;
+	v->has_mem = res->has_mem;
+	memcpy(v->mem, res->mem, sizeof(v->mem));
 	for (size_t i = 0; i < res->n_rows; i++) {
 		const struct bench_row *r = &res->rows[i];
 		double best = fmax(r->half[0].busbw, r->half[1].busbw);
@@ -127,13 +180,43 @@ void bench_verdict_compute(const struct bench_info *info, const struct bench_res
 	v->pass = v->out_of_bounds == 0 && v->min_bw_ok != 0 && v->expect_ok != 0;
 }
 
+/* util.cu getMemString: B, KB, MB or GB (powers of 1024), 2 decimals
+ * below 10, 1 below 100, else none. */
+static void mem_string(char *buf, size_t len, int64_t bytes)
+{
+	static const char *const units[] = { " B", " KB", " MB", " GB" };
+	double a = (double)bytes;
+	int u = 0;
+	for (int i = 3; i > 0 && !u; i--)
+		if (fabs(a) >= pow(1024.0, i)) {
+			u = i;
+			a /= pow(1024.0, i);
+		}
+	snprintf(buf, len, "%.*f%s", fabs(a) < 10.0 ? 2 : fabs(a) < 100.0 ? 1 : 0, a, units[u]);
+}
+
+/* -M: util.cu writeMemInfo's line, after the "concluded" line */
+static void print_mem(FILE *out, const int64_t mem[3])
+{
+	static const char *const phase[] = { "Initialization", "User-Allocated", "Collective" };
+	char s[4][48];
+	for (int i = 0; i < 3; i++)
+		mem_string(s[i], sizeof(s[i]), mem[i]);
+	mem_string(s[3], sizeof(s[3]), mem[0] + mem[1] + mem[2]);
+	fprintf(out, "# %-20s : %s %s | %s %s | %s %s | Total  %s\n", "GPU memory usage", phase[0], s[0], phase[1],
+		s[1], phase[2], s[2], s[3]);
+}
+
 void bench_print_footer(FILE *out, const struct bench_info *info, const struct bench_verdict *v)
 {
 	fprintf(out, "# %-20s : %lld %s\n", "Out of bounds values", (long long)v->out_of_bounds,
 		v->out_of_bounds ? "FAILED" : "OK");
 	fprintf(out, "# %-20s : %g %s\n", "Avg bus bandwidth", v->avg_busbw,
 		v->min_bw_ok < 0 ? "" : v->min_bw_ok ? "OK" : "FAILED");
-	fprintf(out, "#\n# Collective test concluded: %s\n#\n\n", info->progname);
+	fprintf(out, "#\n# Collective test concluded: %s\n", info->progname);
+	if (v->has_mem)
+		print_mem(out, v->mem);
+	fputs("#\n\n", out);
 	if (v->min_bw_ok == 0)
 		fprintf(out, "# gpuready: FAILED: average bus bandwidth %g GB/s is below 0.9 x NCCL_TESTS_MIN_BW=%g\n",
 			v->avg_busbw, info->min_bw);

@@ -44,6 +44,8 @@ struct bench_verdict {
 	uint64_t large_size;
 	int expect_ok;                 /* -1 unchecked, 0 below --expect-busbw, 1 ok */
 	bool pass;
+	bool has_mem;                  /* -M: the GPU memory line (bench_result.mem) */
+	int64_t mem[3];
 };
 
 void bench_verdict_compute(const struct bench_info *info, const struct bench_result *res, struct bench_verdict *v);

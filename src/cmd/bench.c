@@ -12,6 +12,7 @@
 #include "job/session.h"
 #include "bench/coll.h"
 #include "bench/harness.h"
+#include "bench/nccltests_json.h"
 #include "bench/output.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
@@ -29,79 +30,9 @@ struct session_plan cmd_session_plan(const struct settings *s)
 	return (struct session_plan){
 		.rank = s->rank, .nranks = s->nranks, .master = s->master, .bind = s->job_bind,
 		.token_file = s->token_file, .connect_timeout = s->connect_timeout,
-		.blocking = s->bench.blocking != 0, .graph = s->bench.graph, .nccl_lib = s->nccl_lib,
+		.blocking = s->bench.blocking != 0, .graph = s->bench.graph, .memory = s->bench.memory != 0,
+		.reg = s->bench.local_register, .nccl_lib = s->nccl_lib,
 	};
-}
-
-/* "float", "all", "float,half" -> list; returns NULL or an error. */
-static char *parse_types(const char *s, struct bench_params *p)
-{
-	p->n_dtypes = 0;
-	if (!strcmp(s, "all")) {
-		for (int t = 0; t < DT__COUNT; t++)
-			p->dtypes[p->n_dtypes++] = (enum dtype)t;
-		return NULL;
-	}
-	_cleanup_free_ char *copy = xstrdup(s);
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int t = dtype_parse(tok);
-		if (t < 0)
-			return xasprintf("-d %s: unknown type (int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
-					 "float, double, all)", tok);
-		if (p->n_dtypes < DT__COUNT)
-			p->dtypes[p->n_dtypes++] = (enum dtype)t;
-	}
-	return p->n_dtypes ? NULL : xstrdup("-d: no type given");
-}
-
-static char *parse_ops(const char *s, struct bench_params *p)
-{
-	p->n_ops = 0;
-	if (!strcmp(s, "all")) {
-		for (int o = 0; o < OP__COUNT; o++)
-			p->ops[p->n_ops++] = (enum redop)o;
-		return NULL;
-	}
-	_cleanup_free_ char *copy = xstrdup(s);
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int o = redop_parse(tok);
-		if (o < 0)
-			return xasprintf("-o %s: unknown op (sum, prod, max, min, avg, all)", tok);
-		if (p->n_ops < OP__COUNT)
-			p->ops[p->n_ops++] = (enum redop)o;
-	}
-	return p->n_ops ? NULL : xstrdup("-o: no op given");
-}
-
-static char *params_from(const struct settings *s, enum coll c, struct bench_params *p)
-{
-	bench_params_default(p, c);
-	p->min_bytes = s->bench.min_bytes;
-	p->max_bytes = s->bench.max_bytes;
-	p->step_bytes = s->bench.step_bytes;
-	p->step_factor = s->bench.step_factor;
-	p->iters = s->bench.iters;
-	p->warmup = s->bench.warmup;
-	p->agg = s->bench.agg;
-	p->check = s->bench.check;
-	p->average = s->bench.average;
-	p->blocking = s->bench.blocking;
-	p->root = s->bench.root;
-	p->ngpus = s->bench.ngpus;
-	p->timeout = s->bench.timeout;
-	p->graph = s->bench.graph;
-	p->cycles = s->bench.cycles;
-	p->unalign = s->bench.unalign;
-	p->cputime = s->bench.cputime;
-	p->timestamps = s->bench.timestamps;
-	char *e = bench_flags_check(s);
-	if (!e && s->bench.dtype)
-		e = parse_types(s->bench.dtype, p);
-	if (!e && s->bench.op)
-		e = parse_ops(s->bench.op, p);
-	return e ? e : bench_params_check(p);
 }
 
 /* Every process must run the same benchmark: process 0 compares. */
@@ -109,10 +40,11 @@ static void check_same_params(struct session *ss, const struct bench_params *p, 
 {
 	int fr;
 	char mine[256] = { 0 }; /* all of it goes on the wire, the bytes after the text too */
-	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g N%d u%d C%d",
+	snprintf(mine, sizeof(mine), "%s %s b%llu e%llu i%llu f%d n%d w%d m%d c%d a%d z%d r%d g%d G%d T%g N%d u%d C%d I%d K%d M%d R%d",
 		 backend, coll_name(p->coll), (unsigned long long)p->min_bytes, (unsigned long long)p->max_bytes,
 		 (unsigned long long)p->step_bytes, p->step_factor, p->iters, p->warmup, p->agg, p->check, p->average,
-		 p->blocking, p->root, p->ngpus, p->graph, p->timeout, p->cycles, p->unalign, p->cputime);
+		 p->blocking, p->root, p->ngpus, p->graph, p->timeout, p->cycles, p->unalign, p->cputime, p->per_iter,
+		 p->per_iter_skip, p->memory, p->reg);
 	for (size_t i = 0; i < p->n_dtypes; i++)
 		snprintf(mine + strlen(mine), sizeof(mine) - strlen(mine), " %s", dtype_name(p->dtypes[i]));
 	for (size_t i = 0; i < p->n_ops; i++)
@@ -161,6 +93,9 @@ static struct bench_dev *gather_devices(struct session *ss)
 struct bench_run_ctx {
 	struct bench_info info;
 	const char *json_file;
+	const char *nt_file;      /* -J: nccl-tests' JSON */
+	struct nccltests_json nt;
+	bool nt_tried;            /* its file was opened, or could not be */
 	const struct session *ss; /* for the library a failed start loaded */
 };
 
@@ -179,6 +114,11 @@ static void on_fatal(void *ctx, const char *why)
 		rc->info.library = rc->ss->b->ops->version(rc->ss->b);
 	if (rc->json_file && bench_write_json(rc->json_file, &rc->info, NULL, NULL, why) < 0)
 		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->json_file);
+	_cleanup_free_ char *err = NULL;
+	if (rc->nt_file && !rc->nt_tried && nccltests_json_open(&rc->nt, rc->nt_file, stdout, &err) < 0)
+		fprintf(stderr, "gpuready bench: %s\n", err);
+	if (rc->nt.fd >= 0 && nccltests_json_write(&rc->nt, &rc->info, NULL, NULL, why) < 0)
+		fprintf(stderr, "gpuready bench: cannot write %s\n", rc->nt_file);
 }
 
 /* Process 0's end of the run: footer, verdict, files. Returns the exit code. */
@@ -193,6 +133,10 @@ static int finish(struct bench_run_ctx *rc, const struct settings *s, const stru
 	int w = s->json_file ? bench_write_json(s->json_file, &rc->info, res, &v, NULL) : 0;
 	if (w < 0) {
 		fprintf(stderr, "gpuready bench: cannot write %s: %s\n", s->json_file, strerror(-w));
+		code = EXIT_TOOL_ERROR;
+	}
+	if (rc->nt.fd >= 0 && (w = nccltests_json_write(&rc->nt, &rc->info, res, &v, NULL)) < 0) {
+		fprintf(stderr, "gpuready bench: cannot write %s: %s\n", rc->nt_file, strerror(-w));
 		code = EXIT_TOOL_ERROR;
 	}
 	if (s->plot) {
@@ -246,19 +190,18 @@ int cmd_bench(struct cmd_env *env)
 	const char *name = env->args.n ? env->args.v[0] : strcmp(env->progname, "gpuready") ? env->progname : "all_reduce";
 	int c = coll_parse(name);
 	struct bench_params p;
-	if (!s->json_file && s->bench.output_file) /* -J FILE: --json FILE */
-		s->json_file = xstrdup(s->bench.output_file);
-	struct bench_run_ctx rc = { .json_file = s->json_file };
+	struct bench_run_ctx rc = { .json_file = s->json_file, .nt_file = s->bench.output_file };
 	struct session ss;
 	struct bench_result res;
 	_cleanup_free_ char *err = NULL, *progname = NULL;
 
+	nccltests_json_init(&rc.nt, env->argc, env->argv);
 	if (c < 0) {
 		fprintf(stderr, "gpuready bench: unknown collective '%s' (all_reduce, all_gather, reduce_scatter, "
 				"broadcast, reduce, alltoall, sendrecv)\n", name);
 		return EXIT_TOOL_ERROR;
 	}
-	err = params_from(s, (enum coll)c, &p);
+	err = bench_params_from(s, c, &p);
 	if (err) {
 		fprintf(stderr, "gpuready bench: %s\n", err);
 		return EXIT_TOOL_ERROR;
@@ -285,6 +228,9 @@ int cmd_bench(struct cmd_env *env)
 	check_same_params(&ss, &p, backend);
 	_cleanup_free_ struct bench_dev *devs = gather_devices(&ss);
 	rc.info.devs = devs;
+	rc.nt_tried = true;
+	if (ss.proc == 0 && rc.nt_file && (fr = nccltests_json_open(&rc.nt, rc.nt_file, stdout, &err)) < 0)
+		session_fail(&ss, err, fr);
 	if (ss.proc == 0)
 		bench_print_header(stdout, &rc.info);
 	struct bench_ctx ctx = { .p = &p, .b = ss.b, .sync = ss.sync, .nranks = ss.nranks, .local = ss.local,
@@ -295,5 +241,6 @@ int cmd_bench(struct cmd_env *env)
 		session_fail(&ss, err, fr);
 	int code = ss.proc == 0 ? finish(&rc, s, &res) : EXIT_OK;
 	bench_result_free(&res);
+	nccltests_json_close(&rc.nt);
 	return session_close(&ss, code);
 }

@@ -26,6 +26,8 @@ struct cmd_env {
 	const struct opt_seen *cli; /* the options given on the command line */
 	struct strv args;        /* positional arguments */
 	const char *progname;
+	int argc;                /* the whole command line, for nccl-tests' JSON (-J) */
+	char *const *argv;
 };
 
 struct command {

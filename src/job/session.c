@@ -384,7 +384,7 @@ static int open_launcher(struct session *s, const struct session_plan *plan, int
 	s->env = (struct backend_env){
 		.nranks = s->nranks, .proc_rank = s->proc, .nprocs = s->nprocs, .local = local,
 		.first_gpu = first_gpu(s->launch.local_rank, local), .blocking = plan->blocking,
-		.graph = plan->graph, .nccl_lib = plan->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .sync = &s->sync,
+		.graph = plan->graph, .memory = plan->memory, .reg = plan->reg, .nccl_lib = plan->nccl_lib, .oob_bcast = oob_bcast, .oob_ctx = s, .sync = &s->sync,
 	};
 	/* communicator setup gets a deadline of its own: ranks that arrived
 	 * late at the rendezvous must not have used it up */

@@ -31,6 +31,8 @@ struct session_plan {
 	double connect_timeout;      /* seconds for the rendezvous and setup */
 	bool blocking;               /* -z */
 	int graph;                   /* -G */
+	bool memory;                 /* -M */
+	int reg;                     /* -R */
 	const char *nccl_lib;        /* --nccl-lib */
 };
 

@@ -66,6 +66,7 @@ static const struct cuda_sym cuda_syms[] = {
 	CU_SYM(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, 0),
 	CU_SYM(cuDevicePrimaryCtxRelease, primary_ctx_release, 0),
 	CU_SYM(cuMemGetHandleForAddressRange, mem_get_handle, 0),
+	CU_SYM(cuMemGetInfo_v2, mem_get_info_v2, 0),
 };
 
 #define N_CUDA_SYMS (sizeof(cuda_syms) / sizeof(cuda_syms[0]))

@@ -165,6 +165,10 @@ struct cuda_api {
 	CUresult (*primary_ctx_release)(CUdevice dev);
 	CUresult (*mem_get_handle)(void *handle, CUdeviceptr p, size_t size, CUmemRangeHandleType type,
 				   unsigned long long flags);
+	/* always optional: the current context's device's free and total
+	 * memory (cuda.h #defines cuMemGetInfo as cuMemGetInfo_v2, CUDA 3.2+),
+	 * for bench -M */
+	CUresult (*mem_get_info_v2)(size_t *free_bytes, size_t *total_bytes);
 };
 
 /* Groups of required symbols; a caller asks for the ones it calls. */

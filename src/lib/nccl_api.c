@@ -43,6 +43,12 @@ static const struct dl_sym nccl_syms[] = {
 	NCCL_SYM(ncclRecv, recv, false),
 	NCCL_SYM(ncclCommInitRankConfig, comm_init_rank_config, true),
 	NCCL_SYM(ncclGetLastError, get_last_error, true),
+	NCCL_SYM(ncclMemAlloc, mem_alloc, true),
+	NCCL_SYM(ncclMemFree, mem_free, true),
+	NCCL_SYM(ncclCommRegister, comm_register, true),
+	NCCL_SYM(ncclCommDeregister, comm_deregister, true),
+	NCCL_SYM(ncclCommWindowRegister, comm_window_register, true),
+	NCCL_SYM(ncclCommWindowDeregister, comm_window_deregister, true),
 };
 
 

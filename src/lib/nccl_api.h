@@ -37,6 +37,12 @@
 /* typedef struct ncclComm* ncclComm_t; */
 typedef struct ncclComm *ncclComm_t;
 
+/* A registered window, 2.27+ (nccl.h 2.28: typedef struct ncclWindow_vidmem*
+ * ncclWindow_t; 2.27 names the struct ncclWindow: only the pointer is
+ * passed around) and its flag for symmetric collectives. */
+typedef struct ncclWindow_vidmem *ncclWindow_t;
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+
 /* #define NCCL_UNIQUE_ID_BYTES 128
  * typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId; */
 #define NCCL_UNIQUE_ID_BYTES 128
@@ -147,6 +153,16 @@ struct nccl_api {
 	ncclResult_t (*comm_init_rank_config)(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
 					      ncclConfig_v21400 *config);
 	const char *(*get_last_error)(ncclComm_t comm);
+	/* optional, for bench -R (nccl.h and NCCL's documentation):
+	 * ncclMemAlloc, ncclMemFree, ncclCommRegister and ncclCommDeregister
+	 * 2.19+; ncclCommWindowRegister and ncclCommWindowDeregister 2.27+ */
+	ncclResult_t (*mem_alloc)(void **ptr, size_t size);
+	ncclResult_t (*mem_free)(void *ptr);
+	ncclResult_t (*comm_register)(const ncclComm_t comm, void *buff, size_t size, void **handle);
+	ncclResult_t (*comm_deregister)(const ncclComm_t comm, void *handle);
+	ncclResult_t (*comm_window_register)(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
+					     int win_flags);
+	ncclResult_t (*comm_window_deregister)(ncclComm_t comm, ncclWindow_t win);
 };
 
 /* Loads libnccl.so.2 (see the top of this file) into *api and reads its

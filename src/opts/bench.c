@@ -4,6 +4,7 @@
 #include "bench/harness.h"
 #include "bench/nccl_log.h"
 
+#include "core/cleanup.h"
 #include "core/strbuf.h"
 
 #include <stddef.h>
@@ -49,8 +50,8 @@ static const struct opt bench_rows[] = {
 	{ .name = "root", .short_name = 'r', .type = OPT_INT, .offset = OFF(bench.root), .metavar = "RANK",
 	  .help = "Root of broadcast and reduce; -1: every rank in turn.", .def = OPT_DEF_INT(BENCH_DEFAULT_ROOT),
 	  .min = -1, .max = 1000000, .scope = SCOPE_BENCH },
-	{ .name = "blocking", .short_name = 'z', .type = OPT_INT, .offset = OFF(bench.blocking), .metavar = "0|1|2",
-	  .help = "Wait for each collective (1: and a barrier after it; 2: no barrier; 3, a barrier per -n iteration, is refused).",
+	{ .name = "blocking", .short_name = 'z', .type = OPT_INT, .offset = OFF(bench.blocking), .metavar = "0-3",
+	  .help = "Wait for each collective (1: and a barrier after it; 2: no barrier; 3: a barrier after each -n iteration, left out of the time).",
 	  .def = OPT_DEF_INT(0), .max = 3, .scope = SCOPE_BENCH },
 	{ .name = "average", .short_name = 'a', .type = OPT_INT, .offset = OFF(bench.average), .metavar = "0-3",
 	  .help = "Time reported across processes: 0 rank 0's, 1 mean, 2 minimum, 3 maximum.",
@@ -80,7 +81,7 @@ static const struct opt bench_rows[] = {
 	  .metavar = "0|1", .help = "Add a timestamp column (local time each row completed).", .def = OPT_DEF_INT(0),
 	  .max = 1, .scope = SCOPE_BENCH },
 	{ .name = "output_file", .short_name = 'J', .type = OPT_STRING, .offset = OFF(bench.output_file),
-	  .metavar = "FILE.json", .help = "Write the run as JSON to FILE.json, as --json does (gpuready's document, docs/bench.schema.json).",
+	  .metavar = "FILE.json", .help = "Write nccl-tests' own JSON file (version 3) to FILE.json, or FILE.json.N when it exists, as nccl-tests does (--json writes gpuready's).",
 	  .scope = SCOPE_BENCH },
 	{ .name = "parallel_init", .short_name = 'p', .type = OPT_INT, .offset = OFF(bench.parallel_init),
 	  .metavar = "0", .help = "Only 0: one thread sets up all of a process's communicators (-t 1).",
@@ -89,7 +90,7 @@ static const struct opt bench_rows[] = {
 	  .help = "Only 0: every GPU launches on a stream of its own.", .def = OPT_DEF_INT(0), .max = 1,
 	  .scope = SCOPE_BENCH },
 	{ .name = "local_register", .short_name = 'R', .type = OPT_INT, .offset = OFF(bench.local_register),
-	  .metavar = "0", .help = "Only 0: buffers are not registered with NCCL (1 and 2 are refused).",
+	  .metavar = "0|1|2", .help = "Register the buffers (allocated with ncclMemAlloc) with NCCL: 1 ncclCommRegister (NCCL 2.19+), 2 symmetric windows, ncclCommWindowRegister (2.27+) (NCCL backend).",
 	  .def = OPT_DEF_INT(0), .max = 2, .scope = SCOPE_BENCH },
 	{ .name = "cta_policy", .short_name = 'x', .type = OPT_INT, .offset = OFF(bench.cta_policy), .metavar = "-1",
 	  .help = "Only -1 (NCCL's default): gpuready sets no ncclConfig_t CTA policy.", .def = OPT_DEF_INT(-1),
@@ -100,15 +101,15 @@ static const struct opt bench_rows[] = {
 	{ .name = "device_cta_count", .short_name = 'V', .type = OPT_INT, .offset = OFF(bench.device_ctas),
 	  .metavar = "N", .help = "CTAs of a device implementation (-D); accepted for compatibility, used by none.",
 	  .def = OPT_DEF_INT(16), .min = 1, .max = 128, .scope = SCOPE_BENCH },
-	{ .name = "memory", .short_name = 'M', .type = OPT_INT, .offset = OFF(bench.memory), .metavar = "0",
-	  .help = "Only 0: no GPU memory usage line (1 is refused).", .def = OPT_DEF_INT(0), .max = 1,
-	  .scope = SCOPE_BENCH },
-	{ .name = "per_iter_timing", .short_name = 'I', .type = OPT_INT, .offset = OFF(bench.per_iter), .metavar = "0",
-	  .help = "Only 0: the timed loop is timed as a whole (1 is refused).", .def = OPT_DEF_INT(0), .max = 1,
-	  .scope = SCOPE_BENCH },
+	{ .name = "memory", .short_name = 'M', .type = OPT_INT, .offset = OFF(bench.memory), .metavar = "0|1",
+	  .help = "Add a GPU memory usage line: what communicator setup, the buffers and the collectives took (NCCL backend).",
+	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
+	{ .name = "per_iter_timing", .short_name = 'I', .type = OPT_INT, .offset = OFF(bench.per_iter), .metavar = "0|1",
+	  .help = "Time each -n iteration and add its minimum, maximum, 99th percentile and variation (i_min i_max i_p99 i_cv%) to each half-row (not with -G).",
+	  .def = OPT_DEF_INT(0), .max = 1, .scope = SCOPE_BENCH },
 	{ .name = "per_iter_skip", .short_name = 'K', .type = OPT_INT, .offset = OFF(bench.per_iter_skip),
-	  .metavar = "0", .help = "Only 0: leading samples left out of -I's statistics (needs -I).", .def = OPT_DEF_INT(0),
-	  .max = 1000000, .scope = SCOPE_BENCH },
+	  .metavar = "N", .help = "Leave the first N iterations out of -I's statistics (needs -I 1; below -n).",
+	  .def = OPT_DEF_INT(0), .max = 1000000, .scope = SCOPE_BENCH },
 	{ .name = "backend", .type = OPT_STRING, .offset = OFF(backend), .metavar = "NAME",
 	  .help = "nccl (GPU memory), mpi (host memory, loads the gpuready-mpi module) or socket (host memory over gpuready's own TCP, for tests).",
 	  .def = OPT_DEF_STR("nccl"), .scope = SCOPE_BENCH },
@@ -135,25 +136,14 @@ static const struct refusal {
 	int off;
 	const char *what, *why;
 } refusals[] = {
-	{ 'z', OFF(bench.blocking), -3, "wait and barrier after each -n iteration, the barrier left out of the time",
-	  "is not implemented: use -z 1 or -z 2" },
 	{ 'p', OFF(bench.parallel_init), 0, "each thread initialises its communicators",
 	  "does not apply: gpuready runs one thread per process (-t 1), which sets up all of its GPUs' communicators" },
 	{ 'y', OFF(bench.stream_null), 0, "launch on the default stream",
 	  "is not supported: every GPU launches on a stream of its own" },
-	{ 'R', OFF(bench.local_register), 0, "buffer registration, 1 local, 2 symmetric",
-	  "is not supported yet: gpuready's NCCL loader does not load ncclCommRegister/ncclCommWindowRegister; run "
-	  "without -R" },
 	{ 'x', OFF(bench.cta_policy), -1, "ncclConfig_t.CTAPolicy",
 	  "is not supported: gpuready creates its communicators without a CTA policy" },
 	{ 'D', OFF(bench.device_impl), 0, "nccl-tests' device-API kernels",
 	  "is not supported: those kernels are nccl-tests' own CUDA code, which gpuready does not ship" },
-	{ 'M', OFF(bench.memory), 0, "GPU memory usage by phase",
-	  "is not supported: gpuready does not measure NCCL's memory apart from the buffers'" },
-	{ 'I', OFF(bench.per_iter), 0, "per-iteration timing",
-	  "is not supported: gpuready's backends time the timed loop as a whole, with no event per iteration" },
-	{ 'K', OFF(bench.per_iter_skip), 0, "leading samples left out of -I's statistics",
-	  "applies only to -I 1, which gpuready does not support" },
 };
 
 char *bench_flags_check(const struct settings *s)
@@ -161,13 +151,95 @@ char *bench_flags_check(const struct settings *s)
 	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
 		const struct refusal *r = &refusals[i];
 		int v = *(const int *)((const char *)s + r->offset);
-		/* -z: only 3 is refused (a negative off value names the one refused) */
-		if (r->off < 0 && r->off != -1 ? v == -r->off : v != r->off)
+		if (v != r->off)
 			return xasprintf("-%c %d (%s) %s", r->flag, v, r->what, r->why);
 	}
-	if (s->bench.output_file && s->json_file && strcmp(s->bench.output_file, s->json_file))
-		return xstrdup("-J and --json name different files: give one");
+	const char *backend = s->backend ? s->backend : "nccl";
+	if (s->bench.local_register && strcmp(backend, "nccl"))
+		return xasprintf("-R %d (buffer registration, 1 local, 2 symmetric) needs --backend nccl: the %s backend "
+				 "has no NCCL communicators to register buffers with", s->bench.local_register, backend);
+	if (s->bench.memory && strcmp(backend, "nccl"))
+		return xasprintf("-M 1 (GPU memory usage by phase) needs --backend nccl: the %s backend moves host memory, "
+				 "so there is no GPU memory to report", backend);
+	if (s->bench.output_file && s->json_file && !strcmp(s->bench.output_file, s->json_file))
+		return xstrdup("-J and --json name the same file: -J writes nccl-tests' JSON and --json gpuready's; "
+			       "give each its own file");
 	return NULL;
+}
+
+/* "float", "all", "float,half" -> list; returns NULL or an error. */
+static char *parse_types(const char *s, struct bench_params *p)
+{
+	p->n_dtypes = 0;
+	if (!strcmp(s, "all")) {
+		for (int t = 0; t < DT__COUNT; t++)
+			p->dtypes[p->n_dtypes++] = (enum dtype)t;
+		return NULL;
+	}
+	_cleanup_free_ char *copy = xstrdup(s);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int t = dtype_parse(tok);
+		if (t < 0)
+			return xasprintf("-d %s: unknown type (int8, uint8, int32, uint32, int64, uint64, half, bfloat16, "
+					 "float, double, all)", tok);
+		if (p->n_dtypes < DT__COUNT)
+			p->dtypes[p->n_dtypes++] = (enum dtype)t;
+	}
+	return p->n_dtypes ? NULL : xstrdup("-d: no type given");
+}
+
+static char *parse_ops(const char *s, struct bench_params *p)
+{
+	p->n_ops = 0;
+	if (!strcmp(s, "all")) {
+		for (int o = 0; o < OP__COUNT; o++)
+			p->ops[p->n_ops++] = (enum redop)o;
+		return NULL;
+	}
+	_cleanup_free_ char *copy = xstrdup(s);
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int o = redop_parse(tok);
+		if (o < 0)
+			return xasprintf("-o %s: unknown op (sum, prod, max, min, avg, all)", tok);
+		if (p->n_ops < OP__COUNT)
+			p->ops[p->n_ops++] = (enum redop)o;
+	}
+	return p->n_ops ? NULL : xstrdup("-o: no op given");
+}
+
+char *bench_params_from(const struct settings *s, int coll, struct bench_params *p)
+{
+	bench_params_default(p, (enum coll)coll);
+	p->min_bytes = s->bench.min_bytes;
+	p->max_bytes = s->bench.max_bytes;
+	p->step_bytes = s->bench.step_bytes;
+	p->step_factor = s->bench.step_factor;
+	p->iters = s->bench.iters;
+	p->warmup = s->bench.warmup;
+	p->agg = s->bench.agg;
+	p->check = s->bench.check;
+	p->average = s->bench.average;
+	p->blocking = s->bench.blocking;
+	p->root = s->bench.root;
+	p->ngpus = s->bench.ngpus;
+	p->timeout = s->bench.timeout;
+	p->graph = s->bench.graph;
+	p->cycles = s->bench.cycles;
+	p->unalign = s->bench.unalign;
+	p->cputime = s->bench.cputime;
+	p->timestamps = s->bench.timestamps;
+	p->per_iter = s->bench.per_iter;
+	p->per_iter_skip = s->bench.per_iter_skip;
+	p->memory = s->bench.memory;
+	p->reg = s->bench.local_register;
+	char *e = bench_flags_check(s);
+	if (!e && s->bench.dtype)
+		e = parse_types(s->bench.dtype, p);
+	if (!e && s->bench.op)
+		e = parse_ops(s->bench.op, p);
+	return e ? e : bench_params_check(p);
 }
 
 /* Where the ranks come from when no launcher says (job/launch.c). */

@@ -65,8 +65,8 @@ struct settings {
 	struct {
 		uint64_t min_bytes, max_bytes, step_bytes;
 		int step_factor, iters, warmup, agg, check, average, blocking, root, ngpus, graph, nthreads;
-		/* nccl-tests 2.19.6's other flags (-N -u -C -S honoured; the rest
-		 * refused unless off: bench_flags_check) */
+		/* nccl-tests 2.19.6's other flags (-N -u -C -S -J -I -K honoured;
+		 * the rest refused unless off: bench_flags_check) */
 		int cycles, unalign, cputime, timestamps, parallel_init, stream_null, local_register, cta_policy,
 		    device_impl, device_ctas, memory, per_iter, per_iter_skip;
 		double timeout;
@@ -120,5 +120,9 @@ struct site_expect settings_expect(const struct settings *s);
 /* nccl-tests' flags gpuready cannot honour, given with a value that asks
  * for them: NULL, or a message naming the flag and why (malloc'd). */
 char *bench_flags_check(const struct settings *s);
+/* The benchmark of collective coll (enum coll) the options ask for, into
+ * *p: NULL, or what is wrong with them (malloc'd). */
+struct bench_params;
+char *bench_params_from(const struct settings *s, int coll, struct bench_params *p);
 
 #endif

@@ -98,7 +98,8 @@
 	P(cuDevicePrimaryCtxRelease_v2, primary_ctx_release_v2, CUresult (*)(CUdevice), 0) \
 	P(cuDevicePrimaryCtxRelease, primary_ctx_release, CUresult (*)(CUdevice), 0) \
 	P(cuMemGetHandleForAddressRange, mem_get_handle, \
-	  CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long), 0)
+	  CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long), 0) \
+	P(cuMemGetInfo_v2, mem_get_info_v2, CUresult (*)(size_t *, size_t *), 0)
 
 /* The API names gpuready calls, as a program built with cuda.h writes them. */
 #define ABI_NAMES \
@@ -107,7 +108,7 @@
 	ABI_NAME(cuDeviceGetAttribute) ABI_NAME(cuDeviceGetPCIBusId) ABI_NAME(cuDevicePrimaryCtxRetain) \
 	ABI_NAME(cuDevicePrimaryCtxRelease) ABI_NAME(cuCtxSetCurrent) ABI_NAME(cuCtxSynchronize) \
 	ABI_NAME(cuMemAlloc) ABI_NAME(cuMemFree) ABI_NAME(cuMemcpyHtoD) ABI_NAME(cuMemcpyDtoH) \
-	ABI_NAME(cuMemGetHandleForAddressRange) ABI_NAME(cuStreamCreate) ABI_NAME(cuStreamDestroy) \
+	ABI_NAME(cuMemGetHandleForAddressRange) ABI_NAME(cuMemGetInfo) ABI_NAME(cuStreamCreate) ABI_NAME(cuStreamDestroy) \
 	ABI_NAME(cuStreamQuery) ABI_NAME(cuStreamSynchronize) ABI_NAME(cuEventCreate) ABI_NAME(cuEventRecord) \
 	ABI_NAME(cuEventQuery) ABI_NAME(cuEventSynchronize) ABI_NAME(cuEventDestroy) ABI_NAME(cuEventElapsedTime) \
 	ABI_NAME(cuStreamBeginCapture) ABI_NAME(cuStreamEndCapture) ABI_NAME(cuGraphInstantiate) \

@@ -67,7 +67,23 @@
 	ABI_E(ncclUint64, 0) ABI_E(ncclFloat16, 0) ABI_E(ncclFloat32, 0) ABI_E(ncclFloat64, 0) \
 	ABI_E(ncclBfloat16, 0)
 
+/* Version groups: what a header older than that release does not
+ * declare (bench -R's calls, nccl.h and NCCL's documentation). */
+#define G_NCCL219 1u /* ncclMemAlloc, ncclMemFree, ncclCommRegister, ncclCommDeregister */
+#define G_NCCL227 2u /* ncclWindow_t, NCCL_WIN_COLL_SYMMETRIC, ncclCommWindowRegister/Deregister */
+
+#define ABI_WINDOW ABI_S(ncclWindow_t, G_NCCL227) ABI_E(NCCL_WIN_COLL_SYMMETRIC, G_NCCL227)
+
 typedef struct CUstream_st *abi_stream;
+#define ABI_REG_PROTOS \
+	PG(ncclMemAlloc, mem_alloc, ncclResult_t (*)(void **, size_t), G_NCCL219) \
+	PG(ncclMemFree, mem_free, ncclResult_t (*)(void *), G_NCCL219) \
+	PG(ncclCommRegister, comm_register, ncclResult_t (*)(const ncclComm_t, void *, size_t, void **), G_NCCL219) \
+	PG(ncclCommDeregister, comm_deregister, ncclResult_t (*)(const ncclComm_t, void *), G_NCCL219) \
+	PG(ncclCommWindowRegister, comm_window_register, \
+	   ncclResult_t (*)(ncclComm_t, void *, size_t, ncclWindow_t *, int), G_NCCL227) \
+	PG(ncclCommWindowDeregister, comm_window_deregister, ncclResult_t (*)(ncclComm_t, ncclWindow_t), G_NCCL227)
+
 #define ABI_PROTOS \
 	P(ncclGetVersion, get_version, ncclResult_t (*)(int *)) \
 	P(ncclGetUniqueId, get_unique_id, ncclResult_t (*)(ncclUniqueId *)) \
@@ -98,10 +114,25 @@ typedef struct CUstream_st *abi_stream;
 extern const struct abi_real abi_nccl_real;
 #ifdef HAVE_HEADER
 #define P(sym, member, type) ABI_P_REAL(#sym, sym, type, 0)
-static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_FORMULA ABI_PROTOS };
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0)
+#define PG_G_NCCL219(sym, member, type) ABI_P_REAL(#sym, sym, type, G_NCCL219)
+#else
+#define PG_G_NCCL219(sym, member, type)
+#endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+#define PG_G_NCCL227(sym, member, type) ABI_P_REAL(#sym, sym, type, G_NCCL227)
+#define ABI_WINDOW_REAL ABI_WINDOW
+#else
+#define PG_G_NCCL227(sym, member, type)
+#define ABI_WINDOW_REAL
+#endif
+#define PG(sym, member, type, g) PG_##g(sym, member, type)
+static const struct abi_entry real[] = { ABI_TYPES ABI_WINDOW_REAL ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
 ABI_RUNTIME_FN(runtime, ABI_CONFIG)
 const struct abi_real abi_nccl_real = {
 	.have_header = 1,
+	.groups = (NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0) ? G_NCCL219 : 0) |
+		  (NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0) ? G_NCCL227 : 0),
 	.header_version = "nccl.h of NCCL_VERSION_CODE " ABI_XSTR(NCCL_VERSION_CODE) " (" ABI_HEADER ")",
 	.v = real, .n = ABI_N(real), .runtime = runtime,
 };
@@ -118,12 +149,15 @@ const struct abi_real abi_nccl_real = {
 #endif
 #else
 #define P(sym, member, type) ABI_P_OURS(struct nccl_api, sym, member, type, 0)
+#define PG(sym, member, type, g) ABI_P_OURS(struct nccl_api, sym, member, type, g)
 extern const struct abi_real abi_nccl_real;
-static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_FORMULA ABI_PROTOS };
+static const struct abi_entry ours[] = { ABI_TYPES ABI_WINDOW ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
 ABI_RUNTIME_FN(runtime, ABI_CONFIG)
 #undef P
+#undef PG
 #define P(sym, member, type) #member,
-static const char *const members[] = { ABI_PROTOS };
+#define PG(sym, member, type, g) #member,
+static const char *const members[] = { ABI_PROTOS ABI_REG_PROTOS };
 
 int main(void)
 {

@@ -13,15 +13,17 @@
 #                      named, and every process gone within the deadline
 #   bench.sh nogpu     the NCCL backend without a GPU: a clear reason, exit 2
 #   bench.sh mpi       the MPI backend under mpirun -np 4: the table, every
-#                      collective, and a rank killed mid-run
+#                      collective, -I -z 3 -J read back, and a rank killed mid-run
 #   bench.sh nccltests a parser written from nccl-tests' published format
 #                      (nccltests_parse.py) reads every row of 3 ranks' tables,
-#                      which match the JSON; nccl-tests 2.19.6's -N -u -C -S -J
-#                      honoured, the flags gpuready cannot honour refused
+#                      which match the JSON, gpuready's (--json) and nccl-tests'
+#                      own (-J, read by a parser of its version 3 format);
+#                      nccl-tests 2.19.6's -N -u -C -S -J -I -K -z 3 honoured,
+#                      the flags gpuready cannot honour refused
 #   bench.sh fakegpu   the NCCL path end to end against test doubles of
 #                      libcuda and libnccl ($GPUREADY_FAKES, tests/fakes): -g 2,
-#                      CUDA graphs (-G), grouped -m, `gpuready nccl` and its log verdicts,
-#                      a hung collective
+#                      CUDA graphs (-G), grouped -m, -I through CUDA events, -M, -R 1|2,
+#                      `gpuready nccl` and its log verdicts, a hung collective
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -305,6 +307,17 @@ t_mpi() {
 		[ "$rc" -eq 0 ] && [ "$rows" -gt 1 ] && [ "$bad" -eq 0 ] && pass "mpirun -np 3 $c: every type and op, #wrong 0" \
 			|| { fail "mpirun -np 3 $c (exit $rc, $bad bad)"; head -5 "$TMP/err" >&2; }
 	done
+	# -I (the host clock per iteration), -z 3 and -J under mpirun
+	rm -f "$TMP/nt.json"
+	mpi_run 3 bench all_reduce --backend mpi -b 8 -e 8K -f 8 -n 5 -I 1 -K 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	res=$(python3 "$(dirname "$0")/nccltests_parse.py" "$TMP/out" "$TMP/nt.json" 2>&1)
+	case "$rc $res" in
+	"0 rows "[1-9]*) pass "mpirun -np 3 -I 1 -K 1 -z 3 -J: the table and nccl-tests' JSON agree ($res)" ;;
+	*) fail "mpirun -np 3 -I -z 3 -J (exit $rc): $res"; head -5 "$TMP/err" >&2 ;;
+	esac
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]["out_of_place_per_iter"]; assert len(r["per_process_max_times_us"]) == 3 and len(r["times_us"]) == 5, r' \
+		"$TMP/nt.json" && pass "-I under mpirun: every process's times in per_process_max_times_us" || fail "per_process_max_times_us"
 	# a rank killed mid-run: the survivors name it before mpirun ends the job
 	mpi_run 4 bench all_reduce --backend mpi -b 64K -e 64K -n 1000000 -T 60 >"$TMP/out" 2>"$TMP/err" &
 	job=$!
@@ -346,21 +359,61 @@ t_nccltests() {
 	contains "$out" "(GB/s)           %Y-%m-%d %H:%M:%S" "-S unit line"
 	grep -Eq '^ +64 +16 +float +sum +-1 .* 0 +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "$out" && pass "-S: each row ends with its timestamp" \
 		|| { fail "-S row"; grep -v '^#' "$out" | head -2 >&2; }
-	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 1 -J "$TMP/j.json" || return
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["rows"]) == 4' "$TMP/j.json" \
-		&& pass "-J FILE writes the JSON document" || fail "-J FILE"
+	nccltests_json "$parse" || return
 	expect_exit 0 "$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 --run_cycles 2 --unalign 1 --report_cputime 1 \
 		--report_timestamps 1 --output_file "$TMP/k.json" -p 0 -y 0 -R 0 -x -1 -D 0 -V 32 -M 0 -I 0 -K 0 \
 		&& pass "every nccl-tests 2.19.6 long form, and the refusable flags at their off values, are accepted"
-	for f in "-p 1:-p 1" "-y 1:-y 1" "-R 1:-R 1" "-R 2:-R 2" "-x 1:-x 1" "-D 2:-D 2" "-M 1:-M 1" "-I 1:-I 1" \
-		"-K 3:-K 3" "-z 3:-z 3" "--local_register 1:-R 1" "--per_iter_timing 1:-I 1"; do
+	for f in "-p 1:-p 1" "-y 1:-y 1" "-x 1:-x 1" "-D 2:-D 2"; do
 		flag=${f%%:*}; name=${f#*:}
 		expect_exit 2 "$BIN" bench all_reduce --backend socket -b 8 -e 8 $flag || continue
 		grep -q "^gpuready bench: $name (.*) .*\(not\|does not apply\|applies only\)" "$TMP/err" && pass "$flag is refused with its reason" \
 			|| { fail "$flag: no clear refusal"; cat "$TMP/err" >&2; }
 	done
 	expect_exit 2 "$BIN" bench all_reduce --backend socket -V 129 && pass "-V 129 is out of range (1..128)"
-	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/b.json" && pass "-J and --json naming two files is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -J "$TMP/a.json" --json "$TMP/a.json" \
+		&& contains "$TMP/err" "-J and --json name the same file" "-J and --json naming one file is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -M 1 \
+		&& contains "$TMP/err" "-M 1 (GPU memory usage by phase) needs --backend nccl: the socket backend moves host memory" \
+		"-M with a host-memory backend is refused with the reason"
+	for r in 1 2; do
+		expect_exit 2 "$BIN" bench all_reduce --backend socket --local_register $r \
+			&& contains "$TMP/err" "-R $r (buffer registration, 1 local, 2 symmetric) needs --backend nccl" \
+				"-R $r with a host-memory backend is refused with the reason"
+	done
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -K 1 && contains "$TMP/err" "-K needs -I 1" "-K without -I is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -n 3 -K 3 \
+		&& contains "$TMP/err" "-K 3: it must leave at least one of the -n 3 iterations" "-K as large as -n is refused"
+	expect_exit 2 "$BIN" bench all_reduce --backend socket -I 1 -G 2 && contains "$TMP/err" "-I 1 with -G" "-I with -G is refused"
+}
+
+# -J: nccl-tests' own JSON, read by a parser of its format and matched with
+# the table; -I's columns and per-iteration objects; -z 3.
+nccltests_json() {
+	parser=$1
+	for run in "all_reduce -n 6 -I 1 -K 2 -S 1" "reduce_scatter -n 3 -z 3 -I 1 -C 1" "broadcast -r -1 -z 3" \
+		"alltoall -c 0 -N 2" "sendrecv -I 1 -n 2 -m 3"; do
+		set -- $run
+		c=$1; shift
+		rm -f "$TMP/nt.json"
+		ranks 3 bench "$c" --backend socket -b 8 -e 4K -f 4 -J "$TMP/nt.json" "$@" \
+			|| { fail "3 ranks -J $run (exit $?)"; cat "$TMP/err.0" >&2; continue; }
+		res=$(python3 "$parser" "$TMP/out.0" "$TMP/nt.json" 2>&1)
+		case $res in
+		"rows "[1-9]*) pass "-J $run: nccl-tests' JSON parses and matches every row of the table ($res)" ;;
+		*) fail "-J $run: $res"; cat "$TMP/out.0" >&2 ;;
+		esac
+	done
+	out=$TMP/out.0
+	contains "$out" "# Writing JSON output to $TMP/nt.json" "-J names its file first, as nccl-tests"
+	ranks 3 bench all_reduce --backend socket -b 8 -e 64 -f 2 -n 4 -I 1 -K 1 -z 3 || { fail "-I -K -z 3"; return 1; }
+	contains "$out" "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier " "-z 3 header line (nccl-tests 2.19.6)"
+	contains "$out" "# Per-Iteration Report: host clock timing; i_* uses max over process rows; summary skips first 1 iterations " "-I -K header line"
+	contains "$out" "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% " "-I column names (nccl-tests 2.19.6)"
+	[ "$(awk '!/^#/ && NF == 21' "$out" | wc -l)" -eq 4 ] && pass "-I: 4 rows of 21 columns" || fail "-I rows"
+	"$BIN" bench all_reduce --backend socket -b 8 -e 8 -n 1 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	contains "$TMP/out" "# Writing JSON output to $TMP/nt.json.0" "-J on an existing file takes FILE.0, as nccl-tests"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 3 and len(d["results"]) == 1' \
+		"$TMP/nt.json.0" && pass "FILE.0 holds the run" || fail "FILE.0"
 }
 
 t_fakegpu() {
@@ -382,14 +435,17 @@ t_fakegpu() {
 	python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["library"]; assert l=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2], l' \
 		"$TMP/lib.json" "$fakes" && pass "bench JSON: library names NCCL's version and file" || fail "bench JSON library"
 	schema_ok bench.schema.json "bench (fake GPUs)" "$TMP/lib.json"
+	rm -f "$TMP/failnt.json"
 	FAKE_NCCL_INIT_FAIL="Bootstrap : no socket interface found" "$BIN" bench all_reduce -g 2 -b 8 -e 8 \
-		--json "$TMP/fail.json" >"$TMP/out" 2>"$TMP/err"
+		--json "$TMP/fail.json" -J "$TMP/failnt.json" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 2 ] && contains "$TMP/err" "ncclCommInitRankConfig: unhandled system error (run with NCCL_DEBUG=INFO for details) (2); NCCL's last error: Bootstrap : no socket interface found" \
 		"failed communicator setup: exit 2 with NCCL's own reason" || { fail "failed communicator setup (exit $rc)"; cat "$TMP/err" >&2; }
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["library"]=="NCCL 2.21.5 (%s/libnccl.so.2)" % sys.argv[2] and d["verdict"]["result"]=="error", d' \
 		"$TMP/fail.json" "$fakes" && pass "bench JSON of a failed start still names the NCCL loaded" || fail "bench JSON library after a failed start"
 	schema_ok bench.schema.json "bench (communicator setup failed)" "$TMP/fail.json"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "Bootstrap : no socket interface found" in d["errors"][0] and "results" not in d, d["errors"]' \
+		"$TMP/failnt.json" && pass "-J of a failed start: nccl-tests' JSON with the reason in errors" || fail "-J after a failed start"
 
 	# -G: the loop captured once into a CUDA graph per GPU, replayed 3 times
 	for c in all_reduce alltoall; do
@@ -410,6 +466,44 @@ t_fakegpu() {
 			|| { fail "-m 4 -G $g (exit $rc, $bad wrong)"; head -5 "$TMP/err" >&2; }
 	done
 	expect_exit 2 "$BIN" bench all_reduce -g 2 -G 2 -z 1 && contains "$TMP/err" "-G with -z" "-G with -z refused"
+	# -M: cuMemGetInfo before and after each phase (two 1 MiB + 64 B buffers a GPU)
+	"$BIN" bench all_reduce -g 2 -b 1M -e 1M -n 2 -M 1 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 0 ] && grep -A1 "^# Collective test concluded" "$TMP/out" | grep -qx "# GPU memory usage     : Initialization 0.00 B | User-Allocated 2.00 MB | Collective 0.00 B | Total  2.00 MB" \
+		&& pass "-M: nccl-tests' GPU memory usage line after the concluding line" || { fail "-M line"; tail -5 "$TMP/out" >&2; }
+	# -R: buffers from ncclMemAlloc, registered (1) or as symmetric windows
+	# (2) in one group, deregistered before the communicators go (the fake
+	# WARNs about registrations left)
+	for r in 1 2; do
+		FAKE_NCCL_VERSION=22809 NCCL_DEBUG=WARN "$BIN" bench all_reduce -g 2 -b 8 -e 1M -f 32 -n 2 -R $r -M 1 -d all \
+			>"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		bad=$(awk '!/^#/ && NF == 13 && ($9 != "0" || $13 != "0")' "$TMP/out" | wc -l)
+		if [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && ! grep -q "registrations left" "$TMP/err" \
+			&& grep -q "User-Allocated 2.00 MB" "$TMP/out"; then
+			pass "-R $r: registered ncclMemAlloc buffers, #wrong 0, deregistered, counted by -M"
+		else
+			fail "-R $r (exit $rc, $bad wrong)"; cat "$TMP/err" >&2
+		fi
+	done
+	FAKE_NCCL_VERSION=22603 "$BIN" bench all_reduce -g 2 -b 8 -e 8 -R 2 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && contains "$TMP/err" "-R 2 (symmetric buffer registration) needs ncclMemAlloc and ncclCommWindowRegister, NCCL 2.27 or newer; this is NCCL 2.26.3" \
+		"-R 2 with NCCL 2.26: refused naming the NCCL needed" || fail "-R 2 with NCCL 2.26"
+	FAKE_NCCL_VERSION=21803 "$BIN" bench all_reduce -g 2 -b 8 -e 8 -R 1 >"$TMP/out" 2>"$TMP/err"
+	[ $? -eq 2 ] && contains "$TMP/err" "-R 1 (local buffer registration) needs ncclMemAlloc and ncclCommRegister, NCCL 2.19 or newer; this is NCCL 2.18.3" \
+		"-R 1 with NCCL 2.18: refused naming the NCCL needed" || fail "-R 1 with NCCL 2.18"
+	grep -q "nThread" "$TMP/out" && fail "-R refused only after the table began" || pass "-R refused before the table starts"
+	# -I through CUDA events on every GPU's stream, with -z 3 and -J
+	rm -f "$TMP/nt.json"
+	"$BIN" bench all_reduce -g 2 -b 8 -e 64K -f 8 -n 4 -I 1 -z 3 -J "$TMP/nt.json" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	res=$(python3 "$(dirname "$0")/nccltests_parse.py" "$TMP/out" "$TMP/nt.json" 2>&1)
+	case "$rc $res" in
+	"0 rows "[1-9]*) pass "NCCL backend -I 1 -z 3 -J: the table and nccl-tests' JSON agree ($res)" ;;
+	*) fail "NCCL backend -I -z 3 -J (exit $rc): $res"; cat "$TMP/err" >&2 ;;
+	esac
+	contains "$TMP/out" "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows " "-I with NCCL times with CUDA events"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["nccl_version"] == 22105 and d["config"]["devices"][1]["device_hex"] == "0000:29:00", d["config"]' \
+		"$TMP/nt.json" && pass "-J: nccl_version and device_hex as nccl-tests writes them" || fail "-J nccl_version/devices"
 	LD_LIBRARY_PATH="$fakes/nographs:$LD_LIBRARY_PATH" "$BIN" bench all_reduce -g 2 -b 1K -e 1K -G 2 >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 2 ] && contains "$TMP/err" "lacks cuStreamBeginCapture_v2" "a driver without CUDA graphs: -G cannot run, and says which call is missing" \

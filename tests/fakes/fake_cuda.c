@@ -39,7 +39,8 @@
  *
  * Process-wide state (initialisation, primary contexts, live allocations)
  * and a thread's current context live in file-scope variables: that is
- * the driver's own model. fake_cuda_live_allocs() and
+ * the driver's own model; cuMemGetInfo_v2 reports 80 GiB less what
+ * cuMemAlloc_v2 holds on the device. fake_cuda_live_allocs() and
  * fake_cuda_live_graphs() let a test check that everything was freed. */
 #define _GNU_SOURCE
 #include "lib/cuda_api.h"
@@ -116,6 +117,15 @@ static int initialised;
 static int ndev;
 static struct CUctx_st ctxs[FAKE_CUDA_MAX];
 static atomic_int live_allocs;
+static atomic_llong live_bytes[FAKE_CUDA_MAX];      /* per device, for cuMemGetInfo_v2 */
+#define FAKE_TOTAL_MEM ((size_t)80 << 30)
+/* what cuMemAlloc_v2 puts before the memory it returns */
+struct alloc_head {
+	size_t bytes;
+	int dev;
+	int pad;
+};
+_Static_assert(sizeof(struct alloc_head) == 16, "the memory after the header keeps calloc's alignment");
 static atomic_int hung_streams;
 static atomic_int live_graphs;                    /* graphs and executable graphs */
 static atomic_int global_captures;                /* CU_STREAM_CAPTURE_MODE_GLOBAL, any thread */
@@ -233,7 +243,7 @@ FAKE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
 {
 	CUresult r = need_dev(d);
 	if (r == CUDA_SUCCESS)
-		*bytes = (size_t)80 << 30;
+		*bytes = FAKE_TOTAL_MEM;
 	return r;
 }
 
@@ -339,11 +349,24 @@ FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (capture_forbids() != CUDA_SUCCESS)
 		return capture_forbids();
-	void *m = calloc(1, bytes);
-	if (!m)
+	struct alloc_head *h = calloc(1, sizeof(*h) + bytes);
+	if (!h)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	h->bytes = bytes;
+	h->dev = current->dev;
 	atomic_fetch_add(&live_allocs, 1);
-	*p = (CUdeviceptr)(uintptr_t)m;
+	atomic_fetch_add(&live_bytes[h->dev], (long long)bytes);
+	*p = (CUdeviceptr)(uintptr_t)(h + 1);
+	return CUDA_SUCCESS;
+}
+
+/* Free memory: the total less what cuMemAlloc_v2 holds on the device. */
+FAKE_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*total_bytes = FAKE_TOTAL_MEM;
+	*free_bytes = FAKE_TOTAL_MEM - (size_t)atomic_load(&live_bytes[current->dev]);
 	return CUDA_SUCCESS;
 }
 
@@ -354,7 +377,9 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
 	if (capture_forbids() != CUDA_SUCCESS)
 		return capture_forbids();
 	if (p) {
-		free((void *)(uintptr_t)p);
+		struct alloc_head *h = (struct alloc_head *)(uintptr_t)p - 1;
+		atomic_fetch_sub(&live_bytes[h->dev], (long long)h->bytes);
+		free(h);
 		atomic_fetch_sub(&live_allocs, 1);
 	}
 	return CUDA_SUCCESS;

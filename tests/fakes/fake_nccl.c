@@ -22,6 +22,8 @@
  * NCCL kernel waits for its peers. A group mixing capturing and other
  * streams is refused (ncclInvalidUsage).
  *
+ * Buffer registration and ncclMemAlloc: fake_nccl_reg.c.
+ *
  * Environment:
  *   FAKE_NCCL_VERSION   version code ncclGetVersion reports (default 22105)
  *   FAKE_NCCL_HANG      "init": communicators never finish initialising
@@ -844,10 +846,18 @@ void fake_group_hold(const struct op *list, CUstream s)
 
 /* Abort and destroy both drop the rank at once: nothing runs on a GPU
  * here that would have to drain first. */
+int fake_comm_invalid(ncclComm_t c)
+{
+	return bad_comm(c);
+}
+
 static ncclResult_t drop(ncclComm_t c)
 {
 	if (bad_comm(c))
 		return ncclInvalidArgument;
+	int left = fake_regs_left(c);
+	if (left)
+		WARN(c->dev, "communicator of rank %d destroyed with %d buffer registrations left", c->rank, left);
 	pthread_mutex_lock(&lock);
 	release_hung(c);
 	for (struct op *o; (o = pop(&c->colls));)

@@ -37,6 +37,11 @@ void fake_group_replay(const struct op *list);
  * releases it). */
 void fake_group_hold(const struct op *list, CUstream s);
 
+/* fake_nccl.c: nonzero for a handle that is no live communicator */
+int fake_comm_invalid(ncclComm_t c);
+/* fake_nccl_reg.c: the buffer registrations c still holds */
+int fake_regs_left(ncclComm_t c);
+
 /* fake_nccl_graph.c: 1 while s captures (fake libcuda), 0 when not (or
  * the libcuda has no graphs), -1 when its capture was invalidated. */
 int fake_stream_capturing(CUstream s);

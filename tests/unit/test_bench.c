@@ -570,6 +570,29 @@ static int run_mock(struct mock *m, struct bench_params *p, struct bench_result 
 	return r;
 }
 
+/* -I's statistics as nccl-tests 2.19.6 computeIterStats: the skipped
+ * leading samples left out, p50 sorted[n/2], p95/p99 sorted[ceil(n*p/100)-1],
+ * the population standard deviation. */
+static void test_iter_stats(void **state)
+{
+	(void)state;
+	double t[102];
+	t[0] = 1e9;
+	t[1] = -1e9; /* the two -K leaves out */
+	for (int i = 0; i < 100; i++)
+		t[2 + i] = (double)((i * 37) % 100 + 1); /* 1..100, shuffled */
+	struct bench_iter it = { .n = 102, .skipped = 2, .times = t };
+	bench_iter_stats(&it);
+	assert_true(it.min == 1 && it.max == 100 && it.p50 == 51 && it.p95 == 95 && it.p99 == 99);
+	assert_true(fabs(it.avg - 50.5) < 1e-12 && fabs(it.stdev - sqrt(833.25)) < 1e-9);
+	assert_true(fabs(bench_iter_cv(&it) - sqrt(833.25) / 50.5 * 100) < 1e-9);
+	double three[3] = { 3, 1, 2 };
+	struct bench_iter small = { .n = 3, .times = three };
+	bench_iter_stats(&small);
+	/* n = 3: p95 and p99 are the largest, p50 the middle */
+	assert_true(small.p50 == 2 && small.p95 == 3 && small.p99 == 3 && small.min == 1);
+}
+
 static void test_harness_all(void **state)
 {
 	(void)state;
@@ -776,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_iter_stats),
 		cmocka_unit_test(test_harness_all),
 		cmocka_unit_test(test_harness_catches_corruption),
 		cmocka_unit_test(test_harness_bandwidth),
