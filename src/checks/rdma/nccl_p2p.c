@@ -27,8 +27,8 @@ static void off(struct check_ctx *c, const struct nccl_var *by, const struct ncc
 	struct finding *f;
 	nccl_var_place(by, place, sizeof(place));
 	if (shm)
-		snprintf(via, sizeof(via), "through the network transport (NIC loopback or TCP sockets), since %s=%s (%s) "
-					   "turns off host shared memory too",
+		snprintf(via, sizeof(via), "through the network transport (NIC loopback or TCP sockets: %s=%s, %s, turns "
+					   "off host shared memory too)",
 			 shm->name, shm->value, shm->source);
 	else
 		snprintf(via, sizeof(via), "through host shared memory (SHM transport: `via SHM` in NCCL's log)");
@@ -45,8 +45,8 @@ static void off(struct check_ctx *c, const struct nccl_var *by, const struct ncc
 		else
 			snprintf(fabric, sizeof(fabric), "with NVLinks up on %zu of them (NVML)", n->nvlink_gpus);
 		f = check_add(c, STATUS_FAIL, by->name, "=%s (%s) turns off NCCL's P2P transport on a node whose %zu GPUs "
-							"are %s: NCCL moves GPU-to-GPU traffic %s instead of over NVLink, "
-							"at a fraction of its bandwidth",
+							"are %s: NCCL moves GPU-to-GPU traffic off NVLink, %s, at a "
+							"fraction of NVLink's bandwidth",
 			      by->value, by->source, n->gpus, fabric, via);
 	} else {
 		f = check_add(c, STATUS_WARN, by->name, "=%s (%s) turns off NCCL's P2P transport between this node's %zu "

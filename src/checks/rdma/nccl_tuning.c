@@ -195,9 +195,9 @@ static void nvls_enable(struct check_ctx *c, const struct nccl_node *n)
 		check_add(c, STATUS_OK, v->name, "=%s (%s): NVLS on where the hardware has it", v->value, v->source);
 	} else if (n->nvls) {
 		struct finding *f = check_add(c, STATUS_WARN, v->name, "=%s (%s) turns off NVLink SHARP (NVLS) of this "
-								       "node's %zu NVSwitches (%s...): all-reduce and "
-								       "all-gather among its %zu GPUs run as rings or "
-								       "trees, without in-switch reduction",
+								       "node's %zu NVSwitches (%s...): all-reduce, "
+								       "all-gather and reduce-scatter among its %zu GPUs "
+								       "run without the switches' multicast and reduction",
 					      v->value, v->source, n->nvswitches, n->nvswitch_bdf, n->gpus);
 		finding_hint(f, "remove %s from %s; if it was set because NVLS failed (errors in transport/nvls.cc), "
 				"restart the fabric manager with the GPUs idle: `systemctl restart nvidia-fabricmanager`",
