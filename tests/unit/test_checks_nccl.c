@@ -156,6 +156,15 @@ static void test_shm(void **state)
 	setvar(&r, "NCCL_SHM_DISABLE", "2"); /* only 1 acts */
 	check(&r, "rdma.nccl_shm");
 	clean(&r, "rdma.nccl_shm");
+	/* P2P computed at login: what shared memory would carry is unknown */
+	setvar(&r, "NCCL_SHM_DISABLE", "1");
+	setvar(&r, "NCCL_P2P_DISABLE", "$P2P_OFF");
+	for (size_t i = 0; i < r.inv->nccl.n; i++)
+		r.inv->nccl.v[i].computed = !strcmp(r.inv->nccl.v[i].name, "NCCL_P2P_DISABLE");
+	check(&r, "rdma.nccl_shm");
+	assert_int_equal(status(&r, "rdma.nccl_shm", "NCCL_SHM_DISABLE"), STATUS_SKIP);
+	check(&r, "rdma.nccl_p2p");
+	assert_int_equal(status(&r, "rdma.nccl_p2p", "NCCL_P2P_DISABLE"), STATUS_SKIP);
 	done(&r);
 
 	load(&r, "ndr-ib-4port");
@@ -222,6 +231,7 @@ static void test_tuning_lists(void **state)
 		{ "NCCL_PROTO", "allreduce:", STATUS_FAIL, "\"allreduce\" is not one of" },
 		{ "NCCL_PROTO", "LL;Simple", STATUS_FAIL, "no function prefix" },
 		{ "NCCL_PROTO", "Simple;allgather:", STATUS_FAIL, "no function prefix" },
+		{ "NCCL_PROTO", ":", STATUS_FAIL, "names nothing" },
 		{ "NCCL_PROTO", "allreduce:^LL,LL128,Simple", STATUS_FAIL, "leaves AllReduce without any protocol" },
 		{ "NCCL_ALGO", "Ring", STATUS_WARN, "NVLink SHARP" },
 		{ "NCCL_ALGO", "^NVLS,NVLSTree", STATUS_WARN, "AllReduce: NVLS, NVLSTree" },

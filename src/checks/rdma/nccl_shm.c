@@ -53,7 +53,13 @@ static int run(struct check_ctx *c)
 			     v->name, place, by->name);
 		return 0;
 	}
-	if (n.nvswitches && p2p != NCCL_P2P_UNKNOWN) {
+	if (p2p == NCCL_P2P_UNKNOWN) {
+		check_add(c, STATUS_SKIP, v->name, "=%s (%s): whether P2P joins the GPUs is not known (%s=%s is computed at "
+						   "login), so neither is what shared memory would carry",
+			  v->value, v->source, by->name, by->value);
+		return 0;
+	}
+	if (n.nvswitches) {
 		check_add(c, STATUS_OK, v->name, "=%s (%s): no effect while P2P is on: NVLink through the NVSwitches joins "
 						 "every pair of the %zu GPUs (it would send them over the network if P2P "
 						 "were turned off)",

@@ -69,6 +69,10 @@ static int parse_list(const char *str, const char *const *el, size_t nel, bool o
 		if (!list && tok != full) {
 			snprintf(why, wsize, "entry \"%s\" has no function prefix (only the first may omit it)", tok);
 			ret = -EINVAL;
+		} else if (!list && !prefix) {
+			/* ":" alone: NCCL would read a NULL list (its parseList) */
+			snprintf(why, wsize, "entry \"%s\" names nothing", tok);
+			ret = -EINVAL;
 		} else if (!list) {
 			list = prefix;
 			prefix = NULL;
