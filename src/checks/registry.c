@@ -24,6 +24,11 @@ extern const struct check_def check_rdma_nccl_levels;
 extern const struct check_def check_rdma_nccl_ranges;
 extern const struct check_def check_rdma_nccl_debug;
 extern const struct check_def check_rdma_nccl_names;
+extern const struct check_def check_rdma_nccl_p2p;
+extern const struct check_def check_rdma_nccl_shm;
+extern const struct check_def check_rdma_nccl_gdr;
+extern const struct check_def check_rdma_nccl_tuning;
+extern const struct check_def check_rdma_nccl_topo_file;
 extern const struct check_def check_rdma_sockbuf;
 extern const struct check_def check_rdma_memlock;
 extern const struct check_def check_rdma_port_errors;
@@ -79,6 +84,11 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_nccl_ranges,
 	&check_rdma_nccl_debug,
 	&check_rdma_nccl_names,
+	&check_rdma_nccl_p2p,
+	&check_rdma_nccl_shm,
+	&check_rdma_nccl_gdr,
+	&check_rdma_nccl_tuning,
+	&check_rdma_nccl_topo_file,
 	&check_rdma_sockbuf,
 	&check_rdma_memlock,
 	&check_rdma_port_errors,

@@ -339,6 +339,25 @@ struct nccl_var {
 	struct strv shadowed; /* lower-priority definitions: "value (source)" */
 };
 
+/* One <pci> element of an NCCL topology file (NCCL src/graph/xml.cc: the
+ * file NCCL_TOPO_DUMP_FILE writes and NCCL_TOPO_FILE reads). */
+struct nccl_topo_pci {
+	char *busid;        /* the busid attribute as written ("0000:18:00.0") */
+	uint32_t class_code; /* its class attribute (0x030200 GPU, 0x0207xx/0x0200xx NIC); 0 absent */
+};
+
+/* The topology file NCCL loads at communicator init (NCCL src/graph/topo.cc
+ * ncclTopoGetSystem): the file NCCL_TOPO_FILE names, else
+ * /var/run/nvidia-topologyd/virtualTopology.xml when that exists. */
+struct nccl_topo_file {
+	char *path;         /* the file; NULL when there is none to load or it cannot be told */
+	bool by_default;    /* the default path (NCCL_TOPO_FILE unset) */
+	char *why;          /* NCCL_TOPO_FILE is set but not read here (relative, computed): why */
+	int err;            /* reading path: 0, -ENOENT, -EACCES, -ENODATA (empty), ... */
+	struct nccl_topo_pci *pci; /* its <pci> elements with a busid, in file order */
+	size_t n_pci;
+};
+
 struct nccl_config {
 	struct nccl_var *v;
 	size_t n;
@@ -349,6 +368,7 @@ struct nccl_config {
 	/* Files that exist but could not be read, "path (reason)": what they
 	 * set is unknown, so no verdict that depends on NCCL_* is sure. */
 	struct strv unreadable;
+	struct nccl_topo_file topo;
 };
 
 const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name);
@@ -533,6 +553,14 @@ bool xid_parse_line(const char *line, char *pci, size_t pci_size, int *code);
 /* "CONFIG_X=y" / "# CONFIG_X is not set" lines: calls fn for each. */
 void kconfig_parse(const char *text, size_t len, void (*fn)(void *ud, const char *name, const char *value),
 		   void *ud);
+/* The <pci> elements of an NCCL topology XML text (busid and class
+ * attributes; quotes ' or ", comments skipped): appends them to *v / *n
+ * (malloc'd; free with nccl_topo_free). Never fails: text that is no XML
+ * gives nothing. */
+void nccl_topo_parse(const char *text, size_t len, struct nccl_topo_pci **v, size_t *n);
+/* Reads c->topo (after the variables are known); 0 or -errno (internal). */
+int nccl_topo_load(const struct root *r, struct nccl_config *c);
+void nccl_topo_free(struct nccl_topo_file *t);
 /* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06 ..."
  * -> flavour and malloc'd version (NULL if none found). */
 enum nv_flavour nv_parse_version_line(const char *line, char **version);

@@ -170,7 +170,7 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 		read_file(r, &k, user_conf, &nccl_conf_fmt);
 	k.layer_start = c->n;
 	read_file(r, &k, "/etc/nccl.conf", &nccl_conf_fmt);
-	return 0;
+	return nccl_topo_load(r, c);
 }
 
 const struct nccl_var *nccl_get(const struct nccl_config *c, const char *name)
@@ -194,5 +194,6 @@ void nccl_config_free(struct nccl_config *c)
 	strv_free(&c->files);
 	strv_free(&c->notes);
 	strv_free(&c->unreadable);
+	nccl_topo_free(&c->topo);
 	memset(c, 0, sizeof(*c));
 }

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 27) {
+	switch (sel % 28) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -262,7 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += (unsigned)net_rdma_sync_decode(text, len, &y, &why);
 		break;
 	}
-	case 26: {
+	case 27: {
 		/* .gpuready/ifaddrs */
 		struct net_info ni = { 0 };
 		struct strbuf out = STRBUF_INIT;
@@ -271,6 +271,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += (unsigned)out.len + ni.addrs_bad;
 		strbuf_release(&out);
 		net_free(&ni);
+		break;
+	}
+	case 26: {
+		/* an NCCL topology file (NCCL_TOPO_FILE) */
+		struct nccl_topo_file t = { 0 };
+		nccl_topo_parse(text, len, &t.pci, &t.n_pci);
+		for (size_t i = 0; i < t.n_pci; i++)
+			sink += (unsigned)strlen(t.pci[i].busid) + t.pci[i].class_code;
+		nccl_topo_free(&t);
 		break;
 	}
 	}

@@ -44,9 +44,15 @@ static int run(struct check_ctx *c)
 			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is %s, beyond %s: NCCL will not use "
 								   "GPUDirect RDMA for this GPU",
 				      p->nic->name, p->nic->pci_bdf, cls, level_txt);
-			finding_hint(f, "set NCCL_NET_GDR_LEVEL=%s to allow it (bandwidth through the host bridge/CPU "
-					"interconnect may be lower), or put a NIC under the GPU's PCIe switch",
-				     p->cls >= PATH_SYS ? "SYS" : "PHB");
+			if (p->cls <= PATH_PXB) /* a level below NCCL's default: LOC, PIX */
+				finding_hint(f, "unset NCCL_NET_GDR_LEVEL (NCCL's default PXB allows this %s path) or set "
+						"NCCL_NET_GDR_LEVEL=%s",
+					     cls, cls);
+			else
+				finding_hint(f, "set NCCL_NET_GDR_LEVEL=%s to allow it (bandwidth through the host "
+						"bridge/CPU interconnect may be lower), or put a NIC under the GPU's PCIe "
+						"switch",
+					     p->cls >= PATH_SYS ? "SYS" : "PHB");
 			finding_requires(f, gdr_nic_key(p->nic->name, key, sizeof(key)));
 		} else if (p->cls == PATH_SYS) {
 			f = check_add(c, STATUS_WARN, p->gpu->bdf, "nearest NIC %s (%s) is SYS (across sockets): GPUDirect "

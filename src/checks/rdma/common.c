@@ -1,6 +1,7 @@
 /* RDMA/NCCL policy helpers; see common.h. */
 #include "common.h"
 #include "checks/check.h"
+#include "checks/gpu/common.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/readers.h"
@@ -436,4 +437,80 @@ bool nccl_skip_computed(struct check_ctx *c, const struct nccl_var *v)
 	check_add(c, STATUS_SKIP, v->name, "=%s (%s) is computed when the login shell runs: not judged from the file",
 		  v->value, v->source);
 	return true;
+}
+
+/* PCI device IDs of Hopper and later data-centre GPUs start at 0x2300
+ * (GH100: 0x2330 H100 SXM5, 0x2335 H200; pci.ids), Ampere's GA100 is
+ * 0x20xx. Used only together with NVSwitches on PCI, which only HGX/DGX
+ * baseboards carry. */
+#define NV_FIRST_HOPPER_DEVICE 0x2300u
+
+void nccl_node_get(const struct inventory *inv, struct nccl_node *n)
+{
+	const struct pci_dev **gpus = NULL;
+	*n = (struct nccl_node){ .gpus = topo_gpus(inv, &gpus) };
+	for (size_t i = 0; i < n->gpus; i++)
+		n->hopper |= !gpus[i]->ids_err && gpus[i]->device >= NV_FIRST_HOPPER_DEVICE;
+	free(gpus);
+	n->unidentified = gpu_unidentified(inv, NULL);
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *p = &inv->pci.v[i];
+		if (p->ids_err || p->class_err || p->vendor != VENDOR_NVIDIA || (p->class_code >> 8) != 0x0680)
+			continue;
+		if (!n->nvswitches++)
+			n->nvswitch_bdf = p->bdf;
+	}
+	for (size_t i = 0; inv->nvml && i < inv->nvml->n; i++) {
+		const struct nvml_gpu *g = &inv->nvml->v[i];
+		if (g->nvlink_links > 0 && g->nvlink_down < g->nvlink_links)
+			n->nvlink_gpus++;
+	}
+	n->nvlink = n->nvswitches > 0 || n->nvlink_gpus > 1;
+	n->nvls = n->nvswitches > 0 && n->hopper;
+}
+
+enum nccl_p2p nccl_p2p_state(const struct inventory *inv, const struct nccl_var **by)
+{
+	static const char *const names[] = { "LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS" };
+	const struct nccl_var *d = nccl_get(&inv->nccl, "NCCL_P2P_DISABLE");
+	const struct nccl_var *l = nccl_get(&inv->nccl, "NCCL_P2P_LEVEL");
+	*by = d;
+	if (d && d->computed)
+		return NCCL_P2P_UNKNOWN;
+	if (d && strtol(d->value, NULL, 0) == 1)
+		return NCCL_P2P_OFF;
+	*by = l;
+	if (!l)
+		return NCCL_P2P_DEFAULT;
+	if (l->computed)
+		return NCCL_P2P_UNKNOWN;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(l->value, names[i]))
+			return i == 0 ? NCCL_P2P_OFF : NCCL_P2P_LEVEL_SET;
+	if (l->value[0] >= '0' && l->value[0] <= '9')
+		return strtol(l->value, NULL, 0) == 0 ? NCCL_P2P_OFF : NCCL_P2P_LEVEL_SET;
+	*by = NULL; /* ignored by NCCL (rdma.nccl_levels says so): the default applies */
+	return NCCL_P2P_DEFAULT;
+}
+
+const struct nccl_var *nccl_shm_off(const struct inventory *inv)
+{
+	const struct nccl_var *v = nccl_get(&inv->nccl, "NCCL_SHM_DISABLE");
+	long long n;
+	if (!v || v->computed || nccl_param_int(v->value, &n, NULL) < 0)
+		return NULL;
+	return n == 1 ? v : NULL;
+}
+
+size_t nccl_port_count(const struct inventory *inv)
+{
+	struct nccl_list l = { 0 };
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	size_t n = 0;
+	nccl_hca(inv, &l);
+	for_each_rdma_port(&inv->rdma, d, p)
+		n += nccl_uses_port(&l, d, p);
+	nccl_list_free(&l);
+	return n;
 }

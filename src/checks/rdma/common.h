@@ -177,3 +177,40 @@ enum nccl_int_outcome {
  * reads differently than it is written is a warn. */
 enum nccl_int_outcome nccl_int_var(struct check_ctx *c, const struct nccl_var *v, long long min, long long max,
 				   const char *what, long long *ret);
+
+/* What the NCCL transport checks (nccl_p2p, nccl_shm, nccl_tuning) know of
+ * the GPUs inside this node and what joins them, from PCI (NVSwitches) and,
+ * when live, NVML (NVLinks of GPUs without NVSwitch, e.g. bridged cards). */
+struct nccl_node {
+	size_t gpus;              /* NVIDIA GPUs on PCI (topo_gpus) */
+	size_t unidentified;      /* functions that may be GPUs or NVSwitches: class or IDs unreadable */
+	size_t nvswitches;        /* NVSwitch functions: vendor 10de, class 0x0680xx (pci.ids) */
+	const char *nvswitch_bdf; /* the first of them, NULL none */
+	size_t nvlink_gpus;       /* live NVML: GPUs with an NVLink that is up; 0 when not live */
+	bool nvlink;              /* NVSwitches on PCI, or NVML saw NVLinks up */
+	bool hopper;              /* a GPU of Hopper or later (PCI device 0x2300 and up; A100 is 0x20xx) */
+	bool nvls;                /* NVSwitches and Hopper GPUs: NVLink SHARP (NVLS) hardware */
+};
+void nccl_node_get(const struct inventory *inv, struct nccl_node *n);
+
+/* What NCCL_P2P_DISABLE and NCCL_P2P_LEVEL leave of the P2P transport
+ * (NCCL src/graph/paths.cc ncclGetLevel/ncclTopoCheckP2p): NCCL_P2P_DISABLE
+ * acts only when strtol() reads 1, and then wins; else NCCL_P2P_LEVEL, an
+ * exact path type name or a legacy number (0 LOC ... 4+ SYS). LOC allows no
+ * path between two GPUs, so P2P is off. */
+enum nccl_p2p {
+	NCCL_P2P_DEFAULT,  /* neither acts: NCCL's default level (PXB; NVLink always within it) */
+	NCCL_P2P_LEVEL_SET, /* a level above LOC: NVLink paths (NVL) are within it */
+	NCCL_P2P_OFF,      /* NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC/0 */
+	NCCL_P2P_UNKNOWN,  /* the deciding value is computed at login */
+};
+/* *by: the variable that decides (NULL for the default). */
+enum nccl_p2p nccl_p2p_state(const struct inventory *inv, const struct nccl_var **by);
+
+/* NCCL_SHM_DISABLE as NCCL reads it (src/transport/shm.cc: only the value
+ * 1 disables, read with strtoll base 0): the variable when it disables
+ * SHM, else NULL (unset, another value, or computed at login). */
+const struct nccl_var *nccl_shm_off(const struct inventory *inv);
+
+/* How many active RDMA ports NCCL_IB_HCA leaves NCCL (nccl_uses_port). */
+size_t nccl_port_count(const struct inventory *inv);
