@@ -52,41 +52,6 @@ const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char
 	return buf;
 }
 
-enum xid_class xid_classify(int code)
-{
-	switch (code) {
-	case 48: case 62: case 64: case 74: case 79: case 92: case 94: case 95: case 119: case 120:
-		return XID_FATAL;
-	case 13: case 31: case 43: case 45:
-		return XID_APP;
-	default:
-		return XID_OTHER;
-	}
-}
-
-const char *xid_meaning(int code)
-{
-	switch (code) {
-	case 13: return "graphics engine exception (usually an application fault)";
-	case 31: return "GPU memory page fault (usually an application's illegal access)";
-	case 43: return "GPU stopped processing (the application faulted)";
-	case 45: return "preemptive cleanup after earlier errors";
-	case 48: return "double-bit ECC error";
-	case 61: return "internal micro-controller breakpoint/warning";
-	case 62: return "internal micro-controller halt";
-	case 63: return "ECC page retirement or row remapping recorded";
-	case 64: return "ECC page retirement or row remapping failure";
-	case 74: return "NVLink error";
-	case 79: return "GPU has fallen off the bus";
-	case 92: return "high single-bit ECC error rate";
-	case 94: return "contained ECC error";
-	case 95: return "uncontained ECC error";
-	case 119: return "GSP RPC timeout";
-	case 120: return "GSP error";
-	default: return NULL;
-	}
-}
-
 bool kernel_version(const char *release, int *major, int *minor)
 {
 	return release && sscanf(release, "%d.%d", major, minor) == 2;
@@ -212,6 +177,17 @@ const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv)
 			old = gpus[i];
 	free(gpus);
 	return old;
+}
+
+const struct pci_dev *gpu_first_blackwell(const struct inventory *inv)
+{
+	const struct pci_dev **gpus = NULL, *bw = NULL;
+	size_t n = topo_gpus(inv, &gpus);
+	for (size_t i = 0; i < n && !bw; i++)
+		if (!gpus[i]->ids_err && gpus[i]->device >= NV_FIRST_BLACKWELL_DEVICE)
+			bw = gpus[i];
+	free(gpus);
+	return bw;
 }
 
 const char *gpu_driver_package(const struct inventory *inv, bool open, char *buf, size_t size)
