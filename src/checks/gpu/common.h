@@ -14,7 +14,7 @@
  * Into buf. */
 const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size);
 
-/* NVIDIA's Xid catalog (xid_catalog.c): the immediate action NVIDIA
+/* NVIDIA's Xid catalog (common.c): the immediate action NVIDIA
  * recommends for each code, as the operator's choice. */
 enum xid_action {
 	XID_ACT_IGNORE,      /* IGNORE */

@@ -1,5 +1,5 @@
 /* gpu.xid: Xid errors in the kernel log, per GPU and code, judged with
- * NVIDIA's Xid catalog (xid_catalog.c): each finding names the catalog's
+ * NVIDIA's Xid catalog (common.c): each finding names the catalog's
  * immediate action (restart the application, reset the GPU, reboot the
  * node, open a case and RMA). Codes whose action is IGNORE or RESTART_APP
  * leave the node in service (ok, with the action in the message); memory
