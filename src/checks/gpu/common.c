@@ -482,7 +482,7 @@ static const struct xid_advice advice[] = {
 			      "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %1$s`; drain and reset the GPU "
 			      "(`nvidia-smi -r -i %1$s`) to apply pending row remaps; RMA if remapping failed or it "
 			      "repeats" },
-	[XID_ACT_ECC_WATCH] = { STATUS_WARN, "IGNORE or RESTART_APP",
+	[XID_ACT_ECC_WATCH] = { STATUS_WARN, "92: IGNORE, 94: RESTART_APP",
 				"the node stays in service; watch the GPU's ECC counters and row remapping",
 				"check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %1$s`: a pending remap needs a GPU reset "
 				"(`nvidia-smi -r -i %1$s`), a failed one an RMA" },

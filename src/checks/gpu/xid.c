@@ -22,7 +22,7 @@ static void judge(struct check_ctx *c, const struct xid_event *e, const char *bd
 	struct finding *f;
 	if (!x)
 		f = check_add(c, STATUS_WARN, bdf, "Xid %d x%u: not in NVIDIA's Xid catalog (as of October 2025); "
-						   "NVIDIA's action for unknown codes: open a case with NVIDIA",
+						   "read the driver's message; if it repeats, open a case with NVIDIA",
 			      e->code, e->count);
 	else
 		f = check_add(c, a->status, bdf, "Xid %d x%u: %s; NVIDIA's action: %s (%s)", e->code, e->count,
