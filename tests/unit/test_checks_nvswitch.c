@@ -1,7 +1,7 @@
 /* NVSwitch systems, GPUs and the driver: the fabric manager (F01, F02),
  * IMEX channels (F06, T09), MIG instances (F13, T10), VBIOS parity (F14),
- * Blackwell with the proprietary module (F11) and the Xid catalog (F20,
- * T13), against inventories built by hand and small trees. */
+ * Blackwell with the proprietary module (F11), the Xid catalog (F20,
+ * T13) and the NVLinks of bridged PCIe cards (T11), against inventories built by hand and small trees. */
 #include "testutil.h"
 #include "checks/check.h"
 #include "checks/gpu/common.h"
@@ -10,6 +10,7 @@
 #include "core/strv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,6 +455,69 @@ static void test_xid_findings(void **state)
 	node_done(&n);
 }
 
+/* ---- gpu.nvml and bridged PCIe cards (F09, T11) ---- */
+
+static void nvl_gpu(struct nvml_gpu *g, const char *bdf, int down)
+{
+	memset(g, 0, sizeof(*g));
+	snprintf(g->bdf, sizeof(g->bdf), "%s", bdf);
+	snprintf(g->name, sizeof(g->name), "NVIDIA H100 NVL");
+	g->persistence = 1, g->ecc_current = 1, g->remap_pending = 0, g->retired_pending = 0;
+	g->nvlink_links = 18, g->nvlink_down = down;
+}
+
+static void run_nvml(struct node *n, struct nvml_gpu *v, size_t nv)
+{
+	static struct nvml_info info;
+	memset(&info, 0, sizeof(info));
+	info.loaded = true;
+	info.v = v, info.n = nv;
+	n->inv.live = true;
+	n->inv.nvml = &info;
+	node_run(n, "gpu.nvml");
+	n->inv.nvml = NULL;
+}
+
+static void test_nvlink_bridged(void **state)
+{
+	(void)state;
+	struct nvml_gpu v[2];
+	struct node n;
+	/* a bridged pair: 12 of 18 links up on both (NVIDIA/nccl#1608) */
+	node_init(&n, 0x2321, false);
+	nvl_gpu(&v[0], "0000:18:00.0", 6);
+	nvl_gpu(&v[1], "0000:3a:00.0", 6);
+	run_nvml(&n, v, 2);
+	const struct finding *f = find(&n, "gpu.nvml", "0000:18:00.0");
+	assert_int_equal(f->status, STATUS_OK);
+	assert_has(f->message, "12 of 18 NVLinks up as on every NVIDIA H100 NVL");
+	node_done(&n);
+
+	/* one card with fewer links than its peer: a fault */
+	node_init(&n, 0x2321, false);
+	nvl_gpu(&v[0], "0000:18:00.0", 6);
+	nvl_gpu(&v[1], "0000:3a:00.0", 8);
+	run_nvml(&n, v, 2);
+	assert_int_equal(find(&n, "gpu.nvml", "0000:3a:00.0")->status, STATUS_FAIL);
+	assert_int_equal(find(&n, "gpu.nvml", "0000:18:00.0")->status, STATUS_FAIL);
+	node_done(&n);
+
+	/* on an NVSwitch baseboard every link trains */
+	node_init(&n, 0x2330, true);
+	nvl_gpu(&v[0], "0000:18:00.0", 6);
+	nvl_gpu(&v[1], "0000:3a:00.0", 6);
+	run_nvml(&n, v, 2);
+	assert_int_equal(find(&n, "gpu.nvml", "0000:18:00.0")->status, STATUS_FAIL);
+	node_done(&n);
+
+	/* a lone card cannot be compared */
+	node_init(&n, 0x2321, false);
+	nvl_gpu(&v[0], "0000:18:00.0", 6);
+	run_nvml(&n, v, 1);
+	assert_int_equal(find(&n, "gpu.nvml", "0000:18:00.0")->status, STATUS_FAIL);
+	node_done(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_xid_catalog),
 		cmocka_unit_test(test_xid_recovery_parse),
 		cmocka_unit_test(test_xid_findings),
+		cmocka_unit_test(test_nvlink_bridged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -179,6 +179,32 @@ const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv)
 	return old;
 }
 
+size_t nvswitch_count(const struct inventory *inv)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < inv->pci.n; i++)
+		if (inv->pci.v[i].vendor == VENDOR_NVIDIA && (inv->pci.v[i].class_code >> 8) == 0x0680)
+			n++;
+	return n;
+}
+
+bool nvlink_partial_by_design(const struct inventory *inv, const struct nvml_gpu *g)
+{
+	int up = g->nvlink_links - g->nvlink_down;
+	if (!inv->nvml || g->nvlink_links <= 0 || up <= 0 || nvswitch_count(inv) > 0)
+		return false;
+	size_t peers = 0;
+	for (size_t i = 0; i < inv->nvml->n; i++) {
+		const struct nvml_gpu *p = &inv->nvml->v[i];
+		if (strcmp(p->name, g->name) || p->nvlink_links <= 0)
+			continue;
+		if (p->nvlink_links - p->nvlink_down != up)
+			return false;
+		peers++;
+	}
+	return peers >= 2;
+}
+
 const struct pci_dev *gpu_first_blackwell(const struct inventory *inv)
 {
 	const struct pci_dev **gpus = NULL, *bw = NULL;

@@ -114,6 +114,17 @@ void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
  * GPUDirect RDMA method), or NULL when there is none. A GPU whose PCI
  * IDs could not be read counts as none: its age is unknown. */
 const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
+/* NVSwitch functions on PCI: NVIDIA, class 0x0680 (bridge, other). */
+size_t nvswitch_count(const struct inventory *inv);
+
+/* Whether g's down NVLinks are by design (T11): bridged PCIe cards (H100
+ * NVL) connect only part of their 18 links, so some are inactive while the
+ * pair is NV12 (NVIDIA/nccl#1608). True when the node has no NVSwitch (on
+ * NVSwitch baseboards every link trains), and at least two GPUs of g's
+ * NVML name have NVLinks and all have the same number up (above zero); a
+ * GPU with fewer links up than its peers is a fault. */
+bool nvlink_partial_by_design(const struct inventory *inv, const struct nvml_gpu *g);
+
 /* NVIDIA supports Blackwell and later GPUs only with the open kernel
  * modules (NVIDIA Linux driver README, "Open Linux Kernel Modules").
  * Blackwell's PCI device IDs start at 0x2901 (GB100 [B200]); every Ada

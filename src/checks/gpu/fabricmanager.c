@@ -19,15 +19,6 @@
 
 #define FM_SERVICE "nvidia-fabricmanager.service"
 
-static size_t nvswitch_count(const struct inventory *inv)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < inv->pci.n; i++)
-		if (inv->pci.v[i].vendor == VENDOR_NVIDIA && (inv->pci.v[i].class_code >> 8) == 0x0680)
-			n++;
-	return n;
-}
-
 /* The Debian/Ubuntu package for this driver branch: "nvidia-fabricmanager-570". */
 static void fm_package(const struct inventory *inv, char *buf, size_t size)
 {
