@@ -105,6 +105,12 @@ static void test_fm_absent_disabled_stopped(void **state)
 	assert_has(f->message, "not installed on a node with 1 NVSwitch");
 	assert_has(f->hint, "`apt install nvidia-fabricmanager-570`");
 	node_done(&n);
+	node_init(&n, 0x2330, true);
+	n.inv.nvidia.version = (char *)"580.95.05";
+	node_run(&n, "gpu.fabricmanager");
+	assert_has(find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service")->hint,
+		   "`apt install nvidia-fabricmanager` ");
+	node_done(&n);
 
 	node_init(&n, 0x2330, true);
 	n.inv.fabric.fm.unit_path = (char *)"/lib/systemd/system/nvidia-fabricmanager.service";

@@ -19,7 +19,8 @@
 
 #define FM_SERVICE "nvidia-fabricmanager.service"
 
-/* The Debian/Ubuntu package for this driver branch: "nvidia-fabricmanager-570". */
+/* The Debian/Ubuntu package for this driver branch: the installed one, else
+ * "nvidia-fabricmanager-570" (up to branch 575) or "nvidia-fabricmanager". */
 static void fm_package(const struct inventory *inv, char *buf, size_t size)
 {
 	const struct fabric_info *f = &inv->fabric;
@@ -29,7 +30,13 @@ static void fm_package(const struct inventory *inv, char *buf, size_t size)
 	}
 	const char *v = inv->nvidia.version;
 	int major = v ? atoi(v) : 0;
-	snprintf(buf, size, "nvidia-fabricmanager-%d", major > 0 ? major : 570);
+	/* from branch 580 on the package is "nvidia-fabricmanager" and
+	 * nvidia-fabricmanager-580 a virtual name it provides
+	 * (NVIDIA/gpu-driver-container#451) */
+	if (major >= 580)
+		snprintf(buf, size, "nvidia-fabricmanager");
+	else
+		snprintf(buf, size, "nvidia-fabricmanager-%d", major > 0 ? major : 570);
 }
 
 static void judge_service(struct check_ctx *c, size_t nsw)
