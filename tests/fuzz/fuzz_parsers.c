@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 26) {
+	switch (sel % 27) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -175,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char pci[32];
 		int code;
 		sink += xid_parse_line(s, pci, sizeof(pci), &code);
+		sink += (unsigned)xid_parse_recovery(s);
 		break;
 	}
 	case 13:
@@ -260,6 +261,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct net_rdma_sync y;
 		_cleanup_free_ char *why = NULL;
 		sink += (unsigned)net_rdma_sync_decode(text, len, &y, &why);
+		break;
+	}
+	case 26: {
+		char *pkg = NULL, *ver = NULL;
+		if (dpkg_find_installed(s, "nvidia-fabricmanager", &pkg, &ver))
+			sink += strlen(pkg) + strlen(ver);
+		free(pkg);
+		free(ver);
 		break;
 	}
 	}
