@@ -472,7 +472,7 @@ static void nvl_gpu(struct nvml_gpu *g, const char *bdf, int down)
 	g->nvlink_links = 18, g->nvlink_down = down;
 }
 
-static void run_nvml(struct node *n, struct nvml_gpu *v, size_t nv)
+static void run_live(struct node *n, struct nvml_gpu *v, size_t nv, const char *id)
 {
 	static struct nvml_info info;
 	memset(&info, 0, sizeof(info));
@@ -480,8 +480,41 @@ static void run_nvml(struct node *n, struct nvml_gpu *v, size_t nv)
 	info.v = v, info.n = nv;
 	n->inv.live = true;
 	n->inv.nvml = &info;
-	node_run(n, "gpu.nvml");
+	node_run(n, id);
 	n->inv.nvml = NULL;
+}
+
+static void run_nvml(struct node *n, struct nvml_gpu *v, size_t nv)
+{
+	run_live(n, v, nv, "gpu.nvml");
+}
+
+/* Live: NVML's MIG mode, current and pending (F13) */
+static void test_mig_live(void **state)
+{
+	(void)state;
+	struct nvml_gpu v[1];
+	struct node n;
+	node_init(&n, 0x2330, false);
+	add_gpu(&n, "0000:18:00.0", "96.00.99.00.01", 0);
+	n.gpus[0].mig_err = 0;
+	nvl_gpu(&v[0], "0000:18:00.0", 0);
+	v[0].mig_current = 0, v[0].mig_pending = 1;
+	run_live(&n, v, 1, "gpu.mig");
+	const struct finding *f = find(&n, "gpu.mig", "0000:18:00.0");
+	assert_int_equal(f->status, STATUS_FAIL);
+	assert_has(f->message, "pending: on after the next GPU reset");
+	node_done(&n);
+
+	node_init(&n, 0x2330, false);
+	add_gpu(&n, "0000:18:00.0", "96.00.99.00.01", 0);
+	n.gpus[0].mig_err = 0;
+	nvl_gpu(&v[0], "0000:18:00.0", 0);
+	run_live(&n, v, 1, "gpu.mig");
+	f = find(&n, "gpu.mig", "0000:18:00.0");
+	assert_int_equal(f->status, STATUS_OK);
+	assert_has(f->message, "MIG mode off, none pending (NVML)");
+	node_done(&n);
 }
 
 static void test_nvlink_bridged(void **state)
@@ -539,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_xid_recovery_parse),
 		cmocka_unit_test(test_xid_findings),
 		cmocka_unit_test(test_nvlink_bridged),
+		cmocka_unit_test(test_mig_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
