@@ -40,6 +40,10 @@ extern const struct check_def check_gpu_driver;
 extern const struct check_def check_gpu_driver_gpus;
 extern const struct check_def check_gpu_pcie_link;
 extern const struct check_def check_gpu_xid;
+extern const struct check_def check_gpu_fabricmanager;
+extern const struct check_def check_gpu_imex;
+extern const struct check_def check_gpu_mig;
+extern const struct check_def check_gpu_vbios;
 extern const struct check_def check_gpu_nvml;
 extern const struct check_def check_gpu_cuda;
 extern const struct check_def check_gpu_pytorch;
@@ -59,8 +63,12 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_count,
 	&check_gpu_driver,
 	&check_gpu_driver_gpus,
+	&check_gpu_vbios,
+	&check_gpu_mig,
 	&check_gpu_pcie_link,
 	&check_gpu_xid,
+	&check_gpu_fabricmanager,
+	&check_gpu_imex,
 	&check_gpu_nvml,
 	&check_gpu_cuda,
 	&check_gpu_pytorch,

@@ -48,6 +48,7 @@ struct nvml_gpu {
 	int pcie_gen_cur, pcie_gen_max, pcie_width_cur, pcie_width_max; /* GPU_UNKNOWN */
 	int nvlink_links;      /* links that exist (state query supported) */
 	int nvlink_down;       /* of those, disabled */
+	int mig_current, mig_pending; /* nvmlDeviceGetMigMode: 1 enabled, 0 disabled; GPU_UNKNOWN */
 	char error[160];       /* first per-GPU failure, "" if none */
 };
 

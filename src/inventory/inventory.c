@@ -25,7 +25,7 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 			goto fail;
 	}
 	if (parts & INV_GPU) {
-		if ((e = nvidia_load(r, &inv->nvidia)) < 0 || (e = kconfig_load(r, inv->kernel.release, &inv->kconfig)) < 0 ||
+		if ((e = nvidia_load(r, &inv->nvidia)) < 0 || (e = fabric_load(r, &inv->fabric)) < 0 || (e = kconfig_load(r, inv->kernel.release, &inv->kconfig)) < 0 ||
 		    (e = xid_load(r, &inv->xid)) < 0)
 			goto fail;
 	}
@@ -57,6 +57,7 @@ void inventory_free(struct inventory *inv)
 	nccl_config_free(&inv->nccl);
 	host_free(&inv->host);
 	nvidia_free(&inv->nvidia);
+	fabric_free(&inv->fabric);
 	kconfig_free(&inv->kconfig);
 	xid_free(&inv->xid);
 	if (inv->nvml) {

@@ -401,6 +401,13 @@ struct nvidia_gpu_info {
 	int info_err;       /* reading its `information` (-ENODATA: empty); 0 read */
 	int excluded;       /* 1 "GPU Excluded: Yes", 0 No, -1 missing */
 	int minor;          /* /dev/nvidiaN, -1 unknown */
+	/* MIG GPU instances: the "gi<id>" entries of
+	 * /proc/driver/nvidia/capabilities/gpu<minor>/mig, which the driver
+	 * creates per GPU instance (open-gpu-kernel-modules
+	 * src/nvidia/arch/nvalloc/unix/src/os.c osRmCapRegisterSmcPartition);
+	 * the `mig` directory itself exists on every GPU (osRmCapRegisterGpu). */
+	struct strv mig_gis;
+	int mig_err;        /* listing that directory (or -ENODATA: minor unknown); 0 listed */
 };
 
 struct nvidia_info {
@@ -419,6 +426,33 @@ struct nvidia_info {
 	 * /sys/kernel/mm/memory_peers/nv_mem/version, .../nv_mem_nc/version,
 	 * /sys/module/nvidia_peermem/version; NULL if none. */
 	const char *peermem_marker;
+};
+
+/* ---- NVSwitch systems: fabric manager and IMEX (fabric.c) ----
+ * Unit files, their enablement links and systemd's runtime marker
+ * /run/systemd/units/invocation:<unit> (systemd src/core/unit.c:
+ * unit_export_invocation_id() writes it when the unit starts, and
+ * unit_notify() removes it when the unit becomes inactive or failed), the
+ * dpkg status database, and the IMEX channel device nodes (NVIDIA IMEX
+ * Service for NVLink Networks User's Guide, "IMEX Channels"). */
+
+struct service_info {
+	char *unit_path;    /* the unit file that wins (systemd search order), NULL when none */
+	bool enabled;       /* a *.wants/ or *.requires/ link under /etc/systemd/system */
+	int active;         /* 1 the invocation link exists, 0 /run/systemd/units lacks it, -1 unknown */
+	int active_err;     /* listing /run/systemd/units, when unknown */
+};
+
+struct fabric_info {
+	struct service_info fm;      /* nvidia-fabricmanager.service */
+	char *fm_pkg;                /* installed package ("nvidia-fabricmanager-570"), NULL none */
+	char *fm_pkg_version;        /* its upstream version ("570.124.06"), without epoch and revision */
+	int pkg_err;                 /* reading /var/lib/dpkg/status */
+	bool rpm_db;                 /* /var/lib/rpm exists: an RPM system, whose database is not text */
+	struct service_info imex;    /* nvidia-imex.service */
+	int imex_nodes_err;          /* reading /etc/nvidia-imex/nodes_config.cfg (0: read, not empty) */
+	struct strv imex_channels;   /* /dev/nvidia-caps-imex-channels entries ("channel0") */
+	int imex_channels_err;       /* listing that directory */
 };
 
 /* ---- kernel build configuration (Linux drivers/pci/Kconfig, drivers/infiniband/Kconfig) ---- */
@@ -441,6 +475,11 @@ struct xid_event {
 	int code;
 	unsigned count;
 	char *last;         /* the last such line, trimmed */
+	/* Xid 154 only: the recovery action the last line changed to ("GPU
+	 * recovery action changed from 0x0 (None) to 0x1 (GPU Reset
+	 * Required)"), NVML's nvmlGpuRecoveryAction_t: 0 none, 1 GPU reset,
+	 * 2 node reboot, 3 drain P2P, 4 drain and reset; -1 not read */
+	int recovery;
 };
 
 struct xid_info {
@@ -476,6 +515,7 @@ struct inventory {
 	struct nccl_config nccl;
 	struct host_info host;
 	struct nvidia_info nvidia;
+	struct fabric_info fabric;
 	struct kconfig_info kconfig;
 	struct xid_info xid;
 	/* live only (NULL under a recorded root, or when not asked for) */
@@ -530,6 +570,7 @@ int nccl_config_load(const struct root *r, const struct user_info *u, struct ncc
 int host_load(const struct root *r, struct host_info *h);
 int iommu_load(const struct root *r, struct pci_info *p);
 int nvidia_load(const struct root *r, struct nvidia_info *n);
+int fabric_load(const struct root *r, struct fabric_info *f);
 int kconfig_load(const struct root *r, const char *release, struct kconfig_info *k);
 int xid_load(struct root *r, struct xid_info *x);
 
@@ -542,6 +583,7 @@ void persist_free(struct persist_info *p);
 void nccl_config_free(struct nccl_config *c);
 void host_free(struct host_info *h);
 void nvidia_free(struct nvidia_info *n);
+void fabric_free(struct fabric_info *f);
 void kconfig_free(struct kconfig_info *k);
 void xid_free(struct xid_info *x);
 void torch_free(struct torch_info *t);
@@ -550,6 +592,8 @@ void torch_free(struct torch_info *t);
 /* One kernel-log line (kmsg record or dmesg text): if it is an Xid line,
  * writes the PCI id (no function) and the code and returns true. */
 bool xid_parse_line(const char *line, char *pci, size_t pci_size, int *code);
+/* The action an Xid 154 line changed to (the number after "to 0x"), or -1. */
+int xid_parse_recovery(const char *line);
 /* "CONFIG_X=y" / "# CONFIG_X is not set" lines: calls fn for each. */
 void kconfig_parse(const char *text, size_t len, void (*fn)(void *ud, const char *name, const char *value),
 		   void *ud);
@@ -564,6 +608,20 @@ void nccl_topo_free(struct nccl_topo_file *t);
 /* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.124.06 ..."
  * -> flavour and malloc'd version (NULL if none found). */
 enum nv_flavour nv_parse_version_line(const char *line, char **version);
+
+/* The Debian package database (/var/lib/dpkg/status, deb-control(5)
+ * stanzas): the first installed package ("Status: install ok installed")
+ * whose name is `name` or `name`-<digits> (nvidia-fabricmanager-570);
+ * malloc'd name and upstream version (no epoch, no Debian revision) into
+ * *pkg and *version. False when none is installed. */
+bool dpkg_find_installed(const char *status, const char *name, char **pkg, char **version);
+
+/* Where systemd finds a unit (the first of its system unit directories
+ * that has it: systemd.unit(5)), malloc'd, or NULL; and whether `systemctl
+ * enable` linked it (a *.wants/ or *.requires/ entry under
+ * /etc/systemd/system). */
+char *systemd_unit_find(const struct root *r, const char *unit);
+bool systemd_unit_enabled(const struct root *r, const char *unit);
 
 /* The last PCI BDF component of a sysfs path ("/sys/devices/pci0000:00/
  * 0000:00:01.0/0000:01:00.0/net/x" -> "0000:01:00.0"), or NULL. */

@@ -43,12 +43,28 @@ enum nv_flavour nv_parse_version_line(const char *line, char **version)
 	return f;
 }
 
+/* The GPU instances of a GPU: gi<id> under capabilities/gpu<minor>/mig. */
+static void load_mig(const struct root *r, struct nvidia_gpu_info *g)
+{
+	if (g->minor < 0) {
+		g->mig_err = -ENODATA;
+		return;
+	}
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	_cleanup_free_ char *dir = xasprintf("/proc/driver/nvidia/capabilities/gpu%d/mig", g->minor);
+	g->mig_err = root_list(r, dir, &names);
+	for (size_t i = 0; i < names.n; i++)
+		if (str_startswith(names.v[i], "gi") && names.v[i][2] >= '0' && names.v[i][2] <= '9')
+			strv_add(&g->mig_gis, names.v[i]);
+}
+
 static void load_gpu_info(const struct root *r, const char *bdf, struct nvidia_gpu_info *g)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	g->bdf = xstrdup(bdf);
 	g->excluded = -1;
 	g->minor = -1;
+	g->mig_err = -ENODATA;
 	g->info_err = read_all(r, &sb, "/proc/driver/nvidia/gpus/%s/information", bdf);
 	if (g->info_err == 0 && sb.len == 0)
 		g->info_err = -ENODATA;
@@ -78,6 +94,7 @@ static void load_gpu_info(const struct root *r, const char *bdf, struct nvidia_g
 		else if (!strcmp(k, "Device Minor"))
 			g->minor = parse_int(v, 10, &g->minor) == 0 ? g->minor : -1;
 	}
+	load_mig(r, g);
 }
 
 int nvidia_load(const struct root *r, struct nvidia_info *n)
@@ -124,6 +141,7 @@ void nvidia_free(struct nvidia_info *n)
 	for (size_t i = 0; i < n->n_gpus; i++) {
 		struct nvidia_gpu_info *g = &n->gpus[i];
 		free(g->bdf), free(g->model), free(g->uuid), free(g->vbios), free(g->firmware), free(g->bus_location);
+		strv_free(&g->mig_gis);
 	}
 	free(n->gpus);
 	free(n->version_line);

@@ -165,7 +165,7 @@ static char *unit_script_mentioning(const struct root *r, struct persist_info *p
 	return NULL;
 }
 
-static bool unit_enabled(const struct root *r, const char *unit)
+bool systemd_unit_enabled(const struct root *r, const char *unit)
 {
 	_cleanup_strv_ struct strv dirs = STRV_INIT;
 	if (root_list(r, "/etc/systemd/system", &dirs) < 0)
@@ -181,6 +181,17 @@ static bool unit_enabled(const struct root *r, const char *unit)
 			return true;
 	}
 	return false;
+}
+
+char *systemd_unit_find(const struct root *r, const char *unit)
+{
+	for (size_t d = 0; d < ARRAY_SIZE(unit_dirs); d++) {
+		char *path = xasprintf("%s/%s", unit_dirs[d], unit);
+		if (root_exists(r, path))
+			return path;
+		free(path);
+	}
+	return NULL;
 }
 
 static void scan_units(const struct root *r, struct persist_info *p)
@@ -203,7 +214,7 @@ static void scan_units(const struct root *r, struct persist_info *p)
 			if (!mentions_tos(&sb) && !(via = unit_script_mentioning(r, p, &sb)))
 				continue;
 			record_kept(r, path, &sb, KEEP_UNIT);
-			add(p, "systemd", path, names.v[i], unit_enabled(r, names.v[i]), via);
+			add(p, "systemd", path, names.v[i], systemd_unit_enabled(r, names.v[i]), via);
 		}
 	}
 	strv_free(&seen);

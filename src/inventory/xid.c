@@ -49,17 +49,32 @@ bool xid_parse_line(const char *line, char *pci, size_t pci_size, int *code)
 	return true;
 }
 
+int xid_parse_recovery(const char *line)
+{
+	const char *s = strstr(line, "recovery action changed from");
+	s = s ? strstr(s, " to 0x") : NULL;
+	if (!s || !isxdigit((unsigned char)s[6]))
+		return -1;
+	long v = 0;
+	for (s += 6; isxdigit((unsigned char)*s) && v < 0x10000; s++)
+		v = v * 16 + (isdigit((unsigned char)*s) ? *s - '0' : tolower((unsigned char)*s) - 'a' + 10);
+	return (int)v;
+}
+
 static void add_event(struct xid_info *x, const char *pci, int code, const char *line)
 {
+	int recovery = code == 154 ? xid_parse_recovery(line) : -1;
 	for (size_t i = 0; i < x->n; i++)
 		if (x->v[i].code == code && !strcmp(x->v[i].pci, pci)) {
 			x->v[i].count++;
 			free(x->v[i].last);
 			x->v[i].last = xstrdup(line);
+			x->v[i].recovery = recovery;
 			return;
 		}
 	x->v = xreallocarray(x->v, x->n + 1, sizeof(*x->v));
-	x->v[x->n++] = (struct xid_event){ .pci = xstrdup(pci), .code = code, .count = 1, .last = xstrdup(line) };
+	x->v[x->n++] = (struct xid_event){ .pci = xstrdup(pci), .code = code, .count = 1, .last = xstrdup(line),
+					   .recovery = recovery };
 }
 
 static int on_line(void *ud, char *line, unsigned no)

@@ -34,6 +34,7 @@ static const struct dl_sym nvml_syms[] = {
 	NVML_OPT(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur),
 	NVML_OPT(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max),
 	NVML_OPT(nvmlDeviceGetNvLinkState, nvlink_state),
+	NVML_OPT(nvmlDeviceGetMigMode, mig_mode),
 };
 
 #define N_NVML_SYMS (sizeof(nvml_syms) / sizeof(nvml_syms[0]))

@@ -117,6 +117,8 @@ struct nvml_api {
 	nvmlReturn_t (*pcie_width_cur)(nvmlDevice_t dev, unsigned *v);
 	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t dev, unsigned *v);
 	nvmlReturn_t (*nvlink_state)(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active);
+	/* NVML_DEVICE_MIG_ENABLE (1) / DISABLE (0), current and after the next reset */
+	nvmlReturn_t (*mig_mode)(nvmlDevice_t dev, unsigned *current, unsigned *pending);
 };
 
 /* Opens libnvidia-ml.so.1 into *api (zeroed first); 0 or the dl_open()

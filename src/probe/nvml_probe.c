@@ -92,6 +92,7 @@ static void nvml_gpu_init(struct nvml_gpu *g, unsigned index)
 		.temperature = GPU_UNKNOWN,
 		.pcie_gen_cur = GPU_UNKNOWN, .pcie_gen_max = GPU_UNKNOWN,
 		.pcie_width_cur = GPU_UNKNOWN, .pcie_width_max = GPU_UNKNOWN,
+		.mig_current = GPU_UNKNOWN, .mig_pending = GPU_UNKNOWN,
 	};
 }
 
@@ -228,6 +229,12 @@ static void nvml_read_gpu(const struct nvml_api *api, struct isolate_ctx *t, uns
 	nvml_read_identity(api, t, dev, g);
 	nvml_read_memory_health(api, t, dev, g);
 	nvml_read_link_health(api, t, dev, g);
+	unsigned cur = 0, pending = 0;
+	/* not supported on GPUs without MIG: stays unknown */
+	if (api->mig_mode && NVML_TRY(t, api, g, "nvmlDeviceGetMigMode", api->mig_mode(dev, &cur, &pending))) {
+		g->mig_current = cur == 1;
+		g->mig_pending = pending == 1;
+	}
 }
 
 /* Driver-wide facts and every GPU; NVML is initialised. */

@@ -82,7 +82,8 @@ typedef unsigned long long ull;
 	P(nvmlDeviceGetMaxPcieLinkGeneration, pcie_gen_max, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
-	P(nvmlDeviceGetNvLinkState, nvlink_state, nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlEnableState_t *), 0)
+	P(nvmlDeviceGetNvLinkState, nvlink_state, nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlEnableState_t *), 0) \
+	P(nvmlDeviceGetMigMode, mig_mode, nvmlReturn_t (*)(nvmlDevice_t, unsigned *, unsigned *), 0)
 
 #define ABI_NAMES \
 	ABI_NAME(nvmlInit) ABI_NAME(nvmlShutdown) ABI_NAME(nvmlErrorString) ABI_NAME(nvmlDeviceGetCount) \
@@ -94,7 +95,7 @@ typedef unsigned long long ull;
 	ABI_NAME(nvmlDeviceGetTemperature) ABI_NAME(nvmlDeviceGetCurrentClocksThrottleReasons) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkGeneration) ABI_NAME(nvmlDeviceGetMaxPcieLinkGeneration) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkWidth) ABI_NAME(nvmlDeviceGetMaxPcieLinkWidth) \
-	ABI_NAME(nvmlDeviceGetNvLinkState)
+	ABI_NAME(nvmlDeviceGetNvLinkState) ABI_NAME(nvmlDeviceGetMigMode)
 
 #ifdef ABI_REAL
 extern const struct abi_real abi_nvml_real;

@@ -29,7 +29,8 @@ import sys
 # matched before any "="; a short option may carry its value attached
 # (-i0). Sources: each tool's manual page (apt-get(8), dmesg(1),
 # ethtool(8), grep(1), ip(8), lspci(8), modprobe(8), mount(8), sysctl(8),
-# systemctl(1), udevadm(8), setpci(8), nvidia-smi(1), rdma(8)), NVIDIA's
+# systemctl(1), udevadm(8), setpci(8), nvidia-smi(1) (its `mig` subcommand's -dci/-dgi),
+# rdma(8)), NVIDIA's
 # MFT and MLNX_OFED user manuals (mlxfwmanager, mlxfwreset, mlxlink,
 # mlnx_qos), perftest's --help (ib_write_bw) and PyTorch's torchrun
 # documentation.
@@ -56,8 +57,10 @@ TOOLS = {
     "modprobe": ({"-a", "-r", "-v"}, None),
     "mount": ({"-t", "-o"}, None),
     "netplan": (set(), {"apply", "try", "generate", "get", "set"}, True),
-    "nvidia-smi": ({"-q", "-d", "-i", "-r", "-pm", "-e", "-s", "-m", "-L", "--query-gpu", "--format"},
-                   {"nvlink", "topo"}, False),
+    "nvidia-bug-report.sh": (set(), None),
+    "nvidia-smi": ({"-q", "-d", "-i", "-r", "-pm", "-e", "-s", "-m", "-L", "--query-gpu", "--format", "-mig",
+                    "-dci", "-dgi"},
+                   {"nvlink", "topo", "mig"}, False),
     "printf": (set(), None),
     "rdma": ({"-d", "-j", "-p"}, {"link", "dev", "resource", "system", "statistic"}, True),
     "setpci": ({"-s", "-d", "-v"}, None),
@@ -65,7 +68,7 @@ TOOLS = {
     "sudo": ({"-E"}, None),
     "sysctl": ({"-w", "-p", "-a", "-n", "--system"}, None),
     "systemctl": ({"--now"}, {"enable", "disable", "start", "stop", "restart", "status", "is-active",
-                              "daemon-reload"}, True),
+                              "daemon-reload", "reboot"}, True),
     "tail": ({"-n", "-f"}, None),
     "torchrun": ({"--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank", "--master_addr",
                   "--master-addr", "--master_port", "--master-port", "--no-python", "--no_python", "--standalone",

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 28) {
+	switch (sel % 29) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -175,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char pci[32];
 		int code;
 		sink += xid_parse_line(s, pci, sizeof(pci), &code);
+		sink += (unsigned)xid_parse_recovery(s);
 		break;
 	}
 	case 13:
@@ -280,6 +281,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < t.n_pci; i++)
 			sink += (unsigned)strlen(t.pci[i].busid) + t.pci[i].class_code;
 		nccl_topo_free(&t);
+		break;
+	}
+	case 28: {
+		/* /var/lib/dpkg/status */
+		char *pkg = NULL, *ver = NULL;
+		if (dpkg_find_installed(s, "nvidia-fabricmanager", &pkg, &ver))
+			sink += strlen(pkg) + strlen(ver);
+		free(pkg);
+		free(ver);
 		break;
 	}
 	}

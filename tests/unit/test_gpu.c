@@ -172,16 +172,16 @@ static void test_path_class(void **state)
 static void test_xid_policy(void **state)
 {
 	(void)state;
-	static const int fatal[] = { 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 };
+	/* NVIDIA's catalog: RESET_GPU, RESTART_BM and the ECC/NVLink workflows fail */
+	static const int fatal[] = { 46, 48, 62, 64, 74, 79, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158 };
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		assert_int_equal(xid_classify(fatal[i]), XID_FATAL);
-	assert_int_equal(xid_classify(13), XID_APP);
-	assert_int_equal(xid_classify(31), XID_APP);
-	assert_int_equal(xid_classify(43), XID_APP);
-	assert_int_equal(xid_classify(45), XID_APP);
-	assert_int_equal(xid_classify(63), XID_OTHER);
-	assert_non_null(xid_meaning(79));
-	assert_null(xid_meaning(12345));
+		assert_int_equal(xid_advise(xid_lookup(fatal[i])->action)->status, STATUS_FAIL);
+	/* application faults and informational codes leave the node in service (T13) */
+	static const int fine[] = { 13, 31, 43, 45, 63 };
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+		assert_int_equal(xid_advise(xid_lookup(fine[i])->action)->status, STATUS_OK);
+	assert_null(xid_lookup(12345));
+	assert_null(xid_lookup(0));
 	struct pci_dev p = { .bdf = (char *)"0000:18:00.0" };
 	assert_true(xid_names("0000:18:00", &p));
 	assert_true(xid_names("18:00", &p));

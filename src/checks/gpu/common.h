@@ -4,6 +4,7 @@
 #ifndef GPUREADY_GPU_COMMON_H
 #define GPUREADY_GPU_COMMON_H
 
+#include "core/report.h"
 #include "inventory/inventory.h"
 #include "core/cleanup.h"
 #include "inventory/topo.h"
@@ -13,12 +14,45 @@
  * Into buf. */
 const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size);
 
-enum xid_class { XID_FATAL, XID_APP, XID_OTHER };
-/* NVIDIA XID errors documentation: 48, 62, 64, 74, 79, 92, 94, 95, 119, 120 need action
- * (reset, reboot, RMA); 13, 31, 43, 45 are application faults. */
-enum xid_class xid_classify(int code);
-/* One-line meaning of an Xid (NVIDIA XID errors documentation), or NULL. */
-const char *xid_meaning(int code);
+/* NVIDIA's Xid catalog (common.c): the immediate action NVIDIA
+ * recommends for each code, as the operator's choice. */
+enum xid_action {
+	XID_ACT_IGNORE,      /* IGNORE */
+	XID_ACT_RESTART_APP, /* RESTART_APP */
+	XID_ACT_FOLLOW,      /* WORKFLOW_XID_45: follow the other Xids */
+	XID_ACT_RESET_GPU,   /* RESET_GPU */
+	XID_ACT_REBOOT,      /* RESTART_BM */
+	XID_ACT_ECC_DBE,     /* WORKFLOW_XID_48 */
+	XID_ACT_ECC_WATCH,   /* 92 IGNORE, 94 RESTART_APP: memory errors worth a look at ECC state */
+	XID_ACT_NVLINK,      /* WORKFLOW_NVLINK_ERR */
+	XID_ACT_NVLINK5,     /* WORKFLOW_NVLINK5_ERR (144-150) */
+	XID_ACT_SUPPORT,     /* CONTACT_SUPPORT (and the codes unused on Ampere and later) */
+	XID_ACT_MECHANICAL,  /* CHECK_MECHANICALS */
+	XID_ACT_UPDATE,      /* UPDATE_SWFW */
+	XID_ACT_RESTART_VM,  /* RESTART_VM */
+	XID_ACT_UVM,         /* CHECK_UVM */
+	XID_ACT_RECOVERY,    /* XID_154: the action the message names */
+	XID_ACT_NONE_LISTED, /* no action in the catalog yet (162-172) */
+};
+
+struct xid_entry {
+	int first, last;     /* the codes of this row */
+	enum xid_action action;
+	const char *meaning;
+};
+
+struct xid_advice {
+	enum status status;  /* what gpu.xid reports */
+	const char *bucket;  /* the catalog's name for the action */
+	const char *action;  /* what the operator does, in words */
+	const char *hint;    /* the commands, with %1$s for the GPU's BDF; NULL for ok */
+};
+
+/* The catalog row of an Xid code, or NULL for a code it does not list. */
+const struct xid_entry *xid_lookup(int code);
+const struct xid_advice *xid_advise(enum xid_action a);
+/* Xid 154 by the recovery action its message changed to (xid_event.recovery). */
+const struct xid_advice *xid_advise_recovery(int action);
 
 /* "6.8.0-52-generic" -> 6, 8. false if it does not start "N.N". */
 bool kernel_version(const char *release, int *major, int *minor);
@@ -80,6 +114,24 @@ void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
  * GPUDirect RDMA method), or NULL when there is none. A GPU whose PCI
  * IDs could not be read counts as none: its age is unknown. */
 const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
+/* NVSwitch functions on PCI: NVIDIA, class 0x0680 (bridge, other). */
+size_t nvswitch_count(const struct inventory *inv);
+
+/* Whether g's down NVLinks are by design (T11): bridged PCIe cards (H100
+ * NVL) connect only part of their 18 links, so some are inactive while the
+ * pair is NV12 (NVIDIA/nccl#1608). True when the node has no NVSwitch (on
+ * NVSwitch baseboards every link trains), and at least two GPUs of g's
+ * NVML name have NVLinks and all have the same number up (above zero); a
+ * GPU with fewer links up than its peers is a fault. */
+bool nvlink_partial_by_design(const struct inventory *inv, const struct nvml_gpu *g);
+
+/* NVIDIA supports Blackwell and later GPUs only with the open kernel
+ * modules (NVIDIA Linux driver README, "Open Linux Kernel Modules").
+ * Blackwell's PCI device IDs start at 0x2901 (GB100 [B200]); every Ada
+ * (AD10x) and Hopper (GH100) GPU is below 0x2900 (pci.ids). */
+#define NV_FIRST_BLACKWELL_DEVICE 0x2900u
+/* The first NVIDIA GPU on PCI of Blackwell or later, or NULL. */
+const struct pci_dev *gpu_first_blackwell(const struct inventory *inv);
 /* The Debian/Ubuntu driver package for this node's driver branch (the
  * loaded version's major number, else 570 open / 535 proprietary):
  * "nvidia-driver-535-open" with open, "nvidia-driver-535" without. Into buf. */

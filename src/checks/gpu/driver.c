@@ -6,12 +6,30 @@
  * /proc/driver/nvidia/version, cross-checked with /sys/module/nvidia/taint:
  * the proprietary module taints with P, the open one does not (
  * Linux Documentation/admin-guide/tainted-kernels.rst; NVIDIA
- * open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c). */
+ * open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c). Blackwell
+ * and later GPUs work only with the open modules (NVIDIA Linux driver
+ * README, "Open Linux Kernel Modules"): the proprietary one fails there. */
 #include "checks/check.h"
 #include "common.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The proprietary flavour on a Blackwell or later GPU (F11). */
+static void judge_blackwell(struct check_ctx *c, const char *flavour)
+{
+	const struct pci_dev *bw = gpu_first_blackwell(c->inv);
+	if (!bw || !flavour || strcmp(flavour, "proprietary"))
+		return;
+	char pkg[48];
+	struct finding *f = check_add(c, STATUS_FAIL, "nvidia", "the proprietary kernel module cannot drive %s "
+								"(10de:%04x, Blackwell or later): NVIDIA supports "
+								"these GPUs only with the open kernel modules",
+				      bw->bdf, bw->device);
+	finding_hint(f, "`apt install %s` (the open flavour of this branch), then reboot",
+		     gpu_driver_package(c->inv, true, pkg, sizeof(pkg)));
+	finding_requires(f, "open_driver_possible");
+}
 
 static int run(struct check_ctx *c)
 {
@@ -67,6 +85,7 @@ static int run(struct check_ctx *c)
 	if (old)
 		finding_detail(f, "the open kernel modules cannot drive %s (10de:%04x, older than Turing)", old->bdf,
 			       old->device);
+	judge_blackwell(c, flav ? flav : by_taint);
 	if (nv->module_version && nv->version && strcmp(nv->module_version, nv->version)) {
 		f = check_add(c, STATUS_WARN, "nvidia", "/sys/module/nvidia/version %s differs from %s: user space "
 							"and kernel module may not match",

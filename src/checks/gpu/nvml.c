@@ -6,7 +6,10 @@
  * (off on a data-centre GPU — warn), volatile uncorrected ECC errors (fail),
  * row remapping pending (fail: needs a GPU reset) or failed (fail: RMA),
  * retired pages pending (fail), clock-throttle reasons for hardware/thermal
- * slowdown (warn), NVLinks that are down on a GPU that has NVLinks (fail).
+ * slowdown (warn), NVLinks that are down on a GPU that has NVLinks (fail),
+ * except the links bridged PCIe cards leave inactive by design: on a node
+ * without NVSwitch, GPUs of one model that all have the same number of
+ * links up (nvlink_partial_by_design; T11).
  * Node: the CUDA version the driver supports against --min-cuda (default
  * 12.8). NVML that cannot be used at all, with GPUs on PCI, fails with the
  * cause and fix of its class of failure (gpu_lib_advise); without GPUs on
@@ -16,6 +19,7 @@
 #include "checks/check.h"
 #include "common.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,18 +83,26 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 		finding_hint(f, "check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s`)", s);
 		any = true;
 	}
-	if (g->nvlink_links > 0 && g->nvlink_down > 0) {
+	bool by_design = g->nvlink_down > 0 && nvlink_partial_by_design(c->inv, g);
+	if (g->nvlink_links > 0 && g->nvlink_down > 0 && !by_design) {
 		f = check_add(c, STATUS_FAIL, s, "%d of %d NVLinks are down", g->nvlink_down, g->nvlink_links);
 		finding_hint(f, "`nvidia-smi nvlink -s -i %s`; check the fabric manager (`systemctl status "
 				"nvidia-fabricmanager`) and reset the GPU",
 			     s);
 		any = true;
 	}
-	if (!any)
+	if (!any) {
+		char links[256] = "";
+		if (by_design)
+			snprintf(links, sizeof(links), ", %d of %d NVLinks up as on every %s of this node (NVLink "
+						       "bridges connect only part of the links)",
+				 g->nvlink_links - g->nvlink_down, g->nvlink_links, g->name);
+		else if (g->nvlink_links > 0)
+			snprintf(links, sizeof(links), ", NVLinks up");
 		check_add(c, STATUS_OK, s, "%s, %llu MiB, %s, persistence %s, ECC %s, %d C%s", g->name,
 			  (unsigned long long)(g->mem_total >> 20), g->uuid, g->persistence == 1 ? "on" : "unknown",
-			  g->ecc_current == 1 ? "on" : "not supported", g->temperature,
-			  g->nvlink_links > 0 ? ", NVLinks up" : "");
+			  g->ecc_current == 1 ? "on" : "not supported", g->temperature, links);
+	}
 }
 
 static int run(struct check_ctx *c)

@@ -1,30 +1,35 @@
-/* gpu.xid: Xid errors in the kernel log, per GPU and code.
- *
- * Classified with NVIDIA's XID errors documentation: 48, 62, 64, 74, 79,
- * 92, 94, 95, 119, 120 mean hardware trouble or a state only a reset or
- * reboot clears (fail); 13, 31, 43, 45 are application faults (ok, with a
- * note); others are reported as warnings. The log covers the time since
- * boot (or what the ring buffer still holds). */
+/* gpu.xid: Xid errors in the kernel log, per GPU and code, judged with
+ * NVIDIA's Xid catalog (common.c): each finding names the catalog's
+ * immediate action (restart the application, reset the GPU, reboot the
+ * node, open a case and RMA). Codes whose action is IGNORE or RESTART_APP
+ * leave the node in service (ok, with the action in the message); memory
+ * errors 92 and 94 warn so that the ECC and row-remap state gets a look;
+ * RESET_GPU, RESTART_BM and the double-bit ECC and NVLink workflows fail.
+ * Xid 154 is judged by the recovery action its message names. The log
+ * covers the time since boot (or what the ring buffer still holds). */
 #include "checks/check.h"
 #include "common.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *action(int code)
+static void judge(struct check_ctx *c, const struct xid_event *e, const char *bdf)
 {
-	switch (code) {
-	case 48: case 64: case 92: case 94: case 95:
-		return "check `nvidia-smi -q -d ECC,ROW_REMAPPER -i %1$s`; reset the GPU (`nvidia-smi -r -i %1$s`) "
-		       "to apply pending row remaps; RMA if it repeats";
-	case 74:
-		return "check NVLink (`nvidia-smi nvlink -s -i %s`) and the NVSwitch/fabric manager logs; reset the GPU";
-	case 79:
-		return "the GPU fell off the bus (%s): reboot the node and check power, seating and PCIe errors "
-		       "(BMC log); RMA if it repeats";
-	default:
-		return "reset the GPU (nvidia-smi -r -i %s) or reboot; RMA if it repeats";
-	}
+	const struct xid_entry *x = xid_lookup(e->code);
+	const struct xid_advice *a = !x			      ? xid_advise(XID_ACT_SUPPORT)
+				     : x->action == XID_ACT_RECOVERY ? xid_advise_recovery(e->recovery)
+								     : xid_advise(x->action);
+	struct finding *f;
+	if (!x)
+		f = check_add(c, STATUS_WARN, bdf, "Xid %d x%u: not in NVIDIA's Xid catalog (as of October 2025); "
+						   "read the driver's message; if it repeats, open a case with NVIDIA",
+			      e->code, e->count);
+	else
+		f = check_add(c, a->status, bdf, "Xid %d x%u: %s; NVIDIA's action: %s (%s)", e->code, e->count,
+			      x->meaning, a->action, a->bucket);
+	finding_detail(f, "last: %s", e->last);
+	if (a->hint)
+		finding_hint(f, a->hint, bdf);
 }
 
 static int run(struct check_ctx *c)
@@ -47,13 +52,7 @@ static int run(struct check_ctx *c)
 		for (size_t k = 0; k < ng; k++)
 			if (xid_names(e->pci, gpus[k]))
 				bdf = gpus[k]->bdf;
-		const char *m = xid_meaning(e->code);
-		enum xid_class cl = xid_classify(e->code);
-		enum status st = cl == XID_FATAL ? STATUS_FAIL : cl == XID_APP ? STATUS_OK : STATUS_WARN;
-		struct finding *f = check_add(c, st, bdf, "Xid %d x%u: %s", e->code, e->count, m ? m : "see NVIDIA's Xid catalog");
-		finding_detail(f, "last: %s", e->last);
-		if (st != STATUS_OK)
-			finding_hint(f, action(e->code), bdf);
+		judge(c, e, bdf);
 	}
 	free(gpus);
 	return 0;
@@ -62,6 +61,7 @@ static int run(struct check_ctx *c)
 const struct check_def check_gpu_xid = {
 	.id = "gpu.xid",
 	.section = "Xid Errors",
-	.summary = "Xid errors in the kernel log, grouped by GPU and code and classified (NVIDIA XID errors documentation)",
+	.summary = "Xid errors in the kernel log, per GPU and code, with the action NVIDIA's Xid catalog recommends "
+		   "(restart the application, reset the GPU, reboot, open a case)",
 	.run = run,
 };
