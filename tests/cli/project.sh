@@ -8,6 +8,8 @@
 #   project.sh testcount  the README's count of Meson tests, in a full `make test` build
 #   project.sh layout   src/ keeps its layout (scripts/check-layout.py: include layers, file and
 #                       function sizes, no mutable static storage; docs/ARCHITECTURE.md)
+#   project.sh scenarios  the scenario fixtures' overlays are what tests/fixtures/scen_*.py gives,
+#                       and each has its README.md, expect and expected/ (a trap asserts `clean`)
 #   project.sh jargon   nothing the binary prints and no tracked file (docs, comments, fixture
 #                       READMEs) points at the team's private notes: sources are cited by name
 #
@@ -172,13 +174,34 @@ PYEOF
 	else pass "tracked files cite no private notes ($(tr -cd '\0' <"$TMP/files" | wc -c) files)"; fi
 }
 
+t_scenarios() {
+	python "$SRC/tests/fixtures/gen.py" --scenarios --check >"$TMP/gen.out" 2>&1 &&
+		pass "scenario overlays match tests/fixtures/scen_*.py" ||
+		{ fail "scenario overlays are stale or incomplete:"; cat "$TMP/gen.out" >&2; }
+	n=0
+	for d in "$SRC"/tests/fixtures/scenarios/*/; do
+		[ -d "$d" ] || continue
+		s=$(basename "$d"); n=$((n + 1))
+		for f in README.md expect expected/check.txt expected/check.json expected/check.exit; do
+			[ -s "$d/$f" ] || fail "scenario $s: $f missing or empty"
+		done
+		case $s in
+		T[0-9]*) grep -qx 'clean' "$d/expect" || fail "scenario $s: a healthy-but-unusual node must expect 'clean'" ;;
+		F[0-9]*) grep -Eq '^(warn|fail) ' "$d/expect" || fail "scenario $s: a failure mode must expect a warn or fail" ;;
+		*) fail "scenario $s: the name starts with Fnn- (failure mode) or Tnn- (healthy but unusual)" ;;
+		esac
+	done
+	pass "$n scenario directories have their files"
+}
+
 case ${1:-} in
 ci) t_ci ;;
+scenarios) t_scenarios ;;
 jargon) t_jargon ;;
 examples) t_examples ;;
 layout) t_layout ;;
 readme) t_readme ;;
 testcount) t_testcount ;;
-*) echo "usage: $0 ci|readme|testcount|layout|examples|jargon" >&2; exit 2 ;;
+*) echo "usage: $0 ci|readme|testcount|layout|examples|jargon|scenarios" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ]
