@@ -546,3 +546,37 @@ int64_t netdev_mbps(const struct inventory *inv, const char *name)
 	const struct netdev *n = net_find(&inv->net, name);
 	return n && n->speed > 0 ? n->speed : 0;
 }
+
+bool pf_in_roce_lag(const struct inventory *inv, const struct pci_dev *p)
+{
+	for (size_t i = 0; i < inv->net.n; i++) {
+		const struct netdev *n = &inv->net.v[i];
+		if (!n->pci_bdf || !n->master || strcasecmp(n->pci_bdf, p->bdf))
+			continue;
+		const struct bond *b = bond_find(&inv->net, n->master);
+		struct bond_lag l;
+		if (!b)
+			continue;
+		bond_lag_describe(inv, b, &l);
+		if (l.shape == BOND_ONE_CARD && l.lag)
+			return true;
+	}
+	return false;
+}
+
+bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const struct rdma_dev *d,
+		 const struct rdma_port *p)
+{
+	if (port_active(p) || p->state < 0)
+		return false;
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (!p->gids[i].parsed || !gid_link_local(&p->gids[i]))
+			return false;
+	const struct netdev *n = p->netdev ? net_find(&inv->net, p->netdev) : NULL;
+	if (n && n->master)
+		return false;
+	for (size_t i = 0; hca && !hca->exclude && i < hca->n; i++)
+		if (!strcmp(hca->v[i].name, d->name) && (hca->v[i].port < 0 || hca->v[i].port == (int)p->num))
+			return false;
+	return true;
+}

@@ -223,3 +223,15 @@ const struct rdma_dev *bond_rdma_dev(const struct inventory *inv, const struct b
 bool bond_slave_up(const struct bond_slave *s);
 /* The Mb/s of a netdev, 0 unknown. */
 int64_t netdev_mbps(const struct inventory *inv, const char *name);
+/* Is this PCI function a port of a RoCE LAG that an RDMA device on another
+ * function of its card stands for (so that it has no RDMA device of its
+ * own, as mlx5 does to the second PF)? */
+bool pf_in_roce_lag(const struct inventory *inv, const struct pci_dev *p);
+/* A port that nothing is configured to use: not active, no address (no
+ * GID but link-local ones), its netdev no bond's slave, and no entry of
+ * NCCL_IB_HCA (hca; NULL or empty when unset) names its device exactly,
+ * i.e. not only by prefix. Such a port is fine down: many rail designs use
+ * one port of a dual-port card, and NCCL ignores ports that are not
+ * ACTIVE (NVIDIA/nccl src/transport/net_ib/init.cc). */
+bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const struct rdma_dev *d,
+		 const struct rdma_port *p);

@@ -71,15 +71,17 @@ static int run(struct check_ctx *c)
 		char place[256];
 		if (qps >= 2) {
 			check_add(c, STATUS_OK, "NCCL_IB_QPS_PER_CONNECTION",
-				  "=%lld (%s): each connection over %s can use every port of the bond", qps, v->source,
-				  lags.buf);
+				  "=%lld (%s): each connection can use every port of the RoCE LAG device%s it goes "
+				  "over (%s)",
+				  qps, v->source, n == 1 ? "" : "s", lags.buf);
 		} else {
 			struct finding *f = check_add(
 				c, STATUS_WARN, "NCCL_IB_QPS_PER_CONNECTION",
-				"%s%s%s%s: NCCL opens one queue pair per connection, and the RoCE LAG device%s %s "
-				"send%s each QP on one port, so a connection gets one port's bandwidth",
-				v ? "=" : "not set (default 1)", v ? v->value : "", v ? " in " : "", v ? v->source : "",
-				n == 1 ? "" : "s", lags.buf, n == 1 ? "s" : "");
+				"%s%s%s%s: NCCL opens one queue pair per connection over %zu RoCE LAG device%s, "
+				"which send%s each QP on one port, so a connection gets one port's bandwidth",
+				v ? "=" : "not set (default 1)", v ? v->value : "", v ? " in " : "", v ? v->source : "", n,
+				n == 1 ? "" : "s", n == 1 ? "s" : "");
+			finding_detail(f, "RoCE LAG devices NCCL uses: %s", lags.buf);
 			finding_hint(f, "set NCCL_IB_QPS_PER_CONNECTION=2 and NCCL_IB_SPLIT_DATA_ON_QPS=0 in %s "
 					"(NVIDIA/nccl#1015), then compare with `ib_write_bw -d %s -q 2 --report_gbits`",
 				     where(inv, v, place, sizeof(place)), first);
