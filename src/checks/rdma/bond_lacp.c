@@ -65,7 +65,7 @@ static void judge(struct check_ctx *c, const struct bond *b)
 					      "802.3ad without an LACP partner on %s: the switch does not aggregate "
 					      "the links, so traffic stays on %s",
 					      l.no_partner ? l.lonely.buf : l.up_list.buf,
-					      b->ad_num_ports > 0 ? "the active aggregator's ports" : "one link");
+					      b->ad_num_ports == 1 ? "one link" : "the active aggregator's ports");
 		if (zero_mac)
 			finding_detail(f, "/sys/class/net/%s/bonding/ad_partner_mac reads 00:00:00:00:00:00", b->name);
 		if (b->ad_num_ports >= 0)
