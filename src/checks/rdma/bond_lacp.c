@@ -88,26 +88,20 @@ static void judge(struct check_ctx *c, const struct bond *b)
 	strbuf_release(&l.up_list);
 }
 
+static void one(struct check_ctx *c, const struct bond *b)
+{
+	if (b->mode < 0)
+		check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/mode unreadable: LACP cannot be judged",
+			  b->name);
+	else if (b->mode != BOND_8023AD)
+		check_add(c, STATUS_SKIP, b->name, "mode %s: no LACP", b->mode_name);
+	else
+		judge(c, b);
+}
+
 static int run(struct check_ctx *c)
 {
-	const struct net_info *n = &c->inv->net;
-	size_t judged = 0;
-	for (size_t i = 0; i < n->n_bonds; i++) {
-		const struct bond *b = &n->bonds[i];
-		if (!bond_carries_rdma(c->inv, b))
-			continue;
-		judged++;
-		if (b->mode < 0)
-			check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/mode unreadable: LACP cannot be "
-							   "judged",
-				  b->name);
-		else if (b->mode != BOND_8023AD)
-			check_add(c, STATUS_SKIP, b->name, "mode %s: no LACP", b->mode_name);
-		else
-			judge(c, b);
-	}
-	if (judged == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
+	bonds_with_rdma(c, one);
 	return 0;
 }
 

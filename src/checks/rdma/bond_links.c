@@ -97,29 +97,24 @@ static void judge(struct check_ctx *c, const struct bond *b)
 	strbuf_release(&t.up_list);
 }
 
+static void one(struct check_ctx *c, const struct bond *b)
+{
+	if (b->slaves_err < 0 && b->slaves_err != -ENODATA) {
+		check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/slaves: %s", b->name,
+			  read_strerror(b->slaves_err));
+	} else if (b->n_slaves == 0) {
+		struct finding *f = check_add(c, STATUS_FAIL, b->name, "carries RDMA but has no slaves");
+		finding_hint(f, "add the ConnectX ports to %s in its network configuration, then "
+				"`netplan apply`; `cat /proc/net/bonding/%s` lists them",
+			     b->name, b->name);
+	} else {
+		judge(c, b);
+	}
+}
+
 static int run(struct check_ctx *c)
 {
-	const struct net_info *n = &c->inv->net;
-	size_t judged = 0;
-	for (size_t i = 0; i < n->n_bonds; i++) {
-		const struct bond *b = &n->bonds[i];
-		if (!bond_carries_rdma(c->inv, b))
-			continue;
-		judged++;
-		if (b->slaves_err < 0 && b->slaves_err != -ENODATA) {
-			check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/slaves: %s", b->name,
-				  read_strerror(b->slaves_err));
-		} else if (b->n_slaves == 0) {
-			struct finding *f = check_add(c, STATUS_FAIL, b->name, "carries RDMA but has no slaves");
-			finding_hint(f, "add the ConnectX ports to %s in its network configuration, then "
-					"`netplan apply`; `cat /proc/net/bonding/%s` lists them",
-				     b->name, b->name);
-		} else {
-			judge(c, b);
-		}
-	}
-	if (judged == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
+	bonds_with_rdma(c, one);
 	return 0;
 }
 

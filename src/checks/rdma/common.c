@@ -580,3 +580,17 @@ bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const
 			return false;
 	return true;
 }
+
+void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, const struct bond *b))
+{
+	size_t judged = 0;
+	for (size_t i = 0; i < c->inv->net.n_bonds; i++) {
+		const struct bond *b = &c->inv->net.bonds[i];
+		if (!bond_carries_rdma(c->inv, b))
+			continue;
+		judge(c, b);
+		judged++;
+	}
+	if (judged == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
+}

@@ -235,3 +235,6 @@ bool pf_in_roce_lag(const struct inventory *inv, const struct pci_dev *p);
  * ACTIVE (NVIDIA/nccl src/transport/net_ib/init.cc). */
 bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const struct rdma_dev *d,
 		 const struct rdma_port *p);
+/* Calls judge for each bond that carries RDMA (bond_carries_rdma); when
+ * there is none, adds one skip saying so (subject SUBJECT_NODE). */
+void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, const struct bond *b));
