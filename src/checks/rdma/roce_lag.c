@@ -48,9 +48,9 @@ static void not_formed(struct check_ctx *c, const struct bond *b, const struct b
 				  "balance-xor (2) or 802.3ad (4)",
 			       mode, b->mode);
 		finding_hint(f, "set the bond's mode to 802.3ad (with an LACP port-channel on the switch), "
-				"balance-xor or active-backup in its network configuration (netplan: `parameters: "
-				"mode: 802.3ad` under bonds: %s:), then `netplan apply`; `rdma link show` then lists "
-				"mlx5_bond_0",
+				"balance-xor or active-backup in its network configuration (netplan: mode: 802.3ad "
+				"under bonds: %s: parameters:), then `netplan apply`; `rdma link show` then lists "
+				"an mlx5_bond device",
 			     b->name);
 	} else {
 		if (b->mode < 0)
