@@ -391,7 +391,7 @@ static void test_qps(void **state)
 	build(&n, BOND_BALANCE_RR, false);
 	n.inv.net.n_bonds = 0;
 	run(&n, &check_rdma_nccl_ib_qps);
-	assert_int_equal(status(&n, "rdma.nccl_ib_qps", "NCCL_IB_QPS_PER_CONNECTION"), STATUS_SKIP);
+	assert_int_equal(status(&n, "rdma.nccl_ib_qps", "rdma"), STATUS_SKIP);
 	report_free(&n.rep);
 }
 

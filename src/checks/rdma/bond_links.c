@@ -103,7 +103,9 @@ static void one(struct check_ctx *c, const struct bond *b)
 		check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/slaves: %s", b->name,
 			  read_strerror(b->slaves_err));
 	} else if (b->n_slaves == 0) {
-		struct finding *f = check_add(c, STATUS_FAIL, b->name, "carries RDMA but has no slaves");
+		struct finding *f = check_add(c, STATUS_FAIL, b->name,
+					      "carries RDMA but has no slaves (/sys/class/net/%s/bonding/slaves is empty)",
+					      b->name);
 		finding_hint(f, "add the ConnectX ports to %s in its network configuration, then "
 				"`netplan apply`; `cat /proc/net/bonding/%s` lists them",
 			     b->name, b->name);

@@ -518,6 +518,13 @@ bool bond_carries_rdma(const struct inventory *inv, const struct bond *b)
 	for (size_t i = 0; i < b->n_slaves; i++)
 		if (slave_pf(inv, &b->slaves[i]))
 			return true;
+	/* a ConnectX netdev whose `master` is the bond, should bonding/slaves not list it */
+	for (size_t i = 0; i < inv->net.n; i++) {
+		const struct netdev *n = &inv->net.v[i];
+		struct bond_slave s = { .name = n->name };
+		if (n->master && !strcmp(n->master, b->name) && slave_pf(inv, &s))
+			return true;
+	}
 	return bond_rdma_dev(inv, b) != NULL;
 }
 

@@ -47,12 +47,15 @@ static int run(struct check_ctx *c)
 	struct nccl_list hca;
 	nccl_hca(inv, &hca);
 	struct strbuf lags = STRBUF_INIT;
-	size_t n = 0;
+	size_t n = 0, lag = 0;
 	const char *first = NULL;
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
 	for_each_rdma_port(&inv->rdma, d, p) {
-		if (!lag_port(inv, d, p) || !nccl_uses_port(&hca, d, p))
+		if (!lag_port(inv, d, p))
+			continue;
+		lag++;
+		if (!nccl_uses_port(&hca, d, p))
 			continue;
 		const struct bond *b = port_bond(inv, p);
 		strbuf_addf(&lags, "%s%s", n++ ? ", " : "", d->name);
@@ -62,7 +65,9 @@ static int run(struct check_ctx *c)
 			strbuf_addf(&lags, " (%s, %zu ports)", b->name, b->n_slaves);
 	}
 	nccl_list_free(&hca);
-	if (n == 0) {
+	if (lag == 0) {
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
+	} else if (n == 0) {
 		check_add(c, STATUS_SKIP, "NCCL_IB_QPS_PER_CONNECTION", "NCCL uses no RoCE LAG device");
 	} else if (!nccl_skip_computed(c, v)) {
 		long long qps = 1;

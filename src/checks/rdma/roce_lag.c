@@ -72,7 +72,10 @@ static void judge(struct check_ctx *c, const struct bond *b)
 	bond_lag_describe(c->inv, b, &l);
 	struct strbuf slaves = STRBUF_INIT;
 	slave_list(b, &slaves);
-	if (l.shape == BOND_OTHER)
+	if (b->n_slaves == 0)
+		check_add(c, STATUS_SKIP, b->name, "/sys/class/net/%s/bonding/slaves lists no slaves (see rdma.bond_links)",
+			  b->name);
+	else if (l.shape != BOND_ONE_CARD)
 		check_add(c, STATUS_SKIP, b->name,
 			  "its slaves (%s) are not exactly the ports of one ConnectX card: mlx5 RoCE LAG does not "
 			  "apply, RDMA uses the per-port devices",
@@ -110,8 +113,7 @@ static int run(struct check_ctx *c)
 		judged++;
 	}
 	if (judged == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond over ConnectX ports (%zu bond%s)", n->n_bonds,
-			  n->n_bonds == 1 ? "" : "s");
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
 	return 0;
 }
 
