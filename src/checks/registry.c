@@ -15,6 +15,7 @@ extern const struct check_def check_rdma_nccl_ib_qps;
 extern const struct check_def check_rdma_link_rate;
 extern const struct check_def check_rdma_mtu;
 extern const struct check_def check_rdma_roce_gid;
+extern const struct check_def check_rdma_roce_subnets;
 extern const struct check_def check_rdma_roce_tos;
 extern const struct check_def check_rdma_tos_persist;
 extern const struct check_def check_rdma_nccl_env;
@@ -72,6 +73,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_link_rate,
 	&check_rdma_mtu,
 	&check_rdma_roce_gid,
+	&check_rdma_roce_subnets,
 	&check_rdma_roce_tos,
 	&check_rdma_tos_persist,
 	&check_rdma_nccl_env,

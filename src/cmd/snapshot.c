@@ -13,13 +13,15 @@
  *
  * From the live process only this is added, in DIR/.gpuready/: `environ`
  * (NUL-separated NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES only — no other
- * environment, so no secrets) and `meta` (home, user, uid, arch). */
+ * environment, so no secrets), `meta` (home, user, uid, arch) and
+ * `ifaddrs` (the interface addresses, getifaddrs(3); docs/snapshot-layout.md). */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "config.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "inventory/inventory.h"
+#include "probe/probe.h"
 #include "snapshot/writer.h"
 
 #include <errno.h>
@@ -49,6 +51,14 @@ static void write_live_extras(struct snap_writer *w, const struct inventory *inv
 		strbuf_addf(&meta, "arch = %s\n", inv->kernel.arch);
 	snap_writer_add(w, "/.gpuready/environ", env.buf, env.len, 0644);
 	snap_writer_add(w, "/.gpuready/meta", meta.buf, meta.len, 0644);
+	if (inv->net.addrs_known) {
+		struct strbuf addrs = STRBUF_INIT;
+		strbuf_addf(&addrs, "# interface addresses (getifaddrs), written by gpuready %s snapshot\n",
+			    GPUREADY_VERSION);
+		ifaddrs_format(&inv->net, &addrs);
+		snap_writer_add(w, "/.gpuready/ifaddrs", addrs.buf, addrs.len, 0644);
+		strbuf_release(&addrs);
+	}
 	strbuf_release(&env);
 	strbuf_release(&meta);
 }
@@ -72,8 +82,10 @@ static int record(struct root *root, struct snap_writer *w)
 		strbuf_release(&sb);
 	}
 	root_set_recorder(root, NULL);
-	if (r == 0 && root_is_live(root))
+	if (r == 0 && root_is_live(root)) {
+		ifaddrs_live(&inv->net);
 		write_live_extras(w, inv);
+	}
 	return r;
 }
 

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "core/root.h"
+#include "core/strbuf.h"
 #include "core/strv.h"
 #include "inventory/gpu_live.h"
 
@@ -157,6 +158,19 @@ struct netdev {
 	char *pci_bdf;      /* NULL for virtual interfaces */
 	bool is_virtual;
 	char *master;       /* the device it is enslaved to (its `master` link: a bond); NULL none */
+	bool is_bridge;     /* a Linux bridge (docker0, virbr0, br-*) */
+	/* /proc/sys/net/ipv4/conf/<name>/arp_{ignore,announce}; -1 unknown */
+	int arp_ignore, arp_announce;
+};
+
+/* An address of an interface, as getifaddrs(3) lists it. */
+struct net_addr {
+	char *ifname;
+	int family;         /* AF_INET or AF_INET6 */
+	char *text;         /* "10.0.1.10", "fe80::a288:c2ff:fe0f:a7e3" */
+	unsigned prefix;    /* prefix length */
+	struct in_addr a4;  /* AF_INET */
+	struct in6_addr a6; /* AF_INET6 */
 };
 
 /* ---- Linux bonding ----
@@ -218,12 +232,39 @@ struct net_info {
 	struct name_index by_name;
 	struct bond *bonds;   /* the netdevs with a bonding/ directory */
 	size_t n_bonds;
+	/* /proc/sys/net/ipv4/conf/all/arp_{ignore,announce}: the kernel applies
+	 * the larger of `all` and the interface's (ip-sysctl.rst); -1 unknown */
+	int all_arp_ignore, all_arp_announce;
+	/* Addresses: live from getifaddrs(3) (src/probe/ifaddrs.c); in a
+	 * recorded tree from .gpuready/ifaddrs (docs/snapshot-layout.md).
+	 * addrs_known false: addrs_why says why there are none to judge. */
+	struct net_addr *addrs;
+	size_t n_addrs;
+	bool addrs_known;
+	char *addrs_source;  /* "getifaddrs", "/.gpuready/ifaddrs" */
+	char *addrs_why;
+	unsigned addrs_bad;  /* lines of the recorded file that are no address */
 };
 
 const struct netdev *net_find(const struct net_info *n, const char *name);
 const struct bond *bond_find(const struct net_info *n, const char *name);
 /* "802.3ad 4" -> mode 4 and the name (malloc'd); -EINVAL for other text. */
 int bond_parse_mode(const char *s, int *mode, char **name);
+
+/* .gpuready/ifaddrs (src/inventory/ifaddr.c): one address per line,
+ * "IFNAME inet|inet6 ADDRESS/PREFIX"; '#' starts a comment. Parsing adds
+ * each address to ni and counts the lines that are none in addrs_bad;
+ * formatting writes ni's addresses in that form. */
+void ifaddrs_parse(const char *text, size_t len, struct net_info *ni);
+void ifaddrs_format(const struct net_info *ni, struct strbuf *out);
+/* Adds one address (text form) to ni; false if it does not parse. */
+bool net_addr_add(struct net_info *ni, const char *ifname, int family, const char *text, unsigned prefix);
+/* An address NCCL can advertise to other nodes: not loopback, not IPv6
+ * link-local (fe80::/10, ambiguous across interfaces), not unspecified. */
+bool net_addr_routable(const struct net_addr *a);
+/* Reads .gpuready/ifaddrs under a recorded root; on the live root leaves
+ * the addresses to the live layer (addrs_why says so until it runs). */
+int ifaddrs_load(const struct root *r, struct net_info *ni);
 
 /* ---- RDMA ---- */
 

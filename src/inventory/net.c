@@ -25,11 +25,20 @@ char *sysfs_path_bdf(const char *path)
 	return last ? xstrdup(last) : NULL;
 }
 
+/* An ARP sysctl of conf/<dir> (Documentation/networking/ip-sysctl.rst), -1 unknown. */
+static int arp_sysctl(const struct root *r, const char *dir, const char *what)
+{
+	int64_t v;
+	return read_s64(r, &v, "/proc/sys/net/ipv4/conf/%s/arp_%s", dir, what) == 0 && v >= 0 && v <= 8 ? (int)v : -1;
+}
+
 static void load_one(const struct root *r, const char *name, struct netdev *n)
 {
 	_cleanup_free_ char *base = xasprintf("/sys/class/net/%s", name);
 	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	n->name = xstrdup(name);
+	n->arp_ignore = arp_sysctl(r, name, "ignore");
+	n->arp_announce = arp_sysctl(r, name, "announce");
 	if (root_resolve(r, base, &path) < 0) {
 		/* dangling link (e.g. lo into an uncaptured devices/virtual) */
 		n->is_virtual = true;
@@ -52,11 +61,17 @@ static void load_one(const struct root *r, const char *name, struct netdev *n)
 	/* netdev_upper_dev_link() names the master `master` (net/core/dev.c) */
 	if (read_link(r, &s, 1, "%s/master", path.buf) == 0)
 		n->master = s;
+	/* a Linux bridge has a bridge/ directory (Documentation/ABI/testing/sysfs-class-net) */
+	struct stat st;
+	_cleanup_free_ char *br = xasprintf("%s/bridge", path.buf);
+	n->is_bridge = root_stat(r, br, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int net_load(const struct root *r, struct net_info *ni)
 {
 	_cleanup_strv_ struct strv names = STRV_INIT;
+	ni->all_arp_ignore = arp_sysctl(r, "all", "ignore");
+	ni->all_arp_announce = arp_sysctl(r, "all", "announce");
 	ni->err = root_list(r, "/sys/class/net", &names);
 	if (ni->err < 0)
 		return 0;
@@ -89,6 +104,13 @@ void net_free(struct net_info *n)
 	}
 	bond_free(n);
 	free(n->v);
+	for (size_t i = 0; i < n->n_addrs; i++) {
+		free(n->addrs[i].ifname);
+		free(n->addrs[i].text);
+	}
+	free(n->addrs);
+	free(n->addrs_source);
+	free(n->addrs_why);
 	name_index_free(&n->by_name);
 	memset(n, 0, sizeof(*n));
 }

@@ -64,6 +64,8 @@ int probe_live(struct root *r, const struct load_opts *o, struct inventory *inv)
 
 	if ((o->parts & INV_RDMA) && (e = verbs_load(r, &inv->rdma)) < 0)
 		return e;
+	if (live)
+		ifaddrs_live(&inv->net);
 	if (live && (o->parts & INV_LIVE_GPU))
 		load_live_gpu(inv, o);
 	if (live && (o->parts & INV_LIVE_GDR))

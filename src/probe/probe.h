@@ -19,6 +19,12 @@
  * memory registration (INV_LIVE_GDR). Returns 0 or -errno. */
 int probe_live(struct root *r, const struct load_opts *o, struct inventory *inv);
 
+/* Lists the live interface addresses with getifaddrs(3) into ni (as NCCL
+ * lists its bootstrap candidates, NCCL src/misc/socket.cc): IPv4 and IPv6,
+ * with prefix lengths. Sets addrs_known, or addrs_why on failure.
+ * Returns 0 (a failure is recorded, not returned). */
+int ifaddrs_live(struct net_info *ni);
+
 /* The class of an nvmlInit_v2 / cuInit return code (not the stub, which
  * the probes recognise by other means; CUDA_ERROR_STUB_LIBRARY aside).
  * NONE for success. */

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 26) {
+	switch (sel % 27) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -262,6 +262,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct net_rdma_sync y;
 		_cleanup_free_ char *why = NULL;
 		sink += (unsigned)net_rdma_sync_decode(text, len, &y, &why);
+		break;
+	}
+	case 26: {
+		/* .gpuready/ifaddrs */
+		struct net_info ni = { 0 };
+		struct strbuf out = STRBUF_INIT;
+		ifaddrs_parse(text, len, &ni);
+		ifaddrs_format(&ni, &out);
+		sink += (unsigned)out.len + ni.addrs_bad;
+		strbuf_release(&out);
+		net_free(&ni);
 		break;
 	}
 	}
