@@ -8,6 +8,10 @@ extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;
 extern const struct check_def check_rdma_port_state;
 extern const struct check_def check_rdma_netdev;
+extern const struct check_def check_rdma_roce_lag;
+extern const struct check_def check_rdma_bond_links;
+extern const struct check_def check_rdma_bond_lacp;
+extern const struct check_def check_rdma_nccl_ib_qps;
 extern const struct check_def check_rdma_link_rate;
 extern const struct check_def check_rdma_mtu;
 extern const struct check_def check_rdma_roce_gid;
@@ -76,6 +80,9 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_devices,
 	&check_rdma_port_state,
 	&check_rdma_netdev,
+	&check_rdma_roce_lag,
+	&check_rdma_bond_links,
+	&check_rdma_bond_lacp,
 	&check_rdma_link_rate,
 	&check_rdma_mtu,
 	&check_rdma_roce_gid,
@@ -85,6 +92,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_nccl_env,
 	&check_rdma_nccl_ib_disable,
 	&check_rdma_nccl_ib_hca,
+	&check_rdma_nccl_ib_qps,
 	&check_rdma_nccl_socket_ifname,
 	&check_rdma_nccl_ib_tc,
 	&check_rdma_nccl_gid_index,

@@ -157,6 +157,7 @@ struct netdev {
 	int type;           /* ARPHRD: 1 ether, 32 infiniband; -1 unknown */
 	char *pci_bdf;      /* NULL for virtual interfaces */
 	bool is_virtual;
+	char *master;       /* the device it is enslaved to (its `master` link: a bond); NULL none */
 	bool is_bridge;     /* a Linux bridge (docker0, virbr0, br-*) */
 	/* /proc/sys/net/ipv4/conf/<name>/arp_{ignore,announce}; -1 unknown */
 	int arp_ignore, arp_announce;
@@ -172,11 +173,65 @@ struct net_addr {
 	struct in6_addr a6; /* AF_INET6 */
 };
 
+/* ---- Linux bonding ----
+ * /sys/class/net/<bond>/bonding/ and /sys/class/net/<slave>/bonding_slave/
+ * (Linux drivers/net/bonding/bond_sysfs.c, bond_sysfs_slave.c;
+ * Documentation/networking/bonding.rst). `mode` reads "<name> <number>"
+ * ("802.3ad 4"); ad_* attributes are empty outside 802.3ad mode, and
+ * ad_partner_mac is empty for a reader without CAP_NET_ADMIN. */
+
+/* Bonding modes, the number `bonding/mode` prints (include/uapi/linux/if_bonding.h). */
+enum {
+	BOND_BALANCE_RR = 0,
+	BOND_ACTIVE_BACKUP = 1,
+	BOND_BALANCE_XOR = 2,
+	BOND_BROADCAST = 3,
+	BOND_8023AD = 4,
+	BOND_BALANCE_TLB = 5,
+	BOND_BALANCE_ALB = 6,
+};
+
+/* LACP port state bits of ad_{actor,partner}_oper_port_state (IEEE 802.1AX;
+ * include/uapi/linux/if_bonding.h LACP_STATE_*). */
+#define BOND_LACP_SYNC 0x08
+#define BOND_LACP_COLLECTING 0x10
+#define BOND_LACP_DISTRIBUTING 0x20
+#define BOND_LACP_DEFAULTED 0x40 /* no LACPDU received: partner values are defaults */
+
+struct bond_slave {
+	char *name;
+	char *mii_status;     /* bonding_slave/mii_status: "up", "down", "going down", "going back"; NULL unreadable */
+	int mii_err;
+	char *state;          /* bonding_slave/state: "active", "backup"; NULL unreadable */
+	int64_t link_failures; /* bonding_slave/link_failure_count; -1 unknown */
+	int aggregator_id;    /* bonding_slave/ad_aggregator_id; -1 "N/A" (no aggregator, not 802.3ad) or unreadable */
+	int actor_state;      /* bonding_slave/ad_actor_oper_port_state (LACP bits); -1 "N/A" or unreadable */
+	int partner_state;    /* bonding_slave/ad_partner_oper_port_state; -1 likewise */
+};
+
+struct bond {
+	char *name;
+	int mode;             /* BOND_*; -1 unreadable */
+	char *mode_name;      /* "802.3ad"; NULL unreadable */
+	int mode_err;
+	struct bond_slave *slaves; /* bonding/slaves, in enslavement order */
+	size_t n_slaves;
+	int slaves_err;       /* -ENODATA: the bond has no slaves */
+	char *mii_status;     /* bonding/mii_status: "up", "down"; NULL unreadable */
+	char *active_slave;   /* bonding/active_slave; NULL none or unreadable */
+	char *xmit_hash_policy; /* "layer3+4" (the name before the number); NULL unreadable */
+	int ad_num_ports;     /* 802.3ad: ports in the active aggregator; -1 not 802.3ad or unreadable */
+	char *ad_partner_mac; /* 802.3ad: the partner's system MAC; NULL empty or unreadable */
+	int ad_partner_mac_err; /* -ENODATA empty (not 802.3ad, or no CAP_NET_ADMIN when recorded) */
+};
+
 struct net_info {
 	struct netdev *v;
 	size_t n;
 	int err;
 	struct name_index by_name;
+	struct bond *bonds;   /* the netdevs with a bonding/ directory */
+	size_t n_bonds;
 	/* /proc/sys/net/ipv4/conf/all/arp_{ignore,announce}: the kernel applies
 	 * the larger of `all` and the interface's (ip-sysctl.rst); -1 unknown */
 	int all_arp_ignore, all_arp_announce;
@@ -192,6 +247,9 @@ struct net_info {
 };
 
 const struct netdev *net_find(const struct net_info *n, const char *name);
+const struct bond *bond_find(const struct net_info *n, const char *name);
+/* "802.3ad 4" -> mode 4 and the name (malloc'd); -EINVAL for other text. */
+int bond_parse_mode(const char *s, int *mode, char **name);
 
 /* .gpuready/ifaddrs (src/inventory/ifaddr.c): one address per line,
  * "IFNAME inet|inet6 ADDRESS/PREFIX"; '#' starts a comment. Parsing adds
@@ -563,6 +621,7 @@ int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u
 int modules_load(const struct root *r, const char *release, struct modules_info *m);
 int pci_load(const struct root *r, struct pci_info *p);
 int net_load(const struct root *r, struct net_info *n);
+int bond_load(const struct root *r, struct net_info *n);
 int rdma_load(const struct root *r, struct rdma_info *ri);
 int rdma_cm_load(const struct root *r, struct rdma_info *ri);
 int persist_load(const struct root *r, struct persist_info *p);
@@ -578,6 +637,7 @@ void kernel_free(struct kernel_info *k, struct user_info *u);
 void modules_free(struct modules_info *m);
 void pci_free(struct pci_info *p);
 void net_free(struct net_info *n);
+void bond_free(struct net_info *n);
 void rdma_free(struct rdma_info *r);
 void persist_free(struct persist_info *p);
 void nccl_config_free(struct nccl_config *c);

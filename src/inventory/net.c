@@ -58,6 +58,9 @@ static void load_one(const struct root *r, const char *name, struct netdev *n)
 	n->type = read_s64(r, &v, "%s/type", path.buf) == 0 && v >= 0 && v < 65536 ? (int)v : -1;
 	n->pci_bdf = str_startswith(path.buf, "/sys/devices/virtual/") ? NULL : sysfs_path_bdf(path.buf);
 	n->is_virtual = n->pci_bdf == NULL;
+	/* netdev_upper_dev_link() names the master `master` (net/core/dev.c) */
+	if (read_link(r, &s, 1, "%s/master", path.buf) == 0)
+		n->master = s;
 	/* a Linux bridge has a bridge/ directory (Documentation/ABI/testing/sysfs-class-net) */
 	struct stat st;
 	_cleanup_free_ char *br = xasprintf("%s/bridge", path.buf);
@@ -82,7 +85,7 @@ int net_load(const struct root *r, struct net_info *ni)
 		load_one(r, names.v[i], &ni->v[ni->n++]);
 	}
 	name_index_build(&ni->by_name, &net_key, ni->v, ni->n);
-	return 0;
+	return bond_load(r, ni);
 }
 
 const struct netdev *net_find(const struct net_info *n, const char *name)
@@ -97,7 +100,9 @@ void net_free(struct net_info *n)
 		free(n->v[i].name);
 		free(n->v[i].operstate);
 		free(n->v[i].pci_bdf);
+		free(n->v[i].master);
 	}
+	bond_free(n);
 	free(n->v);
 	for (size_t i = 0; i < n->n_addrs; i++) {
 		free(n->addrs[i].ifname);

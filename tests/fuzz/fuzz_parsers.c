@@ -112,6 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		parse_leading_double(s, &d);
 		if (parse_num_colon_name(s, &n, &name) == 0)
 			free(name);
+		if (bond_parse_mode(s, &n, &name) == 0) /* bonding/mode, "802.3ad 4" */
+			free(name);
 		break;
 	}
 	case 2:

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct {
 	uint32_t id;
@@ -513,4 +514,167 @@ size_t nccl_port_count(const struct inventory *inv)
 		n += nccl_uses_port(&l, d, p);
 	nccl_list_free(&l);
 	return n;
+}
+
+bool bond_mode_lag_capable(int mode)
+{
+	return mode == BOND_ACTIVE_BACKUP || mode == BOND_BALANCE_XOR || mode == BOND_8023AD;
+}
+
+static bool is_connectx(const struct pci_dev *p)
+{
+	return p && !p->ids_err && p->vendor == VENDOR_MELLANOX && nic_provider(p->device) != PROVIDER_NONE;
+}
+
+/* The slave's PCI function when it is a ConnectX PF, else NULL. */
+static const struct pci_dev *slave_pf(const struct inventory *inv, const struct bond_slave *s)
+{
+	const struct netdev *n = net_find(&inv->net, s->name);
+	const struct pci_dev *p = n && n->pci_bdf ? pci_find(&inv->pci, n->pci_bdf) : NULL;
+	return is_connectx(p) && !p->is_vf ? p : NULL;
+}
+
+/* "dddd:bb:dd" of a BDF "dddd:bb:dd.f" into card (16 bytes). */
+static bool bdf_card(const char *bdf, char *card)
+{
+	const char *dot = bdf ? strrchr(bdf, '.') : NULL;
+	if (!dot || dot - bdf >= 16)
+		return false;
+	memcpy(card, bdf, (size_t)(dot - bdf));
+	card[dot - bdf] = '\0';
+	return true;
+}
+
+static bool on_card(const char *bdf, const char *card)
+{
+	char c[16];
+	return bdf_card(bdf, c) && !strcasecmp(c, card);
+}
+
+void bond_lag_describe(const struct inventory *inv, const struct bond *b, struct bond_lag *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t cx = 0;
+	bool same = true;
+	for (size_t i = 0; i < b->n_slaves; i++) {
+		const struct pci_dev *p = slave_pf(inv, &b->slaves[i]);
+		char c[16];
+		if (!p || !bdf_card(p->bdf, c)) {
+			same = false;
+			continue;
+		}
+		if (cx++ == 0)
+			snprintf(out->card, sizeof(out->card), "%s", c);
+		else if (strcasecmp(c, out->card))
+			same = false;
+	}
+	if (cx == 0) {
+		out->shape = BOND_NOT_CONNECTX;
+		return;
+	}
+	for (size_t i = 0; i < inv->pci.n; i++)
+		out->n_pfs += is_connectx(&inv->pci.v[i]) && !inv->pci.v[i].is_vf &&
+			      on_card(inv->pci.v[i].bdf, out->card);
+	out->shape = same && cx == out->n_pfs ? BOND_ONE_CARD : BOND_OTHER;
+	for (size_t i = 0; i < inv->rdma.n; i++) {
+		const struct rdma_dev *d = &inv->rdma.v[i];
+		if (!d->pci_bdf || !on_card(d->pci_bdf, out->card))
+			continue;
+		bool lag = strstr(d->name, "_bond_") != NULL;
+		for (size_t k = 0; k < d->n_ports && !lag; k++)
+			lag = d->ports[k].netdev && !strcmp(d->ports[k].netdev, b->name);
+		if (lag && !out->lag)
+			out->lag = d;
+		else if (out->n_per_port < sizeof(out->per_port) / sizeof(out->per_port[0]))
+			out->per_port[out->n_per_port++] = d;
+	}
+}
+
+bool bond_carries_rdma(const struct inventory *inv, const struct bond *b)
+{
+	for (size_t i = 0; i < b->n_slaves; i++)
+		if (slave_pf(inv, &b->slaves[i]))
+			return true;
+	/* a ConnectX netdev whose `master` is the bond, should bonding/slaves not list it */
+	for (size_t i = 0; i < inv->net.n; i++) {
+		const struct netdev *n = &inv->net.v[i];
+		struct bond_slave s = { .name = n->name };
+		if (n->master && !strcmp(n->master, b->name) && slave_pf(inv, &s))
+			return true;
+	}
+	return bond_rdma_dev(inv, b) != NULL;
+}
+
+const struct bond *port_bond(const struct inventory *inv, const struct rdma_port *p)
+{
+	return p->netdev ? bond_find(&inv->net, p->netdev) : NULL;
+}
+
+const struct rdma_dev *bond_rdma_dev(const struct inventory *inv, const struct bond *b)
+{
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p)
+		if (p->netdev && !strcmp(p->netdev, b->name))
+			return d;
+	return NULL;
+}
+
+bool bond_slave_up(const struct bond_slave *s)
+{
+	return s->mii_status && !strcmp(s->mii_status, "up");
+}
+
+int64_t netdev_mbps(const struct inventory *inv, const char *name)
+{
+	const struct netdev *n = net_find(&inv->net, name);
+	return n && n->speed > 0 ? n->speed : 0;
+}
+
+bool pf_in_roce_lag(const struct inventory *inv, const struct pci_dev *p)
+{
+	for (size_t i = 0; i < inv->net.n; i++) {
+		const struct netdev *n = &inv->net.v[i];
+		if (!n->pci_bdf || !n->master || strcasecmp(n->pci_bdf, p->bdf))
+			continue;
+		const struct bond *b = bond_find(&inv->net, n->master);
+		struct bond_lag l;
+		if (!b)
+			continue;
+		bond_lag_describe(inv, b, &l);
+		if (l.shape == BOND_ONE_CARD && l.lag)
+			return true;
+	}
+	return false;
+}
+
+bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const struct rdma_dev *d,
+		 const struct rdma_port *p)
+{
+	if (port_active(p) || p->state < 0)
+		return false;
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (!p->gids[i].parsed || !gid_link_local(&p->gids[i]))
+			return false;
+	const struct netdev *n = p->netdev ? net_find(&inv->net, p->netdev) : NULL;
+	if (n && n->master)
+		return false;
+	for (size_t i = 0; hca && !hca->exclude && i < hca->n; i++)
+		if (!strcmp(hca->v[i].name, d->name) && (hca->v[i].port < 0 || hca->v[i].port == (int)p->num))
+			return false;
+	return true;
+}
+
+void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, const struct bond *b))
+{
+	size_t judged = 0;
+	for (size_t i = 0; i < c->inv->net.n_bonds; i++) {
+		const struct bond *b = &c->inv->net.bonds[i];
+		if (!bond_carries_rdma(c->inv, b))
+			continue;
+		judge(c, b);
+		judged++;
+	}
+	if (judged == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
 }

@@ -115,8 +115,6 @@ const char *tos_describe(int tos, char *buf, size_t size);
 /* A finding's subject for a whole-node statement about RDMA. */
 #define SUBJECT_NODE "rdma"
 
-#endif
-
 /* The integer NCCL reads from a variable: NCCL_PARAM parses with
  * strtoll(value, NULL, 0) (nccl src/misc/param.cc ncclLoadParam; see
  * docs/nccl-variables.md §1). So "0x14" is 20, "010" is 8, "08" is 0,
@@ -214,3 +212,66 @@ const struct nccl_var *nccl_shm_off(const struct inventory *inv);
 
 /* How many active RDMA ports NCCL_IB_HCA leaves NCCL (nccl_uses_port). */
 size_t nccl_port_count(const struct inventory *inv);
+
+/* ---- bonds and mlx5 RoCE LAG ----
+ * When both physical functions of a dual-port ConnectX card, and nothing
+ * else, are the slaves of one bond in mode active-backup, balance-xor or
+ * 802.3ad, mlx5 replaces the card's per-port RDMA devices with one,
+ * "mlx5_bond_<n>", on the first PF, whose port's GIDs name the bond; the
+ * other PF has no RDMA device (Linux commit 7907f23adc18 "net/mlx5:
+ * Implement RoCE LAG feature"; drivers/net/ethernet/mellanox/mlx5/core/
+ * lag/lag.c: all of the device's ports, only them, tx type active-backup
+ * or hash; drivers/net/bonding/bond_main.c bond_lag_tx_type(): balance-xor
+ * and 802.3ad are hash; drivers/infiniband/hw/mlx5/main.c names it;
+ * NVIDIA, "How to Configure RoCE over LAG (ConnectX-4/ConnectX-5/
+ * ConnectX-6)"). */
+
+/* Modes mlx5 RoCE LAG supports: active-backup, balance-xor, 802.3ad. */
+bool bond_mode_lag_capable(int mode);
+
+enum bond_shape {
+	BOND_NOT_CONNECTX, /* no slave is a ConnectX function */
+	BOND_ONE_CARD,     /* the slaves are all the PFs of one ConnectX card, and only them */
+	BOND_OTHER,        /* ConnectX ports with others, or of several cards, or some of a card's */
+};
+
+/* What the node shows of a bond's RoCE LAG. */
+struct bond_lag {
+	enum bond_shape shape;
+	char card[16];                 /* ONE_CARD: the card's domain:bus:device ("0000:9a:00") */
+	size_t n_pfs;                  /* ONE_CARD: its physical functions */
+	const struct rdma_dev *lag;    /* the RDMA device on the card's PFs whose port is the bond
+					* (netdev or "_bond_" name); NULL none */
+	const struct rdma_dev *per_port[4]; /* the other RDMA devices on the card's PFs */
+	size_t n_per_port;
+};
+void bond_lag_describe(const struct inventory *inv, const struct bond *b, struct bond_lag *out);
+
+/* Does the bond carry RDMA: a slave on a ConnectX function, or an RDMA
+ * port whose netdev is the bond? */
+bool bond_carries_rdma(const struct inventory *inv, const struct bond *b);
+/* The bond a port's netdev is (the LAG device's port), or NULL. */
+const struct bond *port_bond(const struct inventory *inv, const struct rdma_port *p);
+/* The RDMA device whose port netdev is this bond (a LAG device), or NULL. */
+const struct rdma_dev *bond_rdma_dev(const struct inventory *inv, const struct bond *b);
+/* Is the slave's link up (bonding_slave/mii_status "up")? */
+bool bond_slave_up(const struct bond_slave *s);
+/* The Mb/s of a netdev, 0 unknown. */
+int64_t netdev_mbps(const struct inventory *inv, const char *name);
+/* Is this PCI function a port of a RoCE LAG that an RDMA device on another
+ * function of its card stands for (so that it has no RDMA device of its
+ * own, as mlx5 does to the second PF)? */
+bool pf_in_roce_lag(const struct inventory *inv, const struct pci_dev *p);
+/* A port that nothing is configured to use: not active, no address (no
+ * GID but link-local ones), its netdev no bond's slave, and no entry of
+ * NCCL_IB_HCA (hca; NULL or empty when unset) names its device exactly,
+ * i.e. not only by prefix. Such a port is fine down: many rail designs use
+ * one port of a dual-port card, and NCCL ignores ports that are not
+ * ACTIVE (NVIDIA/nccl src/transport/net_ib/init.cc). */
+bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const struct rdma_dev *d,
+		 const struct rdma_port *p);
+/* Calls judge for each bond that carries RDMA (bond_carries_rdma); when
+ * there is none, adds one skip saying so (subject SUBJECT_NODE). */
+void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, const struct bond *b));
+
+#endif

@@ -4,7 +4,9 @@
  * No RDMA device at all is a fail, with the note that RDMA is only needed
  * for multi-server training (a single server needs no RDMA). A
  * ConnectX/BlueField PCI function without an RDMA device means the
- * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind. */
+ * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind, except
+ * the second PF of a card in RoCE LAG, whose mlx5_bond device sits on the
+ * first (Linux commit 7907f23adc18). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -77,6 +79,9 @@ static int run(struct check_ctx *c)
 		const struct pci_dev *p = &inv->pci.v[i];
 		if (!nic_host_function(p) ||
 		    name_lookup(&rdma_by_function, &by_function, inv->rdma.v, inv->rdma.n, p->bdf) < inv->rdma.n)
+			continue;
+		/* the second PF of a RoCE LAG has none: its card's mlx5_bond device serves both */
+		if (pf_in_roce_lag(inv, p))
 			continue;
 		strbuf_addf(&orphans, "%s%s", n_orphans ? ", " : "", p->bdf);
 		if (!first)

@@ -14,9 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The rate of a port in Gb/s: the netdev speed for RoCE when known. */
+/* The rate of a port in Gb/s: the netdev speed for RoCE when known. The
+ * netdev of a RoCE LAG port is the bond, whose speed is the sum of its up
+ * slaves' (Linux drivers/net/bonding/bond_main.c), so one physical port's
+ * rate is its fastest up slave's; a slave that is down is
+ * rdma.bond_links'. */
 static double port_gbps(const struct inventory *inv, const struct rdma_port *p)
 {
+	const struct bond *b = port_is_roce(p) ? port_bond(inv, p) : NULL;
+	if (b) {
+		int64_t best = 0;
+		for (size_t i = 0; i < b->n_slaves; i++) {
+			int64_t mbps = netdev_mbps(inv, b->slaves[i].name);
+			if (bond_slave_up(&b->slaves[i]) && mbps > best)
+				best = mbps;
+		}
+		return best > 0 ? (double)best / 1000.0 : p->rate_gbps;
+	}
 	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
 	if (n && n->speed > 0)
 		return (double)n->speed / 1000.0;
@@ -82,7 +96,7 @@ static void one(struct check_ctx *c, const struct model_bests *mb, const struct 
 	}
 	if (p->netdev && !port_link_known(c, d, p, "the speed of its network interface"))
 		return;
-	const struct netdev *n = port_is_roce(p) ? net_find(&inv->net, p->netdev) : NULL;
+	const struct netdev *n = port_is_roce(p) && !port_bond(inv, p) ? net_find(&inv->net, p->netdev) : NULL;
 	double gbps = port_gbps(inv, p);
 	const char *model = rdma_dev_model(inv, d);
 	double best = model_best(mb, model);
@@ -109,7 +123,8 @@ static void one(struct check_ctx *c, const struct model_bests *mb, const struct 
 		finding_hint(f, "check the cable, transceiver and switch port; or set link_rate in "
 				"/etc/gpuready.conf to what this site runs");
 	} else {
-		check_add(c, STATUS_OK, lbl, "%g Gb/s (%s)%s%s", gbps, p->rate, n ? ", netdev " : "", n ? n->name : "");
+		const char *via = n ? ", netdev " : port_bond(inv, p) ? ", each port of " : "";
+		check_add(c, STATUS_OK, lbl, "%g Gb/s (%s)%s%s", gbps, p->rate, via, n ? n->name : *via ? p->netdev : "");
 	}
 }
 

@@ -7,7 +7,9 @@
  * ports, is a fail: the operator asked for NICs NCCL will not use. An
  * exclusion entry that matches nothing is a warn (probably a typo), and a
  * selection that leaves no port is a fail (NCCL falls back to sockets).
- * Every finding says which ports NCCL will actually use. */
+ * Every finding says which ports NCCL will actually use, and an entry
+ * that matches nothing on a node with bonds says which devices RoCE LAG
+ * left (mlx5_bond_<n> for a card's per-port devices, or the reverse). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -37,11 +39,44 @@ static void collect(const struct inventory *inv, const struct nccl_list *l, stru
 	}
 }
 
+/* An entry that matches nothing on a node with bonds: RoCE LAG replaces a
+ * card's per-port devices (mlx5_0, mlx5_1) with one mlx5_bond_<n>, and
+ * leaving LAG brings them back, so a value written before the change names
+ * devices that are gone (NVIDIA/nccl-tests#191). Says which devices stand
+ * for the bonds now. */
+static void lag_note(struct check_ctx *c, struct finding *f, const char *entry)
+{
+	const struct inventory *inv = c->inv;
+	struct strbuf lag = STRBUF_INIT, per_port = STRBUF_INIT;
+	for (size_t i = 0; i < inv->net.n_bonds; i++) {
+		const struct bond *b = &inv->net.bonds[i];
+		struct bond_lag l;
+		bond_lag_describe(inv, b, &l);
+		if (l.shape != BOND_ONE_CARD)
+			continue;
+		if (l.lag)
+			strbuf_addf(&lag, "%s%s (%s)", lag.len ? ", " : "", l.lag->name, b->name);
+		for (size_t k = 0; !l.lag && k < l.n_per_port; k++)
+			strbuf_addf(&per_port, "%s%s (%s)", per_port.len ? ", " : "", l.per_port[k]->name, b->name);
+	}
+	bool names_lag = strstr(entry, "_bond_") != NULL;
+	if (!names_lag && lag.len)
+		finding_detail(f, "RoCE LAG replaced the per-port devices of the bonded cards: the bonds' RDMA devices "
+				  "are %s",
+			       lag.buf);
+	else if (names_lag && per_port.len)
+		finding_detail(f, "no RoCE LAG device: the bonds' LAG is not formed (see rdma.roce_lag), their ports "
+				  "are %s",
+			       per_port.buf);
+	strbuf_release(&lag);
+	strbuf_release(&per_port);
+}
+
 /* One entry: 0 fine, else the finding it produced. */
 static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, const struct nccl_list_entry *e)
 {
 	const struct inventory *inv = c->inv;
-	size_t matched = 0, active = 0;
+	size_t matched = 0, active = 0, unused = 0;
 	struct strbuf down = STRBUF_INIT;
 	char lbl[96], et[96];
 	struct finding *f = NULL;
@@ -53,6 +88,8 @@ static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, con
 		matched++;
 		if (port_active(p))
 			active++;
+		else if (port_unused(inv, l, d, p))
+			unused++;
 		else
 			strbuf_addf(&down, "%s%s (%s)", down.len ? ", " : "", port_label(d, p, lbl, sizeof(lbl)),
 				    p->state_name ? p->state_name : "state unknown");
@@ -65,7 +102,9 @@ static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, con
 		f = check_add(c, l->exclude ? STATUS_WARN : STATUS_FAIL, "NCCL_IB_HCA",
 			      "entry '%s' matches no RDMA device or port%s", et,
 			      l->exclude ? " (excluding it changes nothing: a typo?)" : "");
-	else if (!l->exclude && active == 0)
+	if (matched == 0)
+		lag_note(c, f, e->name);
+	else if (!l->exclude && active == 0 && down.len)
 		f = check_add(c, STATUS_FAIL, "NCCL_IB_HCA", "entry '%s' names only ports that are down: %s", et,
 			      down.buf);
 	else if (!l->exclude && down.len)

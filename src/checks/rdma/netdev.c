@@ -40,6 +40,12 @@ static int run(struct check_ctx *c)
 			check_add(c, STATUS_OK, n->name, "up with carrier (%s)", lbl);
 			continue;
 		}
+		if (port_unused(inv, &hca, d, p)) {
+			check_add(c, STATUS_INFO, n->name, "operstate %s (%s): no address, no bond, not named in "
+							   "NCCL_IB_HCA: unused, see rdma.port_state",
+				  n->operstate ? n->operstate : "unknown", lbl);
+			continue;
+		}
 		if (hv && !nccl_list_selects(&hca, d->name, (int)p->num)) {
 			check_add(c, STATUS_SKIP, n->name, "operstate %s (%s); NCCL_IB_HCA excludes this port, "
 							   "see rdma.port_state",

@@ -4,7 +4,10 @@
  * ACTIVE/LinkUp needs the netdev running with carrier, so a DOWN port is
  * usually a cable, a switch port, or an interface set down. A down port
  * that NCCL_IB_HCA excludes is a warn: NCCL will not use it, but the node
- * has less bandwidth than its NICs suggest. */
+ * has less bandwidth than its NICs suggest. A down port that nothing is
+ * configured to use (no address, no bond, not named in NCCL_IB_HCA:
+ * port_unused) is information: one port of a dual-port card is often
+ * left unconnected by design. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -53,6 +56,13 @@ static int run(struct check_ctx *c)
 			finding_hint(f, "re-read /sys/class/infiniband/%s/ports/%u/phys_state on the live node "
 					"(`rdma link show %s`)",
 				     d->name, p->num, lbl);
+			continue;
+		}
+		if (port_unused(inv, &hca, d, p)) {
+			check_add(c, STATUS_INFO, lbl,
+				  "%s port is %s/%s, with no address, no bond and no NCCL_IB_HCA entry naming it: "
+				  "unused (NCCL ignores ports that are not ACTIVE)",
+				  ll, st, ph);
 			continue;
 		}
 		bool excluded = hv && !nccl_list_selects(&hca, d->name, (int)p->num);
