@@ -44,11 +44,13 @@ static void carrier_drops(const struct netdev *nd, struct drops *out)
 	int64_t downs;
 	if (nd->carrier_down >= 0) {
 		downs = nd->carrier_down;
-		snprintf(out->how, sizeof(out->how), "%s carrier_down_count %lld", nd->name, (long long)downs);
+		snprintf(out->how, sizeof(out->how), "%s carrier_down_count %lld, the first when it was opened", nd->name,
+			 (long long)downs);
 	} else if (nd->carrier_changes >= 0) {
 		/* without the split counts: half the changes, rounded up (a link down now ended on a down) */
 		downs = (nd->carrier_changes + 1) / 2;
-		snprintf(out->how, sizeof(out->how), "%s carrier_changes %lld", nd->name, (long long)nd->carrier_changes);
+		snprintf(out->how, sizeof(out->how), "%s carrier_changes %lld, the first down when it was opened",
+			 nd->name, (long long)nd->carrier_changes);
 	} else {
 		snprintf(out->unknown, sizeof(out->unknown), "/sys/class/net/%s/carrier_changes: %s", nd->name,
 			 read_strerror(nd->carrier_changes_err));
