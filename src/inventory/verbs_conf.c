@@ -96,8 +96,12 @@ static void find_libs(const struct root *r, struct verbs_conf *vc)
 		for (size_t i = 0; i < vc->n; i++) {
 			_cleanup_free_ char *prefix = xasprintf("lib%s", vc->v[i].name);
 			const char *lib = vc->v[i].name[0] == '/' ? NULL : find_plugin(&names, prefix);
-			if (lib && !vc->v[i].lib)
+			if (lib && !vc->v[i].lib) {
 				vc->v[i].lib = xasprintf("%s/%s", provider_dirs[d], lib);
+				/* a listing records only the directory: test the
+				 * plug-in, so that a snapshot keeps its name */
+				root_exists(r, vc->v[i].lib);
+			}
 		}
 	}
 	/* "driver /opt/x/libfoo": /opt/x/libfoo-rdmav<N>.so */
@@ -109,8 +113,10 @@ static void find_libs(const struct root *r, struct verbs_conf *vc)
 		_cleanup_strv_ struct strv names = STRV_INIT;
 		list_dir(r, vc, *dir ? dir : "/", &names);
 		const char *lib = find_plugin(&names, slash + 1);
-		if (lib)
+		if (lib) {
 			vc->v[i].lib = xasprintf("%s/%s", dir, lib);
+			root_exists(r, vc->v[i].lib);
+		}
 	}
 }
 
