@@ -36,6 +36,10 @@ extern const struct check_def check_rdma_nccl_topo_file;
 extern const struct check_def check_rdma_sockbuf;
 extern const struct check_def check_rdma_memlock;
 extern const struct check_def check_rdma_port_errors;
+extern const struct check_def check_rdma_link_flaps;
+extern const struct check_def check_rdma_roce_ecn;
+extern const struct check_def check_rdma_verbs_provider;
+extern const struct check_def check_rdma_nccl_mnnvl;
 extern const struct check_def check_rdma_hw_counters;
 extern const struct check_def check_rdma_firmware;
 extern const struct check_def check_gpu_pci;
@@ -78,6 +82,7 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_pytorch,
 	&check_rdma_modules,
 	&check_rdma_devices,
+	&check_rdma_verbs_provider,
 	&check_rdma_port_state,
 	&check_rdma_netdev,
 	&check_rdma_roce_lag,
@@ -88,6 +93,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_roce_gid,
 	&check_rdma_roce_subnets,
 	&check_rdma_roce_tos,
+	&check_rdma_roce_ecn,
 	&check_rdma_tos_persist,
 	&check_rdma_nccl_env,
 	&check_rdma_nccl_ib_disable,
@@ -104,10 +110,12 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_nccl_shm,
 	&check_rdma_nccl_gdr,
 	&check_rdma_nccl_tuning,
+	&check_rdma_nccl_mnnvl,
 	&check_rdma_nccl_topo_file,
 	&check_rdma_sockbuf,
 	&check_rdma_memlock,
 	&check_rdma_port_errors,
+	&check_rdma_link_flaps,
 	&check_rdma_hw_counters,
 	&check_rdma_firmware,
 	&check_gpudirect_method,

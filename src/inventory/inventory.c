@@ -20,7 +20,8 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0)
 		goto fail;
 	if (parts & INV_RDMA) {
-		if ((e = rdma_cm_load(r, &inv->rdma)) < 0 || (e = persist_load(r, &inv->persist)) < 0 ||
+		if ((e = rdma_cm_load(r, &inv->rdma)) < 0 || (e = verbs_conf_load(r, &inv->rdma.verbs)) < 0 ||
+		    (e = persist_load(r, &inv->persist)) < 0 ||
 		    (e = host_load(r, &inv->host)) < 0)
 			goto fail;
 	}

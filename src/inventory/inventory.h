@@ -30,6 +30,8 @@ struct kernel_info {
 	char *cmdline;   /* /proc/cmdline */
 	char *hostname;  /* live gethostname, else proc/etc files, else NULL */
 	char *arch;      /* uname machine, or .gpuready/meta arch */
+	double uptime;   /* seconds since boot, the first number of /proc/uptime (proc(5)); valid when uptime_err is 0 */
+	int uptime_err;  /* reading or parsing it */
 };
 
 /* Who the recorded or live user is, and where NCCL finds ~/.nccl.conf. */
@@ -161,7 +163,23 @@ struct netdev {
 	bool is_bridge;     /* a Linux bridge (docker0, virbr0, br-*) */
 	/* /proc/sys/net/ipv4/conf/<name>/arp_{ignore,announce}; -1 unknown */
 	int arp_ignore, arp_announce;
+	/* Carrier transitions since the interface was created (Linux
+	 * Documentation/ABI/testing/sysfs-class-net: carrier_changes from 3.15,
+	 * carrier_up_count and carrier_down_count from 4.16); -1 unknown, the
+	 * reason in carrier_changes_err / carrier_counts_err. */
+	int64_t carrier_changes, carrier_up, carrier_down;
+	int carrier_changes_err, carrier_counts_err;
+	/* DCQCN per priority with the MLNX_OFED/DOCA-OFED mlx5 driver:
+	 * /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<0..7> ("1" on, "0" off;
+	 * NVIDIA MLNX_OFED documentation, "Explicit Congestion Notification").
+	 * ecn_err: listing ecn/ (-ENOENT: the inbox driver, which has no such
+	 * directory; not read for virtual interfaces). ecn[0] is roce_np,
+	 * ecn[1] roce_rp; each value 0 or 1, or -errno when unreadable. */
+	int ecn_err;
+	int ecn[2][8];
 };
+
+enum { ECN_NP, ECN_RP };
 
 /* An address of an interface, as getifaddrs(3) lists it. */
 struct net_addr {
@@ -331,6 +349,32 @@ struct rdma_dev {
 	int dir_err;        /* resolving /sys/class/infiniband/<name> (dangling link) */
 };
 
+/* libibverbs' user-space providers (rdma-core libibverbs/dynamic.c): each
+ * /etc/libibverbs.d/<x>.driver file holds "driver <name>" lines, and
+ * libibverbs loads the plug-in lib<name>-rdmav<ABI>.so from its provider
+ * directory (<libdir>/libibverbs), or <name>-rdmav<ABI>.so when <name> is
+ * an absolute path. */
+struct verbs_provider {
+	char *name;         /* "mlx5", or an absolute path prefix */
+	char *file;         /* the .driver file that names it */
+	char *lib;          /* the plug-in found ("/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"); NULL none */
+};
+
+struct verbs_conf {
+	struct verbs_provider *v;
+	size_t n;
+	int conf_err;       /* listing /etc/libibverbs.d (-ENOENT: no rdma-core user space configured) */
+	struct strv dirs;   /* the provider directories that could be listed */
+	struct strv unreadable; /* .driver files or provider directories that exist but could not be read: "path (reason)" */
+};
+
+/* The provider named name, or NULL. */
+const struct verbs_provider *verbs_provider_find(const struct verbs_conf *vc, const char *name);
+/* "driver mlx5" lines of a .driver file: calls fn with each name. */
+void verbs_driver_parse(const char *text, size_t len, void (*fn)(void *ud, const char *name), void *ud);
+int verbs_conf_load(const struct root *r, struct verbs_conf *vc);
+void verbs_conf_free(struct verbs_conf *vc);
+
 struct rdma_info {
 	struct rdma_dev *v;
 	size_t n;
@@ -340,6 +384,7 @@ struct rdma_info {
 	bool uverbs_class;  /* /sys/class/infiniband_verbs exists */
 	bool configfs_present; /* /sys/kernel/config/rdma_cm exists */
 	char *verbs_status; /* NULL when verbs queried fine, else why not */
+	struct verbs_conf verbs; /* libibverbs providers (with INV_RDMA) */
 	struct name_index by_name;
 };
 
@@ -649,6 +694,8 @@ void xid_free(struct xid_info *x);
 void torch_free(struct torch_info *t);
 
 /* Pure parsers, unit-tested and fuzzed. */
+/* The first number of /proc/uptime ("350735.47 234388.90"): 0, or -EINVAL. */
+int uptime_parse(const char *s, double *ret);
 /* One kernel-log line (kmsg record or dmesg text): if it is an Xid line,
  * writes the PCI id (no function) and the code and returns true. */
 bool xid_parse_line(const char *line, char *pci, size_t pci_size, int *code);

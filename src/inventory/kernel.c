@@ -49,6 +49,17 @@ static char *meta_get(const struct root *r, const char *key)
 	return m.value;
 }
 
+int uptime_parse(const char *s, double *ret)
+{
+	char *end = NULL;
+	errno = 0;
+	double v = s ? strtod(s, &end) : 0;
+	if (!s || end == s || errno || !(v >= 0) || v > 1e12 || (*end && *end != ' ' && *end != '\n'))
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u)
 {
 	char *s = NULL;
@@ -65,6 +76,12 @@ int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u
 	}
 	if (read_str(r, &s, "/proc/cmdline") == 0)
 		k->cmdline = s;
+	/* "350735.47 234388.90": seconds up, then idle (proc(5)) */
+	k->uptime_err = read_str(r, &s, "/proc/uptime");
+	if (k->uptime_err == 0) {
+		k->uptime_err = uptime_parse(s, &k->uptime);
+		free(s);
+	}
 
 	if (live) {
 		char h[256];

@@ -32,6 +32,46 @@ static int arp_sysctl(const struct root *r, const char *dir, const char *what)
 	return read_s64(r, &v, "/proc/sys/net/ipv4/conf/%s/arp_%s", dir, what) == 0 && v >= 0 && v <= 8 ? (int)v : -1;
 }
 
+/* Carrier transitions (Documentation/ABI/testing/sysfs-class-net): a
+ * kernel before 4.16 has carrier_changes only. */
+static void load_carrier_counts(const struct root *r, const char *path, struct netdev *n)
+{
+	int64_t v;
+	n->carrier_changes = n->carrier_up = n->carrier_down = -1;
+	n->carrier_changes_err = read_s64(r, &v, "%s/carrier_changes", path);
+	if (n->carrier_changes_err == 0 && v >= 0)
+		n->carrier_changes = v;
+	else if (n->carrier_changes_err == 0)
+		n->carrier_changes_err = -EINVAL;
+	int64_t up, down;
+	n->carrier_counts_err = read_s64(r, &up, "%s/carrier_up_count", path);
+	if (n->carrier_counts_err == 0)
+		n->carrier_counts_err = read_s64(r, &down, "%s/carrier_down_count", path);
+	if (n->carrier_counts_err == 0 && (up < 0 || down < 0))
+		n->carrier_counts_err = -EINVAL;
+	if (n->carrier_counts_err == 0)
+		n->carrier_up = up, n->carrier_down = down;
+}
+
+/* DCQCN enable flags of MLNX_OFED/DOCA-OFED's mlx5 (NVIDIA MLNX_OFED
+ * documentation, "Explicit Congestion Notification (ECN)"): ecn/roce_np
+ * and ecn/roce_rp, each with enable/<priority 0..7>. The inbox driver has
+ * no ecn/ directory. */
+static void load_ecn(const struct root *r, const char *path, struct netdev *n)
+{
+	static const char *const proto[2] = { [ECN_NP] = "roce_np", [ECN_RP] = "roce_rp" };
+	_cleanup_strv_ struct strv entries = STRV_INIT;
+	_cleanup_free_ char *dir = xasprintf("%s/ecn", path);
+	n->ecn_err = root_list(r, dir, &entries);
+	for (int k = 0; k < 2; k++)
+		for (int prio = 0; prio < 8; prio++) {
+			int64_t v;
+			int err = n->ecn_err < 0 ? n->ecn_err
+						 : read_s64(r, &v, "%s/%s/enable/%d", dir, proto[k], prio);
+			n->ecn[k][prio] = err < 0 ? err : v == 0 || v == 1 ? (int)v : -EINVAL;
+		}
+}
+
 static void load_one(const struct root *r, const char *name, struct netdev *n)
 {
 	_cleanup_free_ char *base = xasprintf("/sys/class/net/%s", name);
@@ -46,6 +86,8 @@ static void load_one(const struct root *r, const char *name, struct netdev *n)
 		n->speed = -1;
 		n->mtu = -1;
 		n->type = -1;
+		n->carrier_changes = n->carrier_up = n->carrier_down = -1;
+		n->carrier_changes_err = n->carrier_counts_err = n->ecn_err = -ENOENT;
 		return;
 	}
 	char *s = NULL;
@@ -58,6 +100,15 @@ static void load_one(const struct root *r, const char *name, struct netdev *n)
 	n->type = read_s64(r, &v, "%s/type", path.buf) == 0 && v >= 0 && v < 65536 ? (int)v : -1;
 	n->pci_bdf = str_startswith(path.buf, "/sys/devices/virtual/") ? NULL : sysfs_path_bdf(path.buf);
 	n->is_virtual = n->pci_bdf == NULL;
+	load_carrier_counts(r, path.buf, n);
+	if (n->is_virtual) {
+		n->ecn_err = -ENOENT;
+		for (int k = 0; k < 2; k++)
+			for (int prio = 0; prio < 8; prio++)
+				n->ecn[k][prio] = -ENOENT;
+	} else {
+		load_ecn(r, path.buf, n);
+	}
 	/* netdev_upper_dev_link() names the master `master` (net/core/dev.c) */
 	if (read_link(r, &s, 1, "%s/master", path.buf) == 0)
 		n->master = s;

@@ -378,6 +378,7 @@ void rdma_free(struct rdma_info *ri)
 	}
 	free(ri->v);
 	free(ri->verbs_status);
+	verbs_conf_free(&ri->verbs);
 	name_index_free(&ri->by_name);
 	memset(ri, 0, sizeof(*ri));
 }

@@ -223,6 +223,14 @@ size_t nvswitch_count(const struct inventory *inv)
 	return n;
 }
 
+const char *imex_domain(const struct inventory *inv)
+{
+	const struct fabric_info *f = &inv->fabric;
+	if (f->imex.unit_path)
+		return f->imex.unit_path;
+	return f->imex_nodes_err == 0 ? IMEX_NODES_CONFIG : NULL;
+}
+
 bool nvlink_partial_by_design(const struct inventory *inv, const struct nvml_gpu *g)
 {
 	int up = g->nvlink_links - g->nvlink_down;

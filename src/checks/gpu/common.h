@@ -123,6 +123,13 @@ void gpu_call_hung(struct check_ctx *c, const char *subject, const char *error);
  * GPUDirect RDMA method), or NULL when there is none. A GPU whose PCI
  * IDs could not be read counts as none: its age is unknown. */
 const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
+/* Is the node in a multi-node NVLink domain (GB200/GB300 NVL racks)? It is
+ * taken to be when the IMEX service is installed or configured: the path
+ * of the nvidia-imex.service unit, else IMEX_NODES_CONFIG when that is not
+ * empty (NVIDIA IMEX Service for NVLink Networks User's Guide), else NULL.
+ * gpu.imex and rdma.nccl_mnnvl decide the same way. */
+#define IMEX_NODES_CONFIG "/etc/nvidia-imex/nodes_config.cfg"
+const char *imex_domain(const struct inventory *inv);
 /* NVSwitch functions on PCI: NVIDIA, class 0x0680 (bridge, other). */
 size_t nvswitch_count(const struct inventory *inv);
 

@@ -1,8 +1,9 @@
 /* rdma.port_errors: the port error counters are zero.
  *
- * PMA counters in ports/N/counters (Linux drivers/infiniband/core/sysfs.c): symbol errors, link
- * downs, receive errors, link error recoveries, local link integrity and
+ * PMA counters in ports/N/counters (Linux drivers/infiniband/core/sysfs.c): symbol errors,
+ * receive errors, link error recoveries, local link integrity and
  * buffer overrun errors point at cables, transceivers or a flapping link.
+ * link_downed is judged by rdma.link_flaps, against the time since boot.
  * They count since the last reset (driver load or `perfquery -R`), so a
  * small value can be old news: the values are shown for the operator. */
 #include "checks/check.h"
@@ -10,7 +11,7 @@
 
 
 static const char *const error_counters[] = {
-	"symbol_error", "link_downed", "port_rcv_errors", "link_error_recovery",
+	"symbol_error", "port_rcv_errors", "link_error_recovery",
 	"local_link_integrity_errors", "excessive_buffer_overrun_errors",
 };
 
@@ -53,7 +54,7 @@ static int run(struct check_ctx *c)
 const struct check_def check_rdma_port_errors = {
 	.id = "rdma.port_errors",
 	.section = "Port Health",
-	.summary = "port error counters (symbol errors, link downs, receive errors...) are zero",
+	.summary = "port error counters (symbol errors, receive errors, link error recoveries...) are zero",
 	.run = run,
 	.needs = NEEDS_RDMA_DEVICE,
 };

@@ -1,0 +1,131 @@
+/* rdma.roce_ecn: DCQCN (ECN-based congestion control) is on for the RoCE
+ * priority.
+ *
+ * With MLNX_OFED or DOCA-OFED, mlx5 exposes DCQCN per priority 0..7 in
+ * /sys/class/net/<if>/ecn/roce_np/enable/<prio> (notification point: the
+ * receiver turns ECN marks into CNPs) and ecn/roce_rp/enable/<prio>
+ * (reaction point: the sender slows down on CNPs), 1 on, 0 off (NVIDIA
+ * MLNX_OFED documentation and DOCA documentation, "Explicit Congestion
+ * Notification (ECN)"). With either off for the priority RoCE uses,
+ * congestion turns into PFC storms on a lossless fabric, or drops and
+ * retransmissions on a lossy one. The priority is the one the expected
+ * ToS (--tos, default 104 = DSCP 26) maps to in the default DSCP map
+ * (DSCP 8n..8n+7 to priority n: DSCP 26, priority 3). The inbox mlx5
+ * driver has no ecn/ directory and leaves DCQCN at the firmware's
+ * defaults, which no file shows: skip, not a finding. */
+#include "checks/check.h"
+#include "common.h"
+#include "core/readers.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static const char *const proto_name[2] = { [ECN_NP] = "roce_np", [ECN_RP] = "roce_rp" };
+
+static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, int prio)
+{
+	char dscp[96];
+	snprintf(dscp, sizeof(dscp), "priority %d (DSCP %d of the expected ToS %d, default DSCP map)", prio,
+		 tos_dscp(c->expect->tos), c->expect->tos);
+	if (nd->ecn_err == -ENOENT) {
+		check_add(c, STATUS_SKIP, subject, "%s has no ecn/ directory: the inbox mlx5 driver does not expose "
+						   "DCQCN in sysfs (the firmware's defaults apply; mlxconfig shows them)",
+			  nd->name);
+		return;
+	}
+	if (nd->ecn_err < 0) {
+		check_add(c, STATUS_SKIP, subject, "/sys/class/net/%s/ecn: %s", nd->name, read_strerror(nd->ecn_err));
+		return;
+	}
+	struct strbuf off = STRBUF_INIT, unknown = STRBUF_INIT, fix = STRBUF_INIT;
+	for (int k = 0; k < 2; k++) {
+		int v = nd->ecn[k][prio];
+		if (v == 0) {
+			strbuf_addf(&off, "%s%s", off.len ? " and " : "", proto_name[k]);
+			strbuf_addf(&fix, "%s`echo 1 > /sys/class/net/%s/ecn/%s/enable/%d`", fix.len ? ", " : "", nd->name,
+				    proto_name[k], prio);
+		} else if (v < 0) {
+			strbuf_addf(&unknown, "%s/sys/class/net/%s/ecn/%s/enable/%d: %s", unknown.len ? ", " : "", nd->name,
+				    proto_name[k], prio, read_strerror(v));
+		}
+	}
+	if (off.len) {
+		struct finding *f = check_add(c, STATUS_WARN, subject, "ECN (DCQCN) is off on %s for %s: %s disabled; "
+								       "under congestion RoCE gets PFC pauses or drops "
+								       "and retransmissions instead of rate control",
+					      nd->name, dscp, off.buf);
+		if (unknown.len)
+			finding_detail(f, "unreadable: %s", unknown.buf);
+		finding_hint(f, "%s, and again at every boot (a systemd unit or udev rule)", fix.buf);
+	} else if (unknown.len) {
+		check_add(c, STATUS_SKIP, subject, "ECN state for %s cannot be read: %s", dscp, unknown.buf);
+	} else {
+		check_add(c, STATUS_OK, subject, "ECN (DCQCN) on for %s on %s (roce_np and roce_rp)", dscp, nd->name);
+	}
+	strbuf_release(&off);
+	strbuf_release(&unknown);
+	strbuf_release(&fix);
+}
+
+static void judge_port(struct check_ctx *c, const char *lbl, const struct rdma_port *p, int prio)
+{
+	const struct net_info *ni = &c->inv->net;
+	const struct netdev *nd = p->netdev ? net_find(ni, p->netdev) : NULL;
+	if (!nd) {
+		check_add(c, STATUS_SKIP, lbl, "no netdev found for this RoCE port: its ECN settings cannot be read");
+		return;
+	}
+	const struct bond *b = bond_find(ni, nd->name);
+	if (!b) {
+		judge_netdev(c, lbl, nd, prio);
+		return;
+	}
+	/* RoCE LAG: DCQCN is set on the ports, the bond's slaves */
+	for (size_t i = 0; i < b->n_slaves; i++) {
+		const struct netdev *s = net_find(ni, b->slaves[i].name);
+		char subject[160];
+		snprintf(subject, sizeof(subject), "%s %s", lbl, b->slaves[i].name);
+		if (s)
+			judge_netdev(c, subject, s, prio);
+		else
+			check_add(c, STATUS_SKIP, subject, "slave of %s not found under /sys/class/net", b->name);
+	}
+	if (b->n_slaves == 0)
+		check_add(c, STATUS_SKIP, lbl, "its netdev %s is a bond without slaves: no port to read ECN from", b->name);
+}
+
+static int run(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	int prio = tos_dscp(c->expect->tos) >> 3;
+	char lbl[96];
+	size_t roce = 0;
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!port_link_known(c, d, p, "ECN (RoCE only)")) {
+			roce++;
+			continue;
+		}
+		if (!port_is_roce(p))
+			continue;
+		roce++;
+		port_label(d, p, lbl, sizeof(lbl));
+		if (!port_active(p)) {
+			check_add(c, STATUS_SKIP, lbl, "port not active");
+			continue;
+		}
+		judge_port(c, lbl, p, prio);
+	}
+	if (roce == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand has its own congestion control)");
+	return 0;
+}
+
+const struct check_def check_rdma_roce_ecn = {
+	.id = "rdma.roce_ecn",
+	.section = "RoCE Traffic Class (QoS)",
+	.summary = "MLNX_OFED/DOCA: ECN (DCQCN roce_np and roce_rp) is on for the priority of the expected ToS (--tos)",
+	.run = run,
+	.needs = NEEDS_RDMA_DEVICE,
+};
