@@ -2,7 +2,8 @@
  * A check file that is not listed here is caught by test_registry. */
 #include "check.h"
 
-/* Order: GPU first (an operator runs nvidia-smi before anything else),
+/* Order: whose view the report is (rdma.container: a container's or the
+ * host's), then GPU (an operator runs nvidia-smi before anything else),
  * then RDMA, then GPUDirect RDMA, which needs both. */
 extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;
@@ -35,6 +36,8 @@ extern const struct check_def check_rdma_nccl_tuning;
 extern const struct check_def check_rdma_nccl_topo_file;
 extern const struct check_def check_rdma_sockbuf;
 extern const struct check_def check_rdma_memlock;
+extern const struct check_def check_rdma_container;
+extern const struct check_def check_rdma_dev_shm;
 extern const struct check_def check_rdma_port_errors;
 extern const struct check_def check_rdma_hw_counters;
 extern const struct check_def check_rdma_firmware;
@@ -63,6 +66,7 @@ extern const struct check_def check_gpudirect_registration;
 extern const struct check_def check_gpudirect_next_steps;
 
 const struct check_def *const check_registry[] = {
+	&check_rdma_container,
 	&check_gpu_pci,
 	&check_gpu_count,
 	&check_gpu_driver,
@@ -106,6 +110,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_nccl_tuning,
 	&check_rdma_nccl_topo_file,
 	&check_rdma_sockbuf,
+	&check_rdma_dev_shm,
 	&check_rdma_memlock,
 	&check_rdma_port_errors,
 	&check_rdma_hw_counters,
