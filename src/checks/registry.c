@@ -2,9 +2,9 @@
  * A check file that is not listed here is caught by test_registry. */
 #include "check.h"
 
-/* Order: whose view the report is (rdma.container: a container's or the
- * host's), then GPU (an operator runs nvidia-smi before anything else),
- * then RDMA, then GPUDirect RDMA, which needs both. */
+/* Order: GPU first (an operator runs nvidia-smi before anything else),
+ * then RDMA, opened by whose view the report is (rdma.container: a
+ * container's or the host's), then GPUDirect RDMA, which needs both. */
 extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;
 extern const struct check_def check_rdma_port_state;
@@ -66,7 +66,6 @@ extern const struct check_def check_gpudirect_registration;
 extern const struct check_def check_gpudirect_next_steps;
 
 const struct check_def *const check_registry[] = {
-	&check_rdma_container,
 	&check_gpu_pci,
 	&check_gpu_count,
 	&check_gpu_driver,
@@ -80,6 +79,7 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_nvml,
 	&check_gpu_cuda,
 	&check_gpu_pytorch,
+	&check_rdma_container,
 	&check_rdma_modules,
 	&check_rdma_devices,
 	&check_rdma_port_state,
