@@ -58,6 +58,13 @@ static int run(struct check_ctx *c)
 	char where[512], how[96];
 	bool ct = container_view(c->inv, where, sizeof(where));
 	struct finding *f;
+	bool gpu = false;
+	for (size_t i = 0; i < c->inv->pci.n && !gpu; i++)
+		gpu = pci_is_nvidia_gpu(&c->inv->pci.v[i]);
+	if (!gpu && !node_has_rdma_hw(c->inv)) {
+		check_add(c, STATUS_SKIP, "/dev/shm", "no NVIDIA GPU and no RDMA hardware on PCI: NCCL does not run here");
+		return 0;
+	}
 	if (v->mountinfo_err < 0) {
 		check_add(c, STATUS_SKIP, "/dev/shm", "/proc/self/mountinfo %s: the size of /dev/shm cannot be told",
 			  read_strerror(v->mountinfo_err));
@@ -103,6 +110,5 @@ const struct check_def check_rdma_dev_shm = {
 	.id = "rdma.dev_shm",
 	.section = "Host Tuning",
 	.summary = "/dev/shm holds NCCL's shared-memory segments: at least 1 GiB (Docker's default is 64 MiB)",
-	.needs = NEEDS_GPU,
 	.run = run,
 };
