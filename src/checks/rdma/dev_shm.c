@@ -38,10 +38,10 @@ static void judge(struct check_ctx *c, uint64_t size, const char *how, bool ct, 
 	}
 	struct finding *f =
 		check_add(c, STATUS_FAIL, "/dev/shm",
-			  "%s (%s)%s%s: below the %s NCCL's troubleshooting guide asks for (--shm-size=1g); NCCL "
-			  "fails to create its shared-memory segments (\"Error while creating shared memory segment\", "
-			  "\"failed to extend /dev/shm/nccl-...\") or dies with a bus error",
-			  sz, how, ct ? " " : "", where, min);
+			  "%s (%s)%s%s: below the %s NCCL's troubleshooting guide asks for%s; NCCL fails to create "
+			  "its shared-memory segments (\"Error while creating shared memory segment\", \"failed to "
+			  "extend /dev/shm/nccl-...\") or dies with a bus error",
+			  sz, how, ct ? " " : "", where, min, ct ? " (--shm-size=1g)" : "");
 	finding_compare_num(f, (double)size, (double)SHM_NCCL_MIN);
 	if (ct)
 		finding_hint(f, "`df -h /dev/shm` shows it; start the container with --shm-size=16g or --ipc=host "
