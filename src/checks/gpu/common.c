@@ -24,9 +24,26 @@ static const struct {
 	{ 0x20b5, "A100 80GB PCIe" },
 	{ 0x2330, "H100 SXM5 80GB" },
 	{ 0x2331, "H100 PCIe" },
+	{ 0x2321, "H100 NVL" },
 	{ 0x2335, "H200 SXM 141GB" },
+	{ 0x2342, "GH200 120GB / 480GB" },
+	{ 0x2348, "GH200 144G HBM3e" },
 	{ 0x2e12, "GB10" },
 };
+
+/* GPUs of superchips, joined to their CPU by NVLink-C2C (pciutils pci.ids:
+ * GH200 0x2342 and 0x2348, GB200 0x2941, GB300 0x31c2 and 0x31c3, GB10 0x2e12). */
+static const uint32_t c2c_gpus[] = { 0x2342, 0x2348, 0x2941, 0x31c2, 0x31c3, 0x2e12 };
+
+bool gpu_c2c(const struct pci_dev *gpu)
+{
+	if (gpu->vendor != VENDOR_NVIDIA)
+		return false;
+	for (size_t i = 0; i < sizeof(c2c_gpus) / sizeof(c2c_gpus[0]); i++)
+		if (c2c_gpus[i] == gpu->device)
+			return true;
+	return false;
+}
 
 const char *gpu_model(const struct inventory *inv, const struct pci_dev *p, char *buf, size_t size)
 {
@@ -121,6 +138,24 @@ enum path_class gdr_level(const struct inventory *inv, char *shown, size_t size)
 	}
 	snprintf(shown, size, "NCCL_NET_GDR_LEVEL default PXB");
 	return PATH_PXB;
+}
+
+enum path_class gdr_level_for(const struct inventory *inv, const struct pci_dev *gpu, char *shown, size_t size)
+{
+	enum path_class level = gdr_level(inv, shown, size);
+	const struct nccl_var *set = nccl_get(&inv->nccl, "NCCL_NET_GDR_LEVEL");
+	const struct nccl_var *c2c = nccl_get(&inv->nccl, "NCCL_NET_GDR_C2C");
+	if (!gpu_c2c(gpu) || (set && strcmp(set->value, "P2C")))
+		return level;
+	if (c2c && c2c->value[0] == '0' && !c2c->value[1]) {
+		if (!set)
+			snprintf(shown, size, "NCCL_NET_GDR_LEVEL default PXB (NCCL_NET_GDR_C2C=0, %s)", c2c->source);
+		return PATH_PXB;
+	}
+	/* GPU -> C2C -> CPU -> PCIe -> NIC of that CPU: P2C, which NCCL's default allows */
+	snprintf(shown, size, "%s: the GPU reaches its CPU over NVLink-C2C, and a NIC on that CPU is P2C",
+		 set ? "NCCL_NET_GDR_LEVEL=P2C" : "NCCL_NET_GDR_LEVEL default P2C");
+	return PATH_NODE;
 }
 
 size_t gpu_pairs(const struct inventory *inv, struct gpu_pair **ret)

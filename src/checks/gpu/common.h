@@ -72,6 +72,15 @@ bool xid_names(const char *xid_pci, const struct pci_dev *p);
  * 1 PIX, 2 PXB, 3 PHB, 4+ SYS. Unset or unparsable: the default PXB.
  * *shown gets the text for messages ("PXB (default)"). */
 enum path_class gdr_level(const struct inventory *inv, char *shown, size_t size);
+/* Does this GPU reach its CPU over NVLink-C2C (Grace Hopper, Grace Blackwell,
+ * GB10 superchips, by PCI device ID)? NCCL then calls the path from the GPU
+ * through its CPU to a NIC on that CPU P2C, and uses GPUDirect RDMA over it
+ * by default (NCCL 2.26 on, NCCL_NET_GDR_C2C=1; src/graph/paths.cc). */
+bool gpu_c2c(const struct pci_dev *gpu);
+/* The GPUDirect RDMA level NCCL applies to a GPU: gdr_level, except that on a
+ * C2C GPU the default and NCCL_NET_GDR_LEVEL=P2C reach a NIC on the GPU's own
+ * CPU (NODE) unless NCCL_NET_GDR_C2C=0; then shown says so. */
+enum path_class gdr_level_for(const struct inventory *inv, const struct pci_dev *gpu, char *shown, size_t size);
 
 /* Which of NVIDIA's libraries could not be used, for gpu_lib_advise. */
 enum gpu_lib { GPU_LIB_NVML, GPU_LIB_CUDA };

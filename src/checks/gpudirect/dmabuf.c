@@ -10,13 +10,37 @@
  *     release bring-up guides commonly recommend), from 6.2 ok;
  *   - CONFIG_PCI_P2PDMA=y (Linux drivers/pci/Kconfig; warn if not set);
  *   - CONFIG_INFINIBAND_USER_MEM and CONFIG_INFINIBAND_ON_DEMAND_PAGING:
- *     mlx5 refuses dma-buf MRs without them (linux hw/mlx5/mr.c) — fail. */
+ *     mlx5 refuses dma-buf MRs without them (linux hw/mlx5/mr.c) — fail.
+ * Where legacy peer memory is the method in use (nvidia_peermem loaded,
+ * DMA-BUF unusable: the proprietary driver or an old kernel), GPUDirect RDMA
+ * works without DMA-BUF (NVIDIA GPUDirect RDMA documentation; NCCL
+ * src/transport/net_ib/gdr.cc uses either), so the DMA-BUF-only
+ * prerequisites (open module, kernel, CONFIG_PCI_P2PDMA, ODP) are
+ * information about switching, never a warn or fail of a working node
+ * (docs/failure-modes.md T06). CONFIG_INFINIBAND_USER_MEM stays a fail: any
+ * user memory registration needs it. */
 #include "checks/check.h"
 #include "common.h"
 
 #include <string.h>
 
-static void kconf(struct check_ctx *c, const char *name, enum status missing, const char *why)
+/* The status of a missing DMA-BUF prerequisite: bad, or information where
+ * legacy peer memory is the working method. */
+static enum status need(const struct gdr_state *s, enum status bad)
+{
+	return s->method == GDR_PEERMEM ? STATUS_INFO : bad;
+}
+
+/* The note after a message that is information for that reason. */
+static const char *peermem_note(const struct gdr_state *s)
+{
+	return s->method == GDR_PEERMEM ? "; legacy peer memory (nvidia_peermem) is the method in use, "
+					  "so this matters only to switch to DMA-BUF"
+					: "";
+}
+
+static void kconf(struct check_ctx *c, const struct gdr_state *s, const char *name, enum status missing,
+		  const char *why)
 {
 	struct finding *f;
 	const char *v = kconfig_get(&c->inv->kconfig, name);
@@ -29,7 +53,8 @@ static void kconf(struct check_ctx *c, const char *name, enum status missing, co
 		check_add(c, STATUS_OK, name, "=y (%s)", c->inv->kconfig.source);
 		return;
 	}
-	f = check_add(c, missing, name, "%s (%s): %s", *v ? v : "not set", c->inv->kconfig.source, why);
+	f = check_add(c, missing, name, "%s (%s): %s%s", *v ? v : "not set", c->inv->kconfig.source, why,
+		      missing == STATUS_INFO ? peermem_note(s) : "");
 	finding_hint(f, "use a kernel built with %s=y (Ubuntu 24.04's 6.8 kernels have it)", name);
 	finding_requires(f, "dmabuf_possible");
 }
@@ -65,8 +90,9 @@ static int run(struct check_ctx *c)
 		check_add(c, STATUS_OK, "nvidia", "open kernel module %s: DMA-BUF export supported",
 			  inv->nvidia.version ? inv->nvidia.version : "");
 	else if (s.flavour == NV_FLAVOUR_PROPRIETARY) {
-		f = check_add(c, STATUS_FAIL, "nvidia", "proprietary kernel module %s: no DMA-BUF export of GPU memory",
-			      inv->nvidia.version ? inv->nvidia.version : "");
+		f = check_add(c, need(&s, STATUS_FAIL), "nvidia",
+			      "proprietary kernel module %s: no DMA-BUF export of GPU memory%s",
+			      inv->nvidia.version ? inv->nvidia.version : "", peermem_note(&s));
 		finding_hint(f, "`apt remove %s && apt install %s`, then reboot", gpu_driver_package(inv, false, old, sizeof(old)),
 			     gpu_driver_package(inv, true, pkg, sizeof(pkg)));
 		finding_requires(f, "open_driver_possible");
@@ -78,22 +104,24 @@ static int run(struct check_ctx *c)
 	if (s.kmaj < 0) {
 		check_add(c, STATUS_SKIP, "kernel", "kernel release unknown");
 	} else if (!s.kernel_dmabuf) {
-		f = check_add(c, STATUS_FAIL, "kernel", "%s: RDMA dma-buf memory regions need Linux 5.12 or later",
-			      inv->kernel.release);
+		f = check_add(c, need(&s, STATUS_FAIL), "kernel",
+			      "%s: RDMA dma-buf memory regions need Linux 5.12 or later%s", inv->kernel.release,
+			      peermem_note(&s));
 		finding_hint(f, "upgrade the kernel (6.2+; Ubuntu 24.04 ships 6.8)");
 		finding_requires(f, "dmabuf_possible");
 	} else if (s.kmaj < 6 || (s.kmaj == 6 && s.kmin < 2)) {
-		f = check_add(c, STATUS_WARN, "kernel", "%s supports dma-buf MRs (5.12+), but 6.2+ is recommended for "
-							"full DMA-BUF support",
-			      inv->kernel.release);
+		f = check_add(c, need(&s, STATUS_WARN), "kernel",
+			      "%s supports dma-buf MRs (5.12+), but 6.2+ is recommended for full DMA-BUF support%s",
+			      inv->kernel.release, peermem_note(&s));
 		finding_hint(f, "upgrade to a 6.2+ kernel (on Ubuntu 22.04: `apt install linux-generic-hwe-22.04`)");
 		finding_requires(f, "dmabuf_possible");
 	} else {
 		check_add(c, STATUS_OK, "kernel", "%s supports DMA-BUF (6.2+)", inv->kernel.release);
 	}
-	kconf(c, "CONFIG_PCI_P2PDMA", STATUS_WARN, "the kernel's PCI peer-to-peer DMA is off (DMA-BUF GPUDirect RDMA needs it)");
-	kconf(c, "CONFIG_INFINIBAND_USER_MEM", STATUS_FAIL, "mlx5 refuses dma-buf memory registration without it");
-	kconf(c, "CONFIG_INFINIBAND_ON_DEMAND_PAGING", STATUS_FAIL,
+	kconf(c, &s, "CONFIG_PCI_P2PDMA", need(&s, STATUS_WARN),
+	      "the kernel's PCI peer-to-peer DMA is off (DMA-BUF GPUDirect RDMA needs it)");
+	kconf(c, &s, "CONFIG_INFINIBAND_USER_MEM", STATUS_FAIL, "mlx5 refuses user memory registration without it");
+	kconf(c, &s, "CONFIG_INFINIBAND_ON_DEMAND_PAGING", need(&s, STATUS_FAIL),
 	      "mlx5 refuses dma-buf memory registration without it");
 	return 0;
 }

@@ -8,7 +8,10 @@
  * (the legend of `nvidia-smi topo -m`: SYS crosses the SMP interconnect
  * between NUMA nodes). A nearest NIC that cannot do GPUDirect RDMA at all
  * (gpudirect.nic) is a skip: no level makes NCCL use it, so no level is
- * suggested. */
+ * suggested. A GPU of a superchip (Grace Hopper, Grace Blackwell) reaches
+ * the NICs of its CPU over NVLink-C2C and that CPU's root ports: NCCL calls
+ * the path P2C, and its default level allows it (gdr_level_for), so the
+ * NODE path of such a node is ok (docs/failure-modes.md T05). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -19,8 +22,7 @@ static int run(struct check_ctx *c)
 	const struct inventory *inv = c->inv;
 	struct gpu_pair *pairs = NULL;
 	size_t n = gpu_pairs(inv, &pairs);
-	char level_txt[96], model[128], key[96];
-	enum path_class level = gdr_level(inv, level_txt, sizeof(level_txt));
+	char level_txt[160], model[128], key[96];
 	if (n == 0 || inv->rdma.n == 0) {
 		check_add(c, STATUS_SKIP, "gpudirect", "%s", n == 0 ? "no NVIDIA GPU on PCI" : "no RDMA device");
 		free(pairs);
@@ -30,6 +32,7 @@ static int run(struct check_ctx *c)
 		const struct gpu_pair *p = &pairs[i];
 		const char *cls = path_class_name(p->cls);
 		struct finding *f;
+		enum path_class level = gdr_level_for(inv, p->gpu, level_txt, sizeof(level_txt));
 		gpu_model(inv, p->gpu, model, sizeof(model));
 		if (!p->nic || p->cls == PATH_UNKNOWN) {
 			check_add(c, STATUS_SKIP, p->gpu->bdf, "path to the RDMA NICs unknown (PCI hierarchy not recorded)");

@@ -6,9 +6,11 @@
  * leading digit as the legacy number 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and up
  * SYS (NCCL src/graph/paths.cc; NCCL documentation, Environment Variables). Anything else is ignored
  * without a warning and the default (PXB) applies, which is a fail: the
- * operator's intent is lost. A legacy number is a warn that names the
- * string it means — bring-up scripts write NCCL_NET_GDR_LEVEL=5 with
- * comments claiming "5 = PIX", but 5 means SYS. */
+ * operator's intent is lost. A legacy number still works (NCCL documents the
+ * integer values as legacy, not removed), so it is information that names
+ * the string it means — bring-up scripts write NCCL_NET_GDR_LEVEL=5 with
+ * comments claiming "5 = PIX", but 5 means SYS. A warn here would be a false
+ * alarm on a healthy node (the DGX Spark setup guides write 5). */
 #include "checks/check.h"
 #include "common.h"
 
@@ -38,7 +40,7 @@ static void one(struct check_ctx *c, const char *var, const char *what)
 	if (isdigit((unsigned char)v->value[0])) {
 		long n = strtol(v->value, NULL, 0);
 		const char *s = legacy[n < 0 ? 0 : n > 4 ? 4 : n];
-		f = check_add(c, STATUS_WARN, var, "=%s (%s) is NCCL's legacy number for %s", v->value, v->source, s);
+		f = check_add(c, STATUS_INFO, var, "=%s (%s) is NCCL's legacy number for %s", v->value, v->source, s);
 		finding_hint(f, "write the name instead: %s=%s (legacy numbers: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4+ SYS)", var,
 			     s);
 		return;
