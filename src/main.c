@@ -107,7 +107,8 @@ const struct command commands[] = {
 	  .summary = "Copy every file the checks read into DIR, for offline diagnosis",
 	  .description = "Records this machine (or SRC) into DIR: every sysfs, procfs, configfs and /etc file "
 			 "the checks read, with symlinks kept as they are and file modes kept, plus the NCCL_*, "
-			 "UCX_* and CUDA_VISIBLE_DEVICES environment in DIR/.gpuready/environ. Of systemd units, "
+			 "UCX_*, CUDA_VISIBLE_DEVICES and KUBERNETES_SERVICE_HOST environment in "
+			 "DIR/.gpuready/environ. Of systemd units, "
 			 "scripts, udev rules, rc.local, nccl.conf, profile.d and /etc/environment only the lines "
 			 "the checks parse are kept (those that set NCCL_* variables or the RDMA-CM ToS, the "
 			 "programs that Exec and RUN lines start); nothing else from the environment is captured. "

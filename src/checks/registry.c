@@ -3,7 +3,8 @@
 #include "check.h"
 
 /* Order: GPU first (an operator runs nvidia-smi before anything else),
- * then RDMA, then GPUDirect RDMA, which needs both. */
+ * then RDMA, opened by whose view the report is (rdma.container: a
+ * container's or the host's), then GPUDirect RDMA, which needs both. */
 extern const struct check_def check_rdma_modules;
 extern const struct check_def check_rdma_devices;
 extern const struct check_def check_rdma_port_state;
@@ -35,6 +36,8 @@ extern const struct check_def check_rdma_nccl_tuning;
 extern const struct check_def check_rdma_nccl_topo_file;
 extern const struct check_def check_rdma_sockbuf;
 extern const struct check_def check_rdma_memlock;
+extern const struct check_def check_rdma_container;
+extern const struct check_def check_rdma_dev_shm;
 extern const struct check_def check_rdma_port_errors;
 extern const struct check_def check_rdma_link_flaps;
 extern const struct check_def check_rdma_roce_ecn;
@@ -80,6 +83,7 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_nvml,
 	&check_gpu_cuda,
 	&check_gpu_pytorch,
+	&check_rdma_container,
 	&check_rdma_modules,
 	&check_rdma_devices,
 	&check_rdma_verbs_provider,
@@ -113,6 +117,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_nccl_mnnvl,
 	&check_rdma_nccl_topo_file,
 	&check_rdma_sockbuf,
+	&check_rdma_dev_shm,
 	&check_rdma_memlock,
 	&check_rdma_port_errors,
 	&check_rdma_link_flaps,

@@ -51,8 +51,8 @@ static void man_area_options(void)
 static void man_files_examples(void)
 {
 	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
-	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES "
-	       "environment, and the user and architecture it was taken as.\n.TP\nDIR/.gpuready/unreadable\n"
+	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES and "
+	       "KUBERNETES_SERVICE_HOST environment, and the user and architecture it was taken as.\n.TP\nDIR/.gpuready/unreadable\n"
 	       "In a snapshot: one line per file that could not be read, \"<errno name> <path>\" (EACCES "
 	       "/etc/profile.d/x.sh); reading the snapshot fails for that file with that error.\n.TP\n"
 	       "DIR/.gpuready/incomplete\nIn a snapshot that did not finish (a full disk): the check "

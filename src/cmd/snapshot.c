@@ -12,7 +12,8 @@
  * only as far as the inventory parses them (it records what it keeps).
  *
  * From the live process only this is added, in DIR/.gpuready/: `environ`
- * (NUL-separated NCCL_*, UCX_* and CUDA_VISIBLE_DEVICES only — no other
+ * (NUL-separated NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES and
+ * KUBERNETES_SERVICE_HOST, which says the view is a pod's, only — no other
  * environment, so no secrets), `meta` (home, user, uid, arch) and
  * `ifaddrs` (the interface addresses, getifaddrs(3); docs/snapshot-layout.md). */
 #define _GNU_SOURCE
@@ -29,7 +30,8 @@
 
 static bool keep_env(const char *kv)
 {
-	return str_startswith(kv, "NCCL_") || str_startswith(kv, "UCX_") || str_startswith(kv, "CUDA_VISIBLE_DEVICES=");
+	return str_startswith(kv, "NCCL_") || str_startswith(kv, "UCX_") || str_startswith(kv, "CUDA_VISIBLE_DEVICES=") ||
+	       str_startswith(kv, "KUBERNETES_SERVICE_HOST=");
 }
 
 static void write_live_extras(struct snap_writer *w, const struct inventory *inv)

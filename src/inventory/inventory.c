@@ -17,7 +17,7 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 	if ((e = kernel_load(r, &inv->kernel, &inv->user)) < 0 || (e = pci_load(r, &inv->pci)) < 0 ||
 	    (e = iommu_load(r, &inv->pci)) < 0 || (e = modules_load(r, inv->kernel.release, &inv->modules)) < 0 ||
 	    (e = net_load(r, &inv->net)) < 0 || (e = ifaddrs_load(r, &inv->net)) < 0 || (e = rdma_load(r, &inv->rdma)) < 0 ||
-	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0)
+	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0 || (e = proc_view_load(r, &inv->view)) < 0)
 		goto fail;
 	if (parts & INV_RDMA) {
 		if ((e = rdma_cm_load(r, &inv->rdma)) < 0 || (e = verbs_conf_load(r, &inv->rdma.verbs)) < 0 ||
@@ -57,6 +57,7 @@ void inventory_free(struct inventory *inv)
 	persist_free(&inv->persist);
 	nccl_config_free(&inv->nccl);
 	host_free(&inv->host);
+	proc_view_free(&inv->view);
 	nvidia_free(&inv->nvidia);
 	fabric_free(&inv->fabric);
 	kconfig_free(&inv->kconfig);

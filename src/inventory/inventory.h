@@ -269,10 +269,8 @@ const struct bond *bond_find(const struct net_info *n, const char *name);
 /* "802.3ad 4" -> mode 4 and the name (malloc'd); -EINVAL for other text. */
 int bond_parse_mode(const char *s, int *mode, char **name);
 
-/* .gpuready/ifaddrs (src/inventory/ifaddr.c): one address per line,
- * "IFNAME inet|inet6 ADDRESS/PREFIX"; '#' starts a comment. Parsing adds
- * each address to ni and counts the lines that are none in addrs_bad;
- * formatting writes ni's addresses in that form. */
+/* .gpuready/ifaddrs (src/inventory/ifaddr.c, docs/snapshot-layout.md):
+ * parsing adds each address to ni, counting bad lines in addrs_bad. */
 void ifaddrs_parse(const char *text, size_t len, struct net_info *ni);
 void ifaddrs_format(const struct net_info *ni, struct strbuf *out);
 /* Adds one address (text form) to ni; false if it does not parse. */
@@ -494,6 +492,65 @@ struct host_info {
 	uint64_t rlimit_soft, rlimit_hard;
 };
 
+/* ---- the process's view: container, /dev/shm, its own limits (container.c) ----
+ * All from files read through the root, so a snapshot keeps them:
+ * markers container runtimes leave (/.dockerenv; Podman's
+ * /run/.containerenv; the Kubernetes service-account directory; Enroot's
+ * /.lock, enroot src/runtime.sh), KUBERNETES_SERVICE_HOST in the
+ * (recorded) environment, /proc/{1,self}/cgroup, /proc/self/mountinfo
+ * (proc(5)), /proc/meminfo, /proc/self/limits, /proc/self/status and
+ * /proc/self/uid_map (user_namespaces(7)). */
+
+#define CAP_IPC_LOCK_BIT 14 /* CAP_IPC_LOCK, include/uapi/linux/capability.h */
+
+struct proc_view {
+	struct strv evidence;  /* why this is a container's view: "/.dockerenv (Docker)", ... */
+	char *runtime;         /* the runtime the first evidence names ("Docker"); NULL none */
+	bool looked;           /* /proc/self/mountinfo or a cgroup file could be read */
+	int mountinfo_err;     /* reading /proc/self/mountinfo */
+	/* the mount at /dev/shm (the last one, which is the one seen) */
+	bool shm_mounted;
+	char *shm_fstype;      /* "tmpfs" */
+	char *shm_source;      /* "shm" (Docker), "tmpfs" */
+	bool shm_size_set;     /* a size= super option */
+	uint64_t shm_size;     /* its bytes, when set */
+	int shm_size_err;      /* size= that does not parse */
+	uint64_t mem_total;    /* /proc/meminfo MemTotal in bytes; 0 unknown */
+	int meminfo_err;
+	/* /proc/self/limits, "Max locked memory": UINT64_MAX is unlimited */
+	int limits_err;        /* -ENODATA: no such line */
+	uint64_t memlock_soft, memlock_hard;
+	/* /proc/self/status CapEff */
+	int caps_err;
+	uint64_t cap_eff;
+	/* /proc/self/uid_map: 1 the initial user namespace (0 0 4294967295),
+	 * 0 another (capabilities then count only inside it), -1 unknown */
+	int init_userns;
+};
+
+/* Pure parsers of proc(5) formats (container.c), unit-tested and fuzzed. */
+/* One /proc/self/mountinfo line: its root, mount point, filesystem type,
+ * source and super options (pointers into line, which is split in place);
+ * false for a line that is not one. Octal escapes (\040) are left as is. */
+struct mountinfo_line {
+	char *root, *mount_point, *fstype, *source, *super_opts;
+};
+bool mountinfo_parse_line(char *line, struct mountinfo_line *m);
+/* The size= option of a tmpfs option list ("rw,size=65536k"): bytes in
+ * *ret, with the k/m/g/t suffixes of tmpfs (Documentation/filesystems/
+ * tmpfs.rst); -ENOENT no size= option, -EINVAL or -ERANGE bad value. A
+ * percentage of RAM is -EINVAL (the kernel shows the size in k). */
+int tmpfs_size_option(const char *opts, uint64_t *ret);
+/* "Max locked memory  8388608  8388608  bytes" in /proc/PID/limits text:
+ * soft and hard in bytes, UINT64_MAX for "unlimited"; -ENODATA no line. */
+int proc_limits_memlock(const char *text, uint64_t *soft, uint64_t *hard);
+/* "Key:\tvalue" of /proc/PID/status or /proc/meminfo: the value (leading
+ * blanks dropped) malloc'd in *ret; -ENODATA no such key. */
+int proc_status_field(const char *text, const char *key, char **ret);
+
+int proc_view_load(const struct root *r, struct proc_view *v);
+void proc_view_free(struct proc_view *v);
+
 /* ---- NVIDIA driver (NVIDIA open-gpu-kernel-modules, kernel-open/nvidia/nv-procfs.c) ---- */
 
 enum nv_flavour { NV_FLAVOUR_UNKNOWN, NV_FLAVOUR_OPEN, NV_FLAVOUR_PROPRIETARY };
@@ -617,6 +674,7 @@ struct inventory {
 	struct persist_info persist;
 	struct nccl_config nccl;
 	struct host_info host;
+	struct proc_view view;  /* the process's view: container, /dev/shm, its limits */
 	struct nvidia_info nvidia;
 	struct fabric_info fabric;
 	struct kconfig_info kconfig;

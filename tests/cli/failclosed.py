@@ -107,7 +107,9 @@ def in_tree(tree, path):
     return "/" + os.path.relpath(p, t) if p.startswith(t + "/") else None
 
 
-PATH_RE = re.compile(r"/(?:sys|proc|etc|dev|boot|lib|usr|run|var|root|home)/[^\s:;,()`'\"]+")
+# A path may hold colons (a PCI address, 0000:cb:00.0); one that ends it is
+# the message's ("/sys/.../vendor: empty").
+PATH_RE = re.compile(r"/(?:sys|proc|etc|dev|boot|lib|usr|run|var|root|home)/[^\s;,()`'\"]+")
 
 
 def names_file(entries, tree, rel, canon):
@@ -116,7 +118,7 @@ def names_file(entries, tree, rel, canon):
             continue
         text = " ".join(str(e.get(k, "")) for k in ("message", "hint", "detail"))
         for m in PATH_RE.findall(text):
-            m = m.rstrip(".")
+            m = m.rstrip(".:")
             if m == rel or in_tree(tree, m) == canon:
                 return True
     return False

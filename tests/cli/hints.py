@@ -38,6 +38,7 @@ ANY = None
 TOOLS = {
     "apt": ({"-y", "--reinstall"}, {"install", "remove", "purge", "update", "upgrade"}, True),
     "cat": (set(), None),
+    "df": ({"-h"}, None),  # df(1): the size of /dev/shm inside a container (rdma.dev_shm)
     "dmesg": ({"-T", "-w", "-k", "-l", "--level"}, None),
     "echo": (set(), None),
     "ethtool": ({"-i", "-S", "-m", "-a", "-k", "-g", "--show-priv-flags"}, None),
@@ -73,6 +74,7 @@ TOOLS = {
     "torchrun": ({"--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank", "--master_addr",
                   "--master-addr", "--master_port", "--master-port", "--no-python", "--no_python", "--standalone",
                   "--rdzv-endpoint", "--rdzv-backend"}, None),
+    "ulimit": ({"-l"}, None),  # bash(1) builtin: a container's locked-memory limit (rdma.memlock)
     "udevadm": ({"--reload", "--action", "-q", "--query", "-p", "--path"}, {"control", "trigger", "info", "settle"},
                 True),
     "update-grub": (set(), None),

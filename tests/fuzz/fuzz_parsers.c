@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 29) {
+	switch (sel % 30) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -292,6 +292,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink += strlen(pkg) + strlen(ver);
 		free(pkg);
 		free(ver);
+		break;
+	}
+	case 29: {
+		/* /proc/self/mountinfo, a tmpfs size=, /proc/self/limits, /proc/self/status */
+		struct mountinfo_line m;
+		uint64_t a, b;
+		char *v = NULL;
+		for (char *save = NULL, *line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			_cleanup_free_ char *copy = xstrdup(line);
+			if (mountinfo_parse_line(line, &m))
+				sink += tmpfs_size_option(m.super_opts, &a) == 0;
+			sink += tmpfs_size_option(copy, &a) == 0;
+		}
+		free(s);
+		s = xstrndup(text, len);
+		sink += proc_limits_memlock(s, &a, &b) == 0;
+		if (proc_status_field(s, "CapEff", &v) == 0)
+			sink += strlen(v);
+		free(v);
 		break;
 	}
 	}

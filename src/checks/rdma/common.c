@@ -678,3 +678,35 @@ void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, con
 	if (judged == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no bond carries RDMA");
 }
+
+bool container_view(const struct inventory *inv, char *buf, size_t size)
+{
+	const struct proc_view *v = &inv->view;
+	if (size)
+		buf[0] = '\0';
+	if (!v->evidence.n)
+		return false;
+	snprintf(buf, size, "in this %s%scontainer (%s)", v->runtime ? v->runtime : "", v->runtime ? " " : "",
+		 v->evidence.v[0]);
+	return true;
+}
+
+const char *bytes_text(uint64_t n, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	if (n < 1024) {
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+		return buf;
+	}
+	double x = (double)n / 1024;
+	size_t u = 0;
+	while (x >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		x /= 1024;
+		u++;
+	}
+	if (x == (double)(uint64_t)x)
+		snprintf(buf, size, "%llu %s", (unsigned long long)x, units[u]);
+	else
+		snprintf(buf, size, "%.1f %s", x, units[u]);
+	return buf;
+}

@@ -274,4 +274,12 @@ bool port_unused(const struct inventory *inv, const struct nccl_list *hca, const
  * there is none, adds one skip saying so (subject SUBJECT_NODE). */
 void bonds_with_rdma(struct check_ctx *c, void (*judge)(struct check_ctx *c, const struct bond *b));
 
+/* The view is a container's (inv->view.evidence, src/inventory/container.c):
+ * writes "in this Docker container (/.dockerenv exists)" (the runtime and
+ * the first evidence) into buf and returns true; on a host returns false
+ * with buf "". */
+bool container_view(const struct inventory *inv, char *buf, size_t size);
+/* "64 MiB", "1.5 GiB", "8 KiB", "512 bytes" into buf. */
+const char *bytes_text(uint64_t n, char *buf, size_t size);
+
 #endif

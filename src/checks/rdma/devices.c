@@ -6,7 +6,9 @@
  * ConnectX/BlueField PCI function without an RDMA device means the
  * provider module (mlx5_ib/mlx4_ib) is missing or failed to bind, except
  * the second PF of a card in RoCE LAG, whose mlx5_bond device sits on the
- * first (Linux commit 7907f23adc18). */
+ * first (Linux commit 7907f23adc18). Inside a container (rdma.container)
+ * a missing /dev/infiniband node means the runtime did not pass it in, and
+ * the fix is the container's start options, not udev. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -49,6 +51,19 @@ static void describe(struct check_ctx *c, const struct rdma_dev *d)
 		finding_hint(f, "`modprobe ib_uverbs` (and add it to /etc/modules-load.d/rdma.conf)");
 		return;
 	}
+	char where[512];
+	if (!d->uverbs_node && ri->dev_recorded && container_view(inv, where, sizeof(where))) {
+		f = check_add(c, STATUS_FAIL, d->name,
+			      "%s: /dev/infiniband/%s is missing %s: the container was started without this "
+			      "device's node, so libibverbs and NCCL cannot open it",
+			      what, d->uverbs, where);
+		finding_hint(f, "`ls -l /dev/infiniband/` lists the nodes the container has; pass them in "
+				"(Docker, Podman: --device=/dev/infiniband/%s and --device=/dev/infiniband/rdma_cm for "
+				"each device; Kubernetes: request the RDMA device plugin's resource, e.g. of "
+				"k8s-rdma-shared-dev-plugin or the NVIDIA Network Operator)",
+			     d->uverbs);
+		return;
+	}
 	if (!d->uverbs_node && ri->dev_recorded) {
 		f = check_add(c, STATUS_FAIL, d->name, "%s: /dev/infiniband/%s is missing: libibverbs cannot open it",
 			      what, d->uverbs);
@@ -62,6 +77,32 @@ static void describe(struct check_ctx *c, const struct rdma_dev *d)
 		finding_detail(f, "/dev was not recorded in this tree: the device node could not be checked");
 	finding_detail(f, "node type %s, node GUID %s, board %s", d->node_type_name ? d->node_type_name : "unknown",
 		       d->node_guid ? d->node_guid : "unknown", d->board_id ? d->board_id : "unknown");
+}
+
+/* /dev/infiniband/rdma_cm, which librdmacm opens. */
+static void judge_rdma_cm(struct check_ctx *c)
+{
+	const struct inventory *inv = c->inv;
+	struct finding *f;
+	if (!inv->rdma.dev_recorded) {
+		check_add(c, STATUS_SKIP, "rdma_cm", "/dev was not recorded in this tree: /dev/infiniband/rdma_cm "
+						     "could not be checked");
+	} else if (inv->rdma.rdma_cm_node) {
+		check_add(c, STATUS_OK, "rdma_cm", "/dev/infiniband/rdma_cm present (librdmacm can connect)");
+	} else {
+		char where[512];
+		bool ct = container_view(inv, where, sizeof(where));
+		f = check_add(c, STATUS_WARN, "rdma_cm",
+			      "/dev/infiniband/rdma_cm missing%s%s: RDMA-CM tools (rping, perftest -R, MPI/UCX "
+			      "using rdmacm) fail; NCCL does not need it",
+			      ct ? " " : "", where);
+		if (ct)
+			finding_hint(f, "`ls -l /dev/infiniband/`; start the container with "
+					"--device=/dev/infiniband/rdma_cm (Docker, Podman), or on Kubernetes from "
+					"the RDMA device plugin, which passes it with the uverbs nodes");
+		else
+			finding_hint(f, "`modprobe rdma_ucm`");
+	}
 }
 
 static int run(struct check_ctx *c)
@@ -124,19 +165,8 @@ static int run(struct check_ctx *c)
 	for (size_t i = 0; i < inv->rdma.n; i++)
 		describe(c, &inv->rdma.v[i]);
 
-	if (inv->rdma.n > 0) {
-		if (!inv->rdma.dev_recorded) {
-			check_add(c, STATUS_SKIP, "rdma_cm", "/dev was not recorded in this tree: /dev/infiniband/rdma_cm "
-							     "could not be checked");
-		} else if (inv->rdma.rdma_cm_node) {
-			check_add(c, STATUS_OK, "rdma_cm", "/dev/infiniband/rdma_cm present (librdmacm can connect)");
-		} else {
-			f = check_add(c, STATUS_WARN, "rdma_cm",
-				      "/dev/infiniband/rdma_cm missing: RDMA-CM tools (rping, perftest -R, MPI/UCX "
-				      "using rdmacm) fail; NCCL does not need it");
-			finding_hint(f, "`modprobe rdma_ucm`");
-		}
-	}
+	if (inv->rdma.n > 0)
+		judge_rdma_cm(c);
 	return 0;
 }
 
