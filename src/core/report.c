@@ -388,6 +388,11 @@ static void skip_free(struct skip_groups *g)
 static int write_compact(const struct report *r, FILE *out, const struct render_opts *o)
 {
 	struct skip_groups skips = { .cause = STRV_INIT, .ids = STRV_INIT, .first = STRV_INIT };
+	for (size_t i = 0; i < r->n && !o->quiet; i++)
+		if (r->v[i]->headline && r->v[i]->status != STATUS_WARN && r->v[i]->status != STATUS_FAIL) {
+			tag(out, r->v[i]->status, o);
+			fprintf(out, " %s  %s\n", r->v[i]->id, r->v[i]->message);
+		}
 	for (size_t a = 0; a < r->n;) {
 		const char *area = r->v[a]->id;
 		size_t alen = area_len(area);

@@ -48,6 +48,9 @@ struct finding {
 	 * what its hint or commands rely on: "key" (no finding may set key to
 	 * false) or "key=value" (no finding may set key to another value). */
 	struct strv facts, requires;
+	/* Shown first in the default text report whatever its status: what
+	 * every other line is to be read with (a container's view). */
+	bool headline;
 };
 
 struct report {

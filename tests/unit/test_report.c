@@ -194,6 +194,29 @@ static void test_text_layout(void **state)
 	report_free(&r);
 }
 
+/* A headline finding (a container's view) comes first in the default
+ * report, whatever its status, and still counts in its area; --quiet
+ * drops it like every other line that is no problem. */
+static void test_text_headline(void **state)
+{
+	(void)state;
+	struct report r;
+	report_init(&r, "0.1.0", "node1", "/");
+	report_add(&r, "rdma.devices", "RDMA devices", STATUS_OK, "mlx5_0", "present");
+	struct finding *f = report_add(&r, "rdma.container", "Container", STATUS_OK, "container", "a container's view");
+	f->headline = true;
+	char *t = render_text(&r, false, false);
+	assert_text(t, "[OK] rdma.container  a container's view\n"
+		       "[OK] rdma  2 checks pass\n"
+		       "OK: 2  WARN: 0  FAIL: 0  SKIP: 0\n");
+	free(t);
+	struct render_opts q = { .quiet = true };
+	t = render_opts_text(&r, &q);
+	assert_null(strstr(t, "container"));
+	free(t);
+	report_free(&r);
+}
+
 /* The default: an area that passes is one line; each warn and fail is a
  * line with its check ID and its fix once; checks that only skip are one
  * line per cause; info is not shown. --quiet keeps only the problems. */
@@ -768,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_exit_code),
 		cmocka_unit_test(test_text_layout),
 		cmocka_unit_test(test_text_compact),
+		cmocka_unit_test(test_text_headline),
 		cmocka_unit_test(test_reason),
 		cmocka_unit_test(test_text_edge_cases),
 		cmocka_unit_test(test_json),

@@ -26,6 +26,7 @@ static int run(struct check_ctx *c)
 					      where);
 		for (size_t i = 0; i < v->evidence.n; i++)
 			finding_detail(f, "evidence: %s", v->evidence.v[i]);
+		f->headline = true; /* the default text report says so first */
 		return 0;
 	}
 	if (!v->looked) {
