@@ -94,7 +94,7 @@ int ifaddrs_load(const struct root *r, struct net_info *ni)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int e = read_all(r, &sb, IFADDRS_FILE);
 	if (e < 0) {
-		ni->addrs_why = xasprintf("no interface addresses recorded in this tree (%s: %s)", IFADDRS_FILE + 1,
+		ni->addrs_why = xasprintf("no interface addresses recorded in this tree (%s: %s)", &IFADDRS_FILE[1],
 					  read_strerror(e));
 		return 0;
 	}

@@ -198,8 +198,9 @@ start_long() {
 	ranks "$n" bench all_reduce --backend socket -b 64K -e 64K -n 1000000 "$@" &
 	LONG=$!
 	i=0
+	# up to 60 s: on a loaded runner the ranks may take long to print their table
 	while ! grep -q "Rank  $((n - 1)) " "$TMP/out.0" 2>/dev/null; do
-		sleep 0.2; i=$((i + 1)); [ $i -gt 100 ] && break
+		sleep 0.2; i=$((i + 1)); [ $i -gt 300 ] && break
 	done
 	sleep 1
 }
@@ -227,6 +228,7 @@ t_failures() {
 	# a stopped (frozen) rank: named at the deadline as silent
 	start_long 3 -T 6
 	victim=$(pid_of_rank 1)
+	[ -n "$victim" ] || { fail "no pid for rank 1"; cat "$TMP/err.0" >&2; kill "$LONG"; wait "$LONG"; return; }
 	kill -STOP "$victim"
 	t0=$(date +%s)
 	i=0; while kill -0 "$(pid_of_rank 0)" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
@@ -241,6 +243,7 @@ t_failures() {
 	# rank 0 passes it on
 	start_long 3 -T 60
 	victim=$(pid_of_rank 1)
+	[ -n "$victim" ] || { fail "no pid for rank 1"; cat "$TMP/err.0" >&2; kill "$LONG"; wait "$LONG"; return; }
 	kill -TERM "$victim"
 	wait "$LONG"
 	contains "$TMP/err.0" "rank 1 (" "SIGTERM: rank 0 names the rank"

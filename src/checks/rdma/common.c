@@ -116,6 +116,33 @@ const char *port_label(const struct rdma_dev *d, const struct rdma_port *p, char
 	return buf;
 }
 
+void roce_ports_each(struct check_ctx *c, bool active_only, const char *what, const char *no_roce,
+		     void (*judge)(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p,
+				   const char *lbl, void *ud),
+		     void *ud)
+{
+	size_t roce = 0;
+	char lbl[96];
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&c->inv->rdma, d, p) {
+		if (!port_link_known(c, d, p, what)) {
+			roce++;
+			continue;
+		}
+		if (!port_is_roce(p))
+			continue;
+		roce++;
+		port_label(d, p, lbl, sizeof(lbl));
+		if (active_only && !port_active(p))
+			check_add(c, STATUS_SKIP, lbl, "port not active");
+		else
+			judge(c, d, p, lbl, ud);
+	}
+	if (roce == 0)
+		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (%s)", no_roce);
+}
+
 int roce_active_mtu(int64_t netdev_mtu)
 {
 	int64_t m = netdev_mtu - 96;

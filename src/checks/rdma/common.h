@@ -43,6 +43,15 @@ bool port_link_unknown(const struct rdma_port *p);
 bool port_link_known(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *what);
 /* "mlx5_0/1" into buf. */
 const char *port_label(const struct rdma_dev *d, const struct rdma_port *p, char *buf, size_t size);
+/* For the checks that judge RoCE ports: calls judge for each (lbl:
+ * port_label, ud: the caller's); a port whose link layer cannot be read
+ * gets port_link_known's warning (what); with active_only, a port that is
+ * not active gets a skip instead; without any RoCE port, one skip "no RoCE
+ * ports (<no_roce>)". */
+void roce_ports_each(struct check_ctx *c, bool active_only, const char *what, const char *no_roce,
+		     void (*judge)(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p,
+				   const char *lbl, void *ud),
+		     void *ud);
 
 /* The RoCE active MTU the kernel derives from a netdev MTU: netdev MTU
  * minus 96 bytes of RoCE headers, rounded down to an IB MTU, at most 4096

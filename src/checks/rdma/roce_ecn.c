@@ -94,31 +94,17 @@ static void judge_port(struct check_ctx *c, const char *lbl, const struct rdma_p
 		check_add(c, STATUS_SKIP, lbl, "its netdev %s is a bond without slaves: no port to read ECN from", b->name);
 }
 
+static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
+		  void *ud)
+{
+	(void)d;
+	(void)ud;
+	judge_port(c, lbl, p, tos_dscp(c->expect->tos) >> 3);
+}
+
 static int run(struct check_ctx *c)
 {
-	const struct inventory *inv = c->inv;
-	int prio = tos_dscp(c->expect->tos) >> 3;
-	char lbl[96];
-	size_t roce = 0;
-	const struct rdma_dev *d;
-	const struct rdma_port *p;
-	for_each_rdma_port(&inv->rdma, d, p) {
-		if (!port_link_known(c, d, p, "ECN (RoCE only)")) {
-			roce++;
-			continue;
-		}
-		if (!port_is_roce(p))
-			continue;
-		roce++;
-		port_label(d, p, lbl, sizeof(lbl));
-		if (!port_active(p)) {
-			check_add(c, STATUS_SKIP, lbl, "port not active");
-			continue;
-		}
-		judge_port(c, lbl, p, prio);
-	}
-	if (roce == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand has its own congestion control)");
+	roce_ports_each(c, true, "ECN (RoCE only)", "InfiniBand has its own congestion control", judge, NULL);
 	return 0;
 }
 

@@ -62,28 +62,17 @@ static void one(struct check_ctx *c, const struct rdma_dev *d, const struct rdma
 	table(f, d, p);
 }
 
+static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
+		  void *ud)
+{
+	(void)lbl;
+	(void)ud;
+	one(c, d, p);
+}
+
 static int run(struct check_ctx *c)
 {
-	size_t roce = 0;
-	const struct rdma_dev *d;
-	const struct rdma_port *p;
-	for_each_rdma_port(&c->inv->rdma, d, p) {
-		if (!port_link_known(c, d, p, "a RoCE v2 GID is needed")) {
-			roce++;
-			continue;
-		}
-		if (!port_is_roce(p))
-			continue;
-		roce++;
-		if (!port_active(p)) {
-			char lbl[96];
-			check_add(c, STATUS_SKIP, port_label(d, p, lbl, sizeof(lbl)), "port not active");
-			continue;
-		}
-		one(c, d, p);
-	}
-	if (roce == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand ports address by LID)");
+	roce_ports_each(c, true, "a RoCE v2 GID is needed", "InfiniBand ports address by LID", judge, NULL);
 	return 0;
 }
 

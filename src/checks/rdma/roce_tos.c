@@ -16,57 +16,43 @@
 
 #include <string.h>
 
+static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
+		  void *ud)
+{
+	int want = c->expect->tos;
+	char d1[96], d2[96];
+	(void)ud;
+	if (p->roce_tos_err < 0 && p->roce_tos_err != -ENOENT) {
+		check_add(c, STATUS_SKIP, lbl, "default_roce_tos unreadable: %s", read_strerror(p->roce_tos_err));
+		return;
+	}
+	int tos = p->roce_tos >= 0 ? p->roce_tos : 0;
+	bool unset = p->roce_tos < 0;
+	/* DSCP>>3 is the priority in the default DSCP->priority map (NVIDIA mlnx_qos, trust dscp: DSCP 8n to 8n+7 map to priority n). */
+	if (tos_dscp(tos) == tos_dscp(want)) {
+		struct finding *ok = check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
+			  tos_describe(tos, d1, sizeof(d1)), unset ? ", kernel default" : "",
+			  tos_dscp(tos) >> 3);
+		finding_compare_num(ok, tos, want);
+		return;
+	}
+	struct finding *f =
+		check_add(c, STATUS_FAIL, lbl, "RDMA-CM %s%s, expected %s: RDMA-CM traffic is not in "
+					       "the lossless class",
+			  tos_describe(tos, d1, sizeof(d1)),
+			  unset ? " (no rdma_cm configfs entry: kernel default)" : "",
+			  tos_describe(want, d2, sizeof(d2)));
+	finding_compare_num(f, tos, want);
+	finding_hint(f,
+		     "`modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
+		     "mkdir -p /sys/kernel/config/rdma_cm/%s && echo %d > "
+		     "/sys/kernel/config/rdma_cm/%s/ports/%u/default_roce_tos`",
+		     d->name, want, d->name, p->num);
+}
+
 static int run(struct check_ctx *c)
 {
-	const struct inventory *inv = c->inv;
-	int want = c->expect->tos;
-	char lbl[96], d1[96], d2[96];
-	size_t roce = 0;
-
-	const struct rdma_dev *d;
-	const struct rdma_port *p;
-	for_each_rdma_port(&inv->rdma, d, p) {
-		if (!port_link_known(c, d, p, "the RDMA-CM ToS (RoCE only)")) {
-			roce++;
-			continue;
-		}
-		if (!port_is_roce(p))
-			continue;
-		roce++;
-		port_label(d, p, lbl, sizeof(lbl));
-		if (!port_active(p)) {
-			check_add(c, STATUS_SKIP, lbl, "port not active");
-			continue;
-		}
-		if (p->roce_tos_err < 0 && p->roce_tos_err != -ENOENT) {
-			check_add(c, STATUS_SKIP, lbl, "default_roce_tos unreadable: %s", read_strerror(p->roce_tos_err));
-			continue;
-		}
-		int tos = p->roce_tos >= 0 ? p->roce_tos : 0;
-		bool unset = p->roce_tos < 0;
-		/* DSCP>>3 is the priority in the default DSCP->priority map (NVIDIA mlnx_qos, trust dscp: DSCP 8n to 8n+7 map to priority n). */
-		if (tos_dscp(tos) == tos_dscp(want)) {
-			struct finding *ok = check_add(c, STATUS_OK, lbl, "RDMA-CM %s%s (priority %d by the default DSCP map)",
-				  tos_describe(tos, d1, sizeof(d1)), unset ? ", kernel default" : "",
-				  tos_dscp(tos) >> 3);
-			finding_compare_num(ok, tos, want);
-			continue;
-		}
-		struct finding *f =
-			check_add(c, STATUS_FAIL, lbl, "RDMA-CM %s%s, expected %s: RDMA-CM traffic is not in "
-						       "the lossless class",
-				  tos_describe(tos, d1, sizeof(d1)),
-				  unset ? " (no rdma_cm configfs entry: kernel default)" : "",
-				  tos_describe(want, d2, sizeof(d2)));
-		finding_compare_num(f, tos, want);
-		finding_hint(f,
-			     "`modprobe rdma_cm; mount -t configfs none /sys/kernel/config 2>/dev/null; "
-			     "mkdir -p /sys/kernel/config/rdma_cm/%s && echo %d > "
-			     "/sys/kernel/config/rdma_cm/%s/ports/%u/default_roce_tos`",
-			     d->name, want, d->name, p->num);
-	}
-	if (roce == 0)
-		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (InfiniBand uses service levels, not ToS)");
+	roce_ports_each(c, true, "the RDMA-CM ToS (RoCE only)", "InfiniBand uses service levels, not ToS", judge, NULL);
 	return 0;
 }
 
