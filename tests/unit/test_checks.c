@@ -46,16 +46,7 @@ static void done(struct run *r)
 /* The worst status among findings of id about subject; -1 if none. */
 static int status(const struct run *r, const char *id, const char *subject)
 {
-	static const int rank[] = { [STATUS_INFO] = -1, [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2,
-				    [STATUS_FAIL] = 3 };
-	int best = -1;
-	for (size_t i = 0; i < r->rep.n; i++) {
-		const struct finding *f = r->rep.v[i];
-		if (strcmp(f->id, id) || strcmp(f->subject, subject))
-			continue;
-		if (best < 0 || rank[f->status] > rank[best])
-			best = (int)f->status;
-	}
+	int best = tu_worst(&r->rep, id, subject);
 	if (best < 0)
 		fail_msg("no finding %s about %s", id, subject);
 	return best;

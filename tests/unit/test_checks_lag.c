@@ -107,15 +107,7 @@ static void run(struct node *n, const struct check_def *def)
 /* The worst status of id about subject; -1 if none. */
 static int status(const struct node *n, const char *id, const char *subject)
 {
-	static const int rank[] = { [STATUS_INFO] = -1, [STATUS_OK] = 0, [STATUS_SKIP] = 1, [STATUS_WARN] = 2,
-				    [STATUS_FAIL] = 3 };
-	int best = -1;
-	for (size_t i = 0; i < n->rep.n; i++) {
-		const struct finding *f = n->rep.v[i];
-		if (!strcmp(f->id, id) && !strcmp(f->subject, subject) && (best < 0 || rank[f->status] > rank[best]))
-			best = (int)f->status;
-	}
-	return best;
+	return tu_worst(&n->rep, id, subject);
 }
 
 /* Does a finding of id carry text in its message or details? */

@@ -1,6 +1,7 @@
 /* Helpers shared by the unit tests. */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "core/report.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
 
@@ -132,4 +133,17 @@ void tu_random_tokens(struct strbuf *out, const char *const *tokens, size_t n, s
 		else
 			strbuf_adds(out, tokens[t]);
 	}
+}
+
+int tu_worst(const struct report *r, const char *id, const char *subject)
+{
+	static const int rank[STATUS__COUNT] = { [STATUS_INFO] = -1, [STATUS_OK] = 0, [STATUS_SKIP] = 1,
+						 [STATUS_WARN] = 2, [STATUS_FAIL] = 3 };
+	int best = -1;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct finding *f = r->v[i];
+		if (!strcmp(f->id, id) && !strcmp(f->subject, subject) && (best < 0 || rank[f->status] > rank[best]))
+			best = (int)f->status;
+	}
+	return best;
 }

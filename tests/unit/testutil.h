@@ -30,6 +30,11 @@ struct strv;
  * and fails with what. */
 void tu_expect_strv(const struct strv *got, const char *const *want, size_t n, const char *what);
 
+struct report;
+/* The worst status (fail > warn > skip > ok > info) among the findings of
+ * check id about subject, or -1 when there is none. */
+int tu_worst(const struct report *r, const char *id, const char *subject);
+
 struct strbuf;
 /* Deterministic garbage for parsers: out becomes `count` picks (a linear
  * congruential generator on *seed) among tokens[0..n) and a NUL byte. */

@@ -609,3 +609,19 @@ const struct xid_advice *xid_advise_recovery(int action)
 		return &advice[XID_ACT_RECOVERY];
 	return &recovery[action];
 }
+
+const char *unit_not_running(const struct service_info *s, const char *unit, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s%s%s", !s->enabled ? "not enabled, so it does not start at boot" : "",
+		 !s->enabled && s->active == 0 ? ", and " : "",
+		 s->active == 0 ? "not running (no /run/systemd/units/invocation:" : "", s->active == 0 ? unit : "",
+		 s->active == 0 ? ")" : "");
+	return buf;
+}
+
+void unit_state_unrecorded(struct check_ctx *c, const char *unit, const struct service_info *s)
+{
+	check_add(c, STATUS_SKIP, unit, "installed (%s) and enabled; whether it runs is not recorded in this tree "
+					"(/run/systemd/units: %s)",
+		  s->unit_path, read_strerror(s->active_err));
+}

@@ -175,4 +175,14 @@ struct gpu_pair {
 };
 size_t gpu_pairs(const struct inventory *inv, struct gpu_pair **ret);
 
+/* systemd units the GPU checks need (the fabric manager, IMEX): for an
+ * installed unit that is not enabled or not running, "not enabled, so it
+ * does not start at boot, and not running (no /run/systemd/units/
+ * invocation:<unit>)" (either part alone when only that holds) into buf. */
+const char *unit_not_running(const struct service_info *s, const char *unit, char *buf, size_t size);
+struct check_ctx;
+/* The skip for an installed, enabled unit whose running state the tree
+ * did not record. */
+void unit_state_unrecorded(struct check_ctx *c, const char *unit, const struct service_info *s);
+
 #endif

@@ -54,17 +54,13 @@ static void judge_service(struct check_ctx *c, size_t nsw)
 				"`systemctl enable --now nvidia-fabricmanager`",
 			     pkg);
 	} else if (!s->enabled || s->active == 0) {
-		f = check_add(c, STATUS_FAIL, FM_SERVICE, "%s%s%s (%s): CUDA fails with error 802 while it does not run",
-			      !s->enabled ? "not enabled, so it does not start at boot" : "",
-			      !s->enabled && s->active == 0 ? ", and " : "",
-			      s->active == 0 ? "not running (no /run/systemd/units/invocation:" FM_SERVICE ")" : "",
-			      s->unit_path);
+		char why[192];
+		f = check_add(c, STATUS_FAIL, FM_SERVICE, "%s (%s): CUDA fails with error 802 while it does not run",
+			      unit_not_running(s, FM_SERVICE, why, sizeof(why)), s->unit_path);
 		finding_hint(f, "`systemctl enable --now nvidia-fabricmanager`; `systemctl status nvidia-fabricmanager` "
 				"and /var/log/fabricmanager.log say why it stopped");
 	} else if (s->active < 0) {
-		check_add(c, STATUS_SKIP, FM_SERVICE, "installed (%s) and enabled; whether it runs is not recorded in "
-						      "this tree (/run/systemd/units: %s)",
-			  s->unit_path, read_strerror(s->active_err));
+		unit_state_unrecorded(c, FM_SERVICE, s);
 	} else {
 		check_add(c, STATUS_OK, FM_SERVICE, "installed (%s), enabled and running", s->unit_path);
 	}

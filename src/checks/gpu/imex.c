@@ -51,19 +51,15 @@ static void judge_service(struct check_ctx *c)
 							"with them multi-node NVLink, fail between the domain's nodes");
 		finding_hint(x, "`apt install %s` (the driver's branch), then `systemctl enable --now nvidia-imex`", pkg);
 	} else if (!s->enabled || s->active == 0) {
-		x = check_add(c, STATUS_FAIL, IMEX_SERVICE, "%s%s%s (%s), on a node configured for an NVLink domain ("
+		char why[192];
+		x = check_add(c, STATUS_FAIL, IMEX_SERVICE, "%s (%s), on a node configured for an NVLink domain ("
 							IMEX_NODES_CONFIG "): fabric-handle imports from the other "
 							"nodes fail",
-			      !s->enabled ? "not enabled, so it does not start at boot" : "",
-			      !s->enabled && s->active == 0 ? ", and " : "",
-			      s->active == 0 ? "not running (no /run/systemd/units/invocation:" IMEX_SERVICE ")" : "",
-			      s->unit_path);
+			      unit_not_running(s, IMEX_SERVICE, why, sizeof(why)), s->unit_path);
 		finding_hint(x, "`systemctl enable --now nvidia-imex`; `systemctl status nvidia-imex` says why it "
 				"stopped");
 	} else if (s->active < 0) {
-		check_add(c, STATUS_SKIP, IMEX_SERVICE, "installed (%s) and enabled; whether it runs is not recorded in "
-							"this tree (/run/systemd/units: %s)",
-			  s->unit_path, read_strerror(s->active_err));
+		unit_state_unrecorded(c, IMEX_SERVICE, s);
 	} else {
 		check_add(c, STATUS_OK, IMEX_SERVICE, "installed (%s), enabled and running for the NVLink domain ("
 						      IMEX_NODES_CONFIG ")", s->unit_path);
