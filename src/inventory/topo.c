@@ -62,12 +62,19 @@ enum path_class pci_path_class(const struct pci_dev *a, const struct pci_dev *b,
 
 const struct rdma_dev *topo_nearest_nic(const struct inventory *inv, const struct pci_dev *gpu, enum path_class *cls)
 {
+	return topo_nearest_nic_where(inv, gpu, cls, NULL, NULL);
+}
+
+const struct rdma_dev *topo_nearest_nic_where(const struct inventory *inv, const struct pci_dev *gpu,
+					      enum path_class *cls, bool (*keep)(const struct rdma_dev *, void *),
+					      void *arg)
+{
 	const struct rdma_dev *best = NULL;
 	enum path_class bc = PATH_UNKNOWN;
 	for (size_t i = 0; i < inv->rdma.n; i++) {
 		const struct rdma_dev *d = &inv->rdma.v[i];
 		const struct pci_dev *p = pci_find(&inv->pci, d->pci_bdf);
-		if (!p)
+		if (!p || (keep && !keep(d, arg)))
 			continue;
 		enum path_class c = pci_path_class(gpu, p, NULL);
 		if (!best || c < bc) {

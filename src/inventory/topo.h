@@ -26,6 +26,11 @@ enum path_class pci_path_class(const struct pci_dev *a, const struct pci_dev *b,
  * NULL if there is none with a known PCI function. */
 const struct rdma_dev *topo_nearest_nic(const struct inventory *inv, const struct pci_dev *gpu,
 					enum path_class *cls);
+/* The same among the RDMA devices keep(dev, arg) accepts (NULL: all):
+ * the nearest NIC NCCL may use when NCCL_IB_HCA leaves some out. */
+const struct rdma_dev *topo_nearest_nic_where(const struct inventory *inv, const struct pci_dev *gpu,
+					      enum path_class *cls, bool (*keep)(const struct rdma_dev *, void *),
+					      void *arg);
 
 /* NVIDIA GPUs on PCI, in BDF order, into a malloc'd array. */
 size_t topo_gpus(const struct inventory *inv, const struct pci_dev ***ret);

@@ -271,6 +271,15 @@ static void test_gpudirect(void **state)
 	assert_int_equal(status(&r, "gpudirect.path", "0000:9b:00.0"), STATUS_OK);
 	done(&r);
 
+	/* NCCL_IB_HCA=^=mlx5_2 leaves out the PIX NIC of 0000:9b:00.0: NCCL's path is
+	 * to mlx5_3 under another root port (NODE), beyond the default PXB */
+	run_fixture(&r, "ndr-ib-4port", NULL);
+	assert_int_equal(status(&r, "gpudirect.path", "0000:9b:00.0"), STATUS_WARN);
+	assert_true(message_has(&r, "gpudirect.path", "0000:9b:00.0", "nearest NIC mlx5_2 is left out by NCCL_IB_HCA"));
+	assert_true(message_has(&r, "gpudirect.path", "0000:9b:00.0", "mlx5_3 (0000:ba:00.0), is NODE"));
+	assert_int_equal(status(&r, "gpudirect.path", "0000:19:00.0"), STATUS_OK);
+	done(&r);
+
 	run_fixture(&r, "v100-cx3pro", NULL);
 	assert_int_equal(status(&r, "gpudirect.method", "gpudirect"), STATUS_FAIL);
 	assert_int_equal(status(&r, "gpudirect.nic", "mlx4_0"), STATUS_FAIL);
