@@ -158,8 +158,8 @@ static int run(struct check_ctx *c)
 		}
 		/* the others are in a fabric: this one should be too */
 		struct finding *f = check_add(c, STATUS_WARN, s, "reports no NVLink fabric registration (not "
-								 "supported), while %zu other GPU%s of this node do",
-					      in_fabric, in_fabric == 1 ? "" : "s");
+								 "supported), while %zu other GPU%s of this node %s",
+					      in_fabric, in_fabric == 1 ? "" : "s", in_fabric == 1 ? "does" : "do");
 		hint(c, f, g);
 	}
 	return 0;
