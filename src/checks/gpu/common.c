@@ -96,6 +96,14 @@ const char *nvml_subject(const struct nvml_gpu *g, char *buf, size_t size)
 	return buf;
 }
 
+const char *nvml_smi_id(const struct nvml_gpu *g, char *buf, size_t size)
+{
+	if (g->bdf[0])
+		return g->bdf;
+	snprintf(buf, size, "%u", g->index);
+	return buf;
+}
+
 const struct nvml_gpu *nvml_for(const struct inventory *inv, const char *bdf)
 {
 	if (!inv->nvml || !bdf)

@@ -69,6 +69,8 @@ struct check_ctx;
 const struct nvml_info *nvml_usable(struct check_ctx *c);
 /* An NVML GPU's subject: its PCI address, else "GPU <index>". */
 const char *nvml_subject(const struct nvml_gpu *g, char *buf, size_t size);
+/* What `nvidia-smi -i` names it by: its PCI address, else its index. */
+const char *nvml_smi_id(const struct nvml_gpu *g, char *buf, size_t size);
 
 /* The Xid log names GPUs by "dddd:bb:dd" (no function): does it name p? */
 bool xid_names(const char *xid_pci, const struct pci_dev *p);
