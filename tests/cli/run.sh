@@ -713,6 +713,15 @@ t_nvmlsettings() {
 	nvml_settings nolinks FAKE_NVML_GPUS=2
 	contains "$TMP/nolinks.f" "skip|gpu.nvml_p2p|nvml|not applicable: 0 GPUs with NVLinks up" "no NVLinks: not applicable"
 	contains "$TMP/nolinks.f" "skip|gpu.power_clocks|GPU 0|NVML reports neither" "nothing reported: skip"
+	# every command these hints print is one nvidia-smi (or systemctl)
+	# takes (exit 2: these reports export no facts, which is right here)
+	python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP"/mode.json "$TMP"/power.json "$TMP"/fabric.json \
+		"$TMP"/p2p.json >"$TMP/hints.out"
+	if [ $? -ne 1 ] && grep -q ", 0 problems$" "$TMP/hints.out"; then
+		pass "hints of the live NVML findings: $(tail -1 "$TMP/hints.out")"
+	else
+		fail "hints of the live NVML findings:"; cat "$TMP/hints.out" >&2
+	fi
 }
 
 case "${1:-}" in
