@@ -281,6 +281,15 @@ static void test_p2p(void **state)
 	assert_has(f->message, "5 pairs of GPUs (the other pairs are not joined by NVLink)");
 	report_free(&n.rep);
 
+	/* a status NVML could not give is a warn, never OK */
+	node_init(&n, 2, true);
+	node_p2p(&n, 0, 1, 0, GPU_UNKNOWN, 0);
+	node_run(&n, "gpu.nvml_p2p");
+	f = find(&n, "gpu.nvml_p2p", "0000:18:00.0<->0000:28:00.0");
+	assert_int_equal(f->status, STATUS_WARN);
+	assert_has(f->message, "read not reported");
+	report_free(&n.rep);
+
 	/* fewer than two GPUs with NVLinks up: not applicable */
 	node_init(&n, 2, true);
 	n.gpus[1].nvlink_down = 18;

@@ -43,6 +43,15 @@ static bool pair(struct check_ctx *c, const struct nvml_info *n, const struct nv
 	snprintf(subject, sizeof(subject), "%s<->%s", sa, sb);
 	if (p->nvlink == 0 && p->read == 0 && p->write == 0)
 		return true;
+	bool bad = p->nvlink > 0 || p->read > 0 || p->write > 0;
+	if (!bad) {
+		/* a call failed (gpu.nvml names it): cannot tell, never OK */
+		struct finding *w = check_add(c, STATUS_WARN, subject, "NVML could not report P2P between GPU %u and GPU "
+									"%u (NVLink %s, read %s, write %s)",
+					      g->index, h->index, p2p_name(p->nvlink), p2p_name(p->read), p2p_name(p->write));
+		finding_hint(w, "`nvidia-smi topo -p2p r` and `nvidia-smi topo -p2p w` show the status per pair");
+		return true;
+	}
 	const struct nccl_var *ign = nccl_get(&c->inv->nccl, "NCCL_IGNORE_DISABLED_P2P");
 	char masked[256] = "";
 	if (ign)
