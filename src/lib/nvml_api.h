@@ -30,8 +30,9 @@ typedef enum nvmlReturn_enum {
 	NVML_ERROR_GPU_IS_LOST = 15,
 	NVML_ERROR_OPERATING_SYSTEM = 17,
 	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
-	/* R525+ (CUDA 12.0 nvml.h): a versioned struct this driver does not
-	 * know (nvmlDeviceGetGpuFabricInfoV asked for v3 on driver 550) */
+	/* newer than CUDA 11.8's nvml.h: a versioned struct this driver does
+	 * not know (nvmlDeviceGetGpuFabricInfoV asked for v3 by a driver that
+	 * knows only v2) */
 	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
 	NVML_ERROR_UNKNOWN = 999,
 } nvmlReturn_t;
@@ -141,8 +142,9 @@ typedef struct {
 } nvmlGpuFabricInfo_t;
 _Static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "nvmlGpuFabricInfo_t layout");
 
-/* nvmlGpuFabricInfo_v2_t (R550, CUDA 12.4) adds version and healthMask;
- * v3 (R560+) adds healthSummary. nvmlDeviceGetGpuFabricInfoV takes either,
+/* nvmlGpuFabricInfo_v2_t (with the versioned call, driver 550; NVML API
+ * change log) adds version and healthMask; v3, of a later driver, adds
+ * healthSummary. nvmlDeviceGetGpuFabricInfoV takes either,
  * told which by version = NVML_STRUCT_VERSION(GpuFabricInfo, N):
  * sizeof | N << 24. */
 typedef struct {

@@ -18,8 +18,10 @@
  * `nvidia-smi -q` prints the same under "Fabric".
  *
  * A GPU outside any NVLink fabric (PCIe cards, NVLink bridges, GPUs
- * before Hopper) answers "not supported" (state 0 or the call's
- * NVML_ERROR_NOT_SUPPORTED): not applicable, a skip. Recovery in progress
+ * before Hopper, and an H100/H200/GB200 set up with a single GPU:
+ * leptonai/gpud#1140, #1147) answers "not supported" (state 0 with
+ * success, or the call's NVML_ERROR_NOT_SUPPORTED): not applicable, a
+ * skip. Recovery in progress
  * is a warn (it may finish by itself); everything else that is not healthy
  * is a fail. */
 #include "checks/check.h"
