@@ -56,6 +56,10 @@ extern const struct check_def check_gpu_imex;
 extern const struct check_def check_gpu_mig;
 extern const struct check_def check_gpu_vbios;
 extern const struct check_def check_gpu_nvml;
+extern const struct check_def check_gpu_nvml_p2p;
+extern const struct check_def check_gpu_compute_mode;
+extern const struct check_def check_gpu_power_clocks;
+extern const struct check_def check_gpu_fabric;
 extern const struct check_def check_gpu_cuda;
 extern const struct check_def check_gpu_pytorch;
 extern const struct check_def check_gpudirect_method;
@@ -81,6 +85,10 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_fabricmanager,
 	&check_gpu_imex,
 	&check_gpu_nvml,
+	&check_gpu_nvml_p2p,
+	&check_gpu_fabric,
+	&check_gpu_compute_mode,
+	&check_gpu_power_clocks,
 	&check_gpu_cuda,
 	&check_gpu_pytorch,
 	&check_rdma_container,

@@ -24,6 +24,18 @@
 /* A value NVML could not give: the field keeps this, and *_err the reason. */
 #define GPU_UNKNOWN (-1)
 
+/* The peers whose P2P status one GPU keeps (struct nvml_gpu.p2p): more
+ * than any single node has GPUs joined by NVLink (HGX: 8). */
+#define NVML_P2P_MAX_PEERS 32
+
+/* nvmlDeviceGetP2PStatus from this GPU to a GPU of higher index, both
+ * with NVLinks up: nvmlGpuP2PStatus_t per capability (0 OK), or
+ * GPU_UNKNOWN where the call failed (nvml_gpu.error says why). */
+struct nvml_p2p_peer {
+	int peer;          /* index into nvml_info.v */
+	int nvlink, read, write;
+};
+
 /* A sanity bound on the device count NVML or CUDA reports: more than this
  * is treated as a library error, not allocated. */
 #define GPU_LIVE_MAX_GPUS 1024u
@@ -49,8 +61,32 @@ struct nvml_gpu {
 	int nvlink_links;      /* links that exist (state query supported) */
 	int nvlink_down;       /* of those, disabled */
 	int mig_current, mig_pending; /* nvmlDeviceGetMigMode: 1 enabled, 0 disabled; GPU_UNKNOWN */
+	int compute_mode;      /* nvmlComputeMode_t (0 Default, 1 Exclusive_Thread, 2 Prohibited,
+				* 3 Exclusive_Process); GPU_UNKNOWN */
+	/* milliwatts; GPU_UNKNOWN where not supported */
+	long long power_enforced_mw, power_limit_mw, power_default_mw;
+	/* MHz; GPU_UNKNOWN where not supported (application clocks are not
+	 * settable on every GPU) */
+	int app_clock_gr, app_default_gr, max_clock_gr;
+	int app_clock_mem, app_default_mem, max_clock_mem;
+	/* NVLink fabric registration (nvmlDeviceGetGpuFabricInfoV, else
+	 * nvmlDeviceGetGpuFabricInfo). fabric_state: NVML_GPU_FABRIC_STATE_*
+	 * (0 not supported, 1 not started, 2 in progress, 3 completed), or
+	 * GPU_UNKNOWN when the call is missing or answers not supported (a
+	 * GPU outside any NVLink fabric: PCIe cards, pre-Hopper) */
+	int fabric_state;
+	int fabric_status;     /* nvmlReturn_t of the registration; meaningful when completed */
+	char fabric_status_text[64]; /* nvmlErrorString of it */
+	unsigned fabric_clique;
+	int fabric_version;    /* 3, 2 (health mask, no summary), 1 (no health mask); 0 not read */
+	unsigned fabric_health_mask;
+	int fabric_health_summary; /* NVML_GPU_FABRIC_HEALTH_SUMMARY_*; GPU_UNKNOWN before v3 */
+	struct nvml_p2p_peer p2p[NVML_P2P_MAX_PEERS];
+	int n_p2p;
+	bool p2p_truncated;    /* more peers than NVML_P2P_MAX_PEERS: the rest were not asked */
 	char error[160];       /* first per-GPU failure, "" if none */
 };
+
 
 /* Why NVML or the CUDA driver API could not be used at all, one class per
  * cause with its own fix (checks/gpu/common.h gpu_lib_advise). The codes
@@ -80,6 +116,8 @@ struct nvml_info {
 	int cuda_driver_version; /* e.g. 12080; GPU_UNKNOWN */
 	struct nvml_gpu *v;
 	size_t n;
+	/* nvmlDeviceGetP2PStatus exported: the pairs in nvml_gpu.p2p were asked */
+	bool p2p_queried;
 };
 
 struct cuda_gpu {

@@ -35,6 +35,17 @@ static const struct dl_sym nvml_syms[] = {
 	NVML_OPT(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max),
 	NVML_OPT(nvmlDeviceGetNvLinkState, nvlink_state),
 	NVML_OPT(nvmlDeviceGetMigMode, mig_mode),
+	NVML_OPT(nvmlDeviceGetComputeMode, compute_mode),
+	NVML_OPT(nvmlDeviceGetEnforcedPowerLimit, power_enforced),
+	NVML_OPT(nvmlDeviceGetPowerManagementLimit, power_limit),
+	NVML_OPT(nvmlDeviceGetPowerManagementDefaultLimit, power_default),
+	NVML_OPT(nvmlDeviceGetApplicationsClock, app_clock),
+	NVML_OPT(nvmlDeviceGetDefaultApplicationsClock, app_clock_default),
+	NVML_OPT(nvmlDeviceGetMaxClockInfo, max_clock),
+	/* R550+ (versioned, with the health mask); the R525 call is the fallback */
+	NVML_OPT(nvmlDeviceGetGpuFabricInfoV, fabric_info_v),
+	NVML_OPT(nvmlDeviceGetGpuFabricInfo, fabric_info),
+	NVML_OPT(nvmlDeviceGetP2PStatus, p2p_status),
 };
 
 #define N_NVML_SYMS (sizeof(nvml_syms) / sizeof(nvml_syms[0]))

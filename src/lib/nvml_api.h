@@ -30,6 +30,10 @@ typedef enum nvmlReturn_enum {
 	NVML_ERROR_GPU_IS_LOST = 15,
 	NVML_ERROR_OPERATING_SYSTEM = 17,
 	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+	/* newer than CUDA 11.8's nvml.h: a versioned struct this driver does
+	 * not know (nvmlDeviceGetGpuFabricInfoV asked for v3 by a driver that
+	 * knows only v2) */
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
 	NVML_ERROR_UNKNOWN = 999,
 } nvmlReturn_t;
 
@@ -79,6 +83,115 @@ typedef struct nvmlMemory_st {
 	unsigned long long used;
 } nvmlMemory_t;
 
+/* enum nvmlComputeMode_enum (nvmlDeviceGetComputeMode): EXCLUSIVE_THREAD
+ * is "Support Removed" since CUDA 4.0 but still a value. */
+typedef enum nvmlComputeMode_enum {
+	NVML_COMPUTEMODE_DEFAULT = 0,
+	NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+	NVML_COMPUTEMODE_PROHIBITED = 2,
+	NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3,
+} nvmlComputeMode_t;
+
+/* enum nvmlClockType_enum (application, default application and maximum
+ * clocks). */
+typedef enum nvmlClockType_enum {
+	NVML_CLOCK_GRAPHICS = 0,
+	NVML_CLOCK_SM = 1,
+	NVML_CLOCK_MEM = 2,
+} nvmlClockType_t;
+
+/* enum nvmlGpuP2PStatus_enum (nvmlDeviceGetP2PStatus); nvml.h spells the
+ * second "CHIPSET_NOT_SUPPORED" (newer headers add the right spelling as
+ * an alias). */
+typedef enum nvmlGpuP2PStatus_enum {
+	NVML_P2P_STATUS_OK = 0,
+	NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED = 1,
+	NVML_P2P_STATUS_GPU_NOT_SUPPORTED = 2,
+	NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+	NVML_P2P_STATUS_DISABLED_BY_REGKEY = 4,
+	NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+	NVML_P2P_STATUS_UNKNOWN = 6,
+} nvmlGpuP2PStatus_t;
+
+/* enum nvmlGpuP2PCapsIndex_enum: which capability nvmlDeviceGetP2PStatus
+ * reports. */
+typedef enum nvmlGpuP2PCapsIndex_enum {
+	NVML_P2P_CAPS_INDEX_READ = 0,
+	NVML_P2P_CAPS_INDEX_WRITE = 1,
+	NVML_P2P_CAPS_INDEX_NVLINK = 2,
+} nvmlGpuP2PCapsIndex_t;
+
+/* GPU fabric information (R525+, CUDA 12.0 nvml.h "Fabric definitions"):
+ * the GPU's registration with the NVLink fabric (fabric manager on HGX
+ * Hopper, NVLink switch trays on GB200). status is meaningful only once
+ * state is COMPLETED. */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_NOT_STARTED 1
+#define NVML_GPU_FABRIC_STATE_IN_PROGRESS 2
+#define NVML_GPU_FABRIC_STATE_COMPLETED 3
+typedef unsigned char nvmlGpuFabricState_t;
+
+/* nvmlGpuFabricInfo_t, for nvmlDeviceGetGpuFabricInfo (deprecated by the
+ * versioned call, still exported). */
+typedef struct {
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+} nvmlGpuFabricInfo_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "nvmlGpuFabricInfo_t layout");
+
+/* nvmlGpuFabricInfo_v2_t (with the versioned call, driver 550; NVML API
+ * change log) adds version and healthMask; v3, of a later driver, adds
+ * healthSummary. nvmlDeviceGetGpuFabricInfoV takes either,
+ * told which by version = NVML_STRUCT_VERSION(GpuFabricInfo, N):
+ * sizeof | N << 24. */
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t layout");
+
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+	unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+_Static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvmlGpuFabricInfo_v3_t layout");
+/* what nvmlDeviceGetGpuFabricInfoV is declared with (v2 in CUDA 12.4's
+ * nvml.h, v3 since); the version field tells the driver which it got */
+typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
+
+#define nvmlGpuFabricInfo_v2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24)))
+#define nvmlGpuFabricInfo_v3 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v3_t) | (3u << 24)))
+
+/* healthMask: 2-bit fields (4 bits for the configuration) at these
+ * shifts, each NOT_SUPPORTED 0, TRUE 1, FALSE 2 (NVML_GPU_FABRIC_HEALTH_*);
+ * the configuration field is NOT_SUPPORTED 0, NONE 1 (correct), 2..8 one
+ * incorrect-configuration cause each. */
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION 8
+#define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION 0xf
+#define NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE 1
+#define NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE 1
+/* healthSummary (v3) */
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY 1
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
+#define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
+
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -119,6 +232,20 @@ struct nvml_api {
 	nvmlReturn_t (*nvlink_state)(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active);
 	/* NVML_DEVICE_MIG_ENABLE (1) / DISABLE (0), current and after the next reset */
 	nvmlReturn_t (*mig_mode)(nvmlDevice_t dev, unsigned *current, unsigned *pending);
+	nvmlReturn_t (*compute_mode)(nvmlDevice_t dev, nvmlComputeMode_t *mode);
+	/* milliwatts */
+	nvmlReturn_t (*power_enforced)(nvmlDevice_t dev, unsigned *mw);
+	nvmlReturn_t (*power_limit)(nvmlDevice_t dev, unsigned *mw);
+	nvmlReturn_t (*power_default)(nvmlDevice_t dev, unsigned *mw);
+	/* MHz */
+	nvmlReturn_t (*app_clock)(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz);
+	nvmlReturn_t (*app_clock_default)(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz);
+	nvmlReturn_t (*max_clock)(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz);
+	/* R550+; fabric_info (R525+) is the fallback, without health */
+	nvmlReturn_t (*fabric_info_v)(nvmlDevice_t dev, nvmlGpuFabricInfoV_t *info);
+	nvmlReturn_t (*fabric_info)(nvmlDevice_t dev, nvmlGpuFabricInfo_t *info);
+	nvmlReturn_t (*p2p_status)(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t index,
+				   nvmlGpuP2PStatus_t *status);
 };
 
 /* Opens libnvidia-ml.so.1 into *api (zeroed first); 0 or the dl_open()

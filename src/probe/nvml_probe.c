@@ -1,7 +1,9 @@
 /* Live GPU facts through NVML (libnvidia-ml.so.1, loaded at run time): the
  * driver and CUDA versions, and per GPU its identity, memory health (ECC,
  * row remapping, retired pages), temperature, clock event reasons, PCIe
- * link and NVLink states.
+ * link and NVLink states, compute mode, power limits, application clocks,
+ * NVLink fabric registration, and the P2P status between GPUs with
+ * NVLinks up.
  *
  * The library is loaded through lib/nvml_api.h, which declares the few
  * types and values used without nvml.h. Required symbols are those every
@@ -93,6 +95,12 @@ static void nvml_gpu_init(struct nvml_gpu *g, unsigned index)
 		.pcie_gen_cur = GPU_UNKNOWN, .pcie_gen_max = GPU_UNKNOWN,
 		.pcie_width_cur = GPU_UNKNOWN, .pcie_width_max = GPU_UNKNOWN,
 		.mig_current = GPU_UNKNOWN, .mig_pending = GPU_UNKNOWN,
+		.compute_mode = GPU_UNKNOWN,
+		.power_enforced_mw = GPU_UNKNOWN, .power_limit_mw = GPU_UNKNOWN, .power_default_mw = GPU_UNKNOWN,
+		.app_clock_gr = GPU_UNKNOWN, .app_default_gr = GPU_UNKNOWN, .max_clock_gr = GPU_UNKNOWN,
+		.app_clock_mem = GPU_UNKNOWN, .app_default_mem = GPU_UNKNOWN, .max_clock_mem = GPU_UNKNOWN,
+		.fabric_state = GPU_UNKNOWN, .fabric_status = GPU_UNKNOWN,
+		.fabric_health_summary = GPU_UNKNOWN,
 	};
 }
 
@@ -216,6 +224,82 @@ static void nvml_read_link_health(const struct nvml_api *api, struct isolate_ctx
 	}
 }
 
+/* Compute mode, power limits (mW) and clocks (MHz); "not supported"
+ * leaves a field GPU_UNKNOWN (F15, F16). */
+static void nvml_read_settings(const struct nvml_api *api, struct isolate_ctx *t, nvmlDevice_t dev,
+			       struct nvml_gpu *g)
+{
+	nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
+	unsigned u = 0;
+
+	if (api->compute_mode && NVML_TRY(t, api, g, "nvmlDeviceGetComputeMode", api->compute_mode(dev, &mode)))
+		g->compute_mode = (int)mode;
+	if (api->power_enforced && NVML_TRY(t, api, g, "nvmlDeviceGetEnforcedPowerLimit", api->power_enforced(dev, &u)))
+		g->power_enforced_mw = u;
+	if (api->power_limit && NVML_TRY(t, api, g, "nvmlDeviceGetPowerManagementLimit", api->power_limit(dev, &u)))
+		g->power_limit_mw = u;
+	if (api->power_default &&
+	    NVML_TRY(t, api, g, "nvmlDeviceGetPowerManagementDefaultLimit", api->power_default(dev, &u)))
+		g->power_default_mw = u;
+	const nvmlClockType_t types[2] = { NVML_CLOCK_GRAPHICS, NVML_CLOCK_MEM };
+	int *app[2] = { &g->app_clock_gr, &g->app_clock_mem };
+	int *def[2] = { &g->app_default_gr, &g->app_default_mem };
+	int *max[2] = { &g->max_clock_gr, &g->max_clock_mem };
+	for (int k = 0; k < 2; k++) {
+		if (api->app_clock && NVML_TRY(t, api, g, "nvmlDeviceGetApplicationsClock", api->app_clock(dev, types[k], &u)))
+			*app[k] = clamp_int(u);
+		if (api->app_clock_default && NVML_TRY(t, api, g, "nvmlDeviceGetDefaultApplicationsClock",
+						       api->app_clock_default(dev, types[k], &u)))
+			*def[k] = clamp_int(u);
+		if (api->max_clock && NVML_TRY(t, api, g, "nvmlDeviceGetMaxClockInfo", api->max_clock(dev, types[k], &u)))
+			*max[k] = clamp_int(u);
+	}
+}
+
+/* The GPU's NVLink fabric registration (F04): the versioned call with v3
+ * (health summary), v2 when the driver answers that v3 is unknown to it
+ * (R550), else the R525 call without a health mask. "Not supported" (a
+ * GPU outside any NVLink fabric) leaves fabric_state GPU_UNKNOWN. */
+static void nvml_read_fabric(const struct nvml_api *api, struct isolate_ctx *t, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	nvmlReturn_t r = NVML_ERROR_FUNCTION_NOT_FOUND;
+	nvmlGpuFabricInfo_v3_t v = { .version = nvmlGpuFabricInfo_v3 };
+
+	if (api->fabric_info_v) {
+		isolate_step(t, "nvmlDeviceGetGpuFabricInfoV on GPU %u", g->index);
+		r = api->fabric_info_v(dev, &v);
+		g->fabric_version = 3;
+		if (r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) {
+			v = (nvmlGpuFabricInfo_v3_t){ .version = nvmlGpuFabricInfo_v2 };
+			r = api->fabric_info_v(dev, &v); /* reads up to healthMask only */
+			g->fabric_version = 2;
+		}
+	}
+	if ((r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) && api->fabric_info) {
+		nvmlGpuFabricInfo_t v1;
+		memset(&v1, 0, sizeof(v1));
+		isolate_step(t, "nvmlDeviceGetGpuFabricInfo on GPU %u", g->index);
+		r = api->fabric_info(dev, &v1);
+		v = (nvmlGpuFabricInfo_v3_t){ .status = v1.status, .cliqueId = v1.cliqueId, .state = v1.state };
+		g->fabric_version = 1;
+	}
+	if (!nvml_ok(api, g, g->fabric_version == 1 ? "nvmlDeviceGetGpuFabricInfo" : "nvmlDeviceGetGpuFabricInfoV", r)) {
+		g->fabric_version = 0;
+		return;
+	}
+	g->fabric_state = v.state;
+	g->fabric_status = (int)v.status;
+	g->fabric_clique = v.cliqueId;
+	if (v.state == NVML_GPU_FABRIC_STATE_COMPLETED) {
+		const char *text = api->error_string(v.status);
+		snprintf(g->fabric_status_text, sizeof(g->fabric_status_text), "%s", text ? text : "");
+	}
+	if (g->fabric_version >= 2)
+		g->fabric_health_mask = v.healthMask;
+	if (g->fabric_version == 3)
+		g->fabric_health_summary = v.healthSummary;
+}
+
 static void nvml_read_gpu(const struct nvml_api *api, struct isolate_ctx *t, unsigned index, struct nvml_gpu *g)
 {
 	nvmlDevice_t dev = NULL;
@@ -234,6 +318,45 @@ static void nvml_read_gpu(const struct nvml_api *api, struct isolate_ctx *t, uns
 	if (api->mig_mode && NVML_TRY(t, api, g, "nvmlDeviceGetMigMode", api->mig_mode(dev, &cur, &pending))) {
 		g->mig_current = cur == 1;
 		g->mig_pending = pending == 1;
+	}
+	nvml_read_settings(api, t, dev, g);
+	nvml_read_fabric(api, t, dev, g);
+}
+
+/* NVML's P2P status, NVLink, read and write, from each GPU with NVLinks
+ * up to every such GPU of higher index (F10: NCCL asks the same for
+ * NVLink-connected pairs, src/graph/paths.cc). */
+static void nvml_read_p2p(const struct nvml_api *api, struct isolate_ctx *t, struct nvml_info *out)
+{
+	const nvmlGpuP2PCapsIndex_t caps[3] = { NVML_P2P_CAPS_INDEX_NVLINK, NVML_P2P_CAPS_INDEX_READ,
+						NVML_P2P_CAPS_INDEX_WRITE };
+
+	out->p2p_queried = api->p2p_status != NULL;
+	for (size_t a = 0; api->p2p_status && a < out->n; a++) {
+		struct nvml_gpu *g = &out->v[a];
+		nvmlDevice_t da = NULL, db = NULL;
+		if (g->nvlink_links - g->nvlink_down <= 0 || api->handle_by_index_v2((unsigned)a, &da) != NVML_SUCCESS)
+			continue;
+		for (size_t b = a + 1; b < out->n; b++) {
+			const struct nvml_gpu *h = &out->v[b];
+			if (h->nvlink_links - h->nvlink_down <= 0 ||
+			    api->handle_by_index_v2((unsigned)b, &db) != NVML_SUCCESS)
+				continue;
+			if (g->n_p2p == NVML_P2P_MAX_PEERS) {
+				g->p2p_truncated = true;
+				break;
+			}
+			struct nvml_p2p_peer *p = &g->p2p[g->n_p2p++];
+			int *dst[3] = { &p->nvlink, &p->read, &p->write };
+			p->peer = (int)b;
+			for (int k = 0; k < 3; k++) {
+				nvmlGpuP2PStatus_t st = NVML_P2P_STATUS_UNKNOWN;
+				isolate_step(t, "nvmlDeviceGetP2PStatus on GPUs %zu and %zu", a, b);
+				*dst[k] = nvml_ok(api, g, "nvmlDeviceGetP2PStatus", api->p2p_status(da, db, caps[k], &st))
+						  ? (int)st
+						  : GPU_UNKNOWN;
+			}
+		}
 	}
 }
 
@@ -270,6 +393,7 @@ static void nvml_read_all(const struct nvml_api *api, struct isolate_ctx *t, str
 	out->n = count;
 	for (unsigned i = 0; i < count; i++)
 		nvml_read_gpu(api, t, i, &out->v[i]);
+	nvml_read_p2p(api, t, out);
 }
 
 /* The names nvml.h gives the codes nvmlInit_v2 returns, for the stub,

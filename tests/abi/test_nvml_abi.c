@@ -25,6 +25,18 @@
  * of the other, so both are checked where the header declares them, and
  * the symbols test requires the library to export one. */
 #define G_R535 1u
+/* The GPU fabric information (nvml.h "Fabric definitions"), newer than
+ * CUDA 11.8's nvml.h, so checked only against a header that has each:
+ * the R525 call and its struct (CUDA 12.0), the versioned call with the
+ * v2 struct and its health mask (R550, CUDA 12.4), the v3 struct with
+ * the health summary, and the health mask's later fields (route health,
+ * configuration). */
+#define G_FABRIC 2u
+#define G_FABRIC_V2 4u
+#define G_FABRIC_V3 8u
+#define G_HEALTH 16u
+/* IF_<group>(entry): the entry where the header has the group (the real
+ * side) and always on ours; defined below for each side. */
 
 #define ABI_TYPES \
 	ABI_S(nvmlReturn_t, 0) ABI_S(nvmlDevice_t, 0) ABI_S(nvmlEnableState_t, 0) ABI_S(nvmlMemoryErrorType_t, 0) \
@@ -32,7 +44,21 @@
 	ABI_S(nvmlPciInfo_t, 0) ABI_F(nvmlPciInfo_t, busIdLegacy, 0) ABI_F(nvmlPciInfo_t, domain, 0) \
 	ABI_F(nvmlPciInfo_t, bus, 0) ABI_F(nvmlPciInfo_t, device, 0) ABI_F(nvmlPciInfo_t, pciDeviceId, 0) \
 	ABI_F(nvmlPciInfo_t, pciSubSystemId, 0) ABI_F(nvmlPciInfo_t, busId, 0) \
-	ABI_S(nvmlMemory_t, 0) ABI_F(nvmlMemory_t, total, 0) ABI_F(nvmlMemory_t, free, 0) ABI_F(nvmlMemory_t, used, 0)
+	ABI_S(nvmlMemory_t, 0) ABI_F(nvmlMemory_t, total, 0) ABI_F(nvmlMemory_t, free, 0) ABI_F(nvmlMemory_t, used, 0) \
+	ABI_S(nvmlComputeMode_t, 0) ABI_S(nvmlClockType_t, 0) ABI_S(nvmlGpuP2PStatus_t, 0) \
+	ABI_S(nvmlGpuP2PCapsIndex_t, 0) \
+	IF_G_FABRIC(ABI_S(nvmlGpuFabricState_t, G_FABRIC)) IF_G_FABRIC(ABI_S(nvmlGpuFabricInfo_t, G_FABRIC)) \
+	IF_G_FABRIC(ABI_F(nvmlGpuFabricInfo_t, clusterUuid, G_FABRIC)) IF_G_FABRIC(ABI_F(nvmlGpuFabricInfo_t, status, G_FABRIC)) \
+	IF_G_FABRIC(ABI_F(nvmlGpuFabricInfo_t, cliqueId, G_FABRIC)) IF_G_FABRIC(ABI_F(nvmlGpuFabricInfo_t, state, G_FABRIC)) \
+	IF_G_FABRIC_V2(ABI_S(nvmlGpuFabricInfo_v2_t, G_FABRIC_V2)) IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, version, G_FABRIC_V2)) \
+	IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, clusterUuid, G_FABRIC_V2)) IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, status, G_FABRIC_V2)) \
+	IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, cliqueId, G_FABRIC_V2)) IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, state, G_FABRIC_V2)) \
+	IF_G_FABRIC_V2(ABI_F(nvmlGpuFabricInfo_v2_t, healthMask, G_FABRIC_V2)) \
+	IF_G_FABRIC_V3(ABI_S(nvmlGpuFabricInfo_v3_t, G_FABRIC_V3)) IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, version, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, clusterUuid, G_FABRIC_V3)) IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, status, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, cliqueId, G_FABRIC_V3)) IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, state, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, healthMask, G_FABRIC_V3)) IF_G_FABRIC_V3(ABI_F(nvmlGpuFabricInfo_v3_t, healthSummary, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_S(nvmlGpuFabricInfoV_t, G_FABRIC_V3))
 
 #define ABI_ENUMS \
 	ABI_E(NVML_SUCCESS, 0) ABI_E(NVML_ERROR_UNINITIALIZED, 0) ABI_E(NVML_ERROR_INVALID_ARGUMENT, 0) \
@@ -46,7 +72,31 @@
 	ABI_E(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, 0) \
 	ABI_E(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, 0) ABI_E(NVML_TEMPERATURE_GPU, 0) \
 	ABI_E(NVML_DEVICE_NAME_V2_BUFFER_SIZE, 0) ABI_E(NVML_DEVICE_UUID_V2_BUFFER_SIZE, 0) \
-	ABI_E(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE, 0)
+	ABI_E(NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE, 0) \
+	ABI_E(NVML_COMPUTEMODE_DEFAULT, 0) ABI_E(NVML_COMPUTEMODE_EXCLUSIVE_THREAD, 0) \
+	ABI_E(NVML_COMPUTEMODE_PROHIBITED, 0) ABI_E(NVML_COMPUTEMODE_EXCLUSIVE_PROCESS, 0) \
+	ABI_E(NVML_CLOCK_GRAPHICS, 0) ABI_E(NVML_CLOCK_SM, 0) ABI_E(NVML_CLOCK_MEM, 0) \
+	ABI_E(NVML_P2P_STATUS_OK, 0) ABI_E(NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED, 0) \
+	ABI_E(NVML_P2P_STATUS_GPU_NOT_SUPPORTED, 0) ABI_E(NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED, 0) \
+	ABI_E(NVML_P2P_STATUS_DISABLED_BY_REGKEY, 0) ABI_E(NVML_P2P_STATUS_NOT_SUPPORTED, 0) \
+	ABI_E(NVML_P2P_STATUS_UNKNOWN, 0) ABI_E(NVML_P2P_CAPS_INDEX_READ, 0) ABI_E(NVML_P2P_CAPS_INDEX_WRITE, 0) \
+	ABI_E(NVML_P2P_CAPS_INDEX_NVLINK, 0) \
+	IF_G_FABRIC(ABI_E(NVML_GPU_FABRIC_UUID_LEN, G_FABRIC)) IF_G_FABRIC(ABI_E(NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, G_FABRIC)) \
+	IF_G_FABRIC(ABI_E(NVML_GPU_FABRIC_STATE_NOT_STARTED, G_FABRIC)) IF_G_FABRIC(ABI_E(NVML_GPU_FABRIC_STATE_IN_PROGRESS, G_FABRIC)) \
+	IF_G_FABRIC(ABI_E(NVML_GPU_FABRIC_STATE_COMPLETED, G_FABRIC)) \
+	IF_G_FABRIC_V2(ABI_E(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, G_FABRIC_V2)) IF_G_FABRIC_V2(ABI_E(nvmlGpuFabricInfo_v2, G_FABRIC_V2)) \
+	IF_G_FABRIC_V2(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW, G_FABRIC_V2)) \
+	IF_G_FABRIC_V2(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW_TRUE, G_FABRIC_V2)) \
+	IF_G_FABRIC_V3(ABI_E(nvmlGpuFabricInfo_v3, G_FABRIC_V3)) IF_G_FABRIC_V3(ABI_E(NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_E(NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_E(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY, G_FABRIC_V3)) \
+	IF_G_FABRIC_V3(ABI_E(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY, G_FABRIC_V3)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY, G_HEALTH)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY, G_HEALTH)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY, G_HEALTH)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION, G_HEALTH)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION, G_HEALTH)) \
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE, G_HEALTH))
 
 typedef unsigned long long ull;
 #define ABI_PROTOS \
@@ -83,7 +133,20 @@ typedef unsigned long long ull;
 	P(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetNvLinkState, nvlink_state, nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlEnableState_t *), 0) \
-	P(nvmlDeviceGetMigMode, mig_mode, nvmlReturn_t (*)(nvmlDevice_t, unsigned *, unsigned *), 0)
+	P(nvmlDeviceGetMigMode, mig_mode, nvmlReturn_t (*)(nvmlDevice_t, unsigned *, unsigned *), 0) \
+	P(nvmlDeviceGetComputeMode, compute_mode, nvmlReturn_t (*)(nvmlDevice_t, nvmlComputeMode_t *), 0) \
+	P(nvmlDeviceGetEnforcedPowerLimit, power_enforced, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
+	P(nvmlDeviceGetPowerManagementLimit, power_limit, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
+	P(nvmlDeviceGetPowerManagementDefaultLimit, power_default, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
+	P(nvmlDeviceGetApplicationsClock, app_clock, nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned *), 0) \
+	P(nvmlDeviceGetDefaultApplicationsClock, app_clock_default, \
+	  nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned *), 0) \
+	P(nvmlDeviceGetMaxClockInfo, max_clock, nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned *), 0) \
+	P(nvmlDeviceGetGpuFabricInfoV, fabric_info_v, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfoV_t *), \
+	  G_FABRIC_V2) \
+	P(nvmlDeviceGetGpuFabricInfo, fabric_info, nvmlReturn_t (*)(nvmlDevice_t, nvmlGpuFabricInfo_t *), G_FABRIC) \
+	P(nvmlDeviceGetP2PStatus, p2p_status, \
+	  nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t *), 0)
 
 #define ABI_NAMES \
 	ABI_NAME(nvmlInit) ABI_NAME(nvmlShutdown) ABI_NAME(nvmlErrorString) ABI_NAME(nvmlDeviceGetCount) \
@@ -95,7 +158,11 @@ typedef unsigned long long ull;
 	ABI_NAME(nvmlDeviceGetTemperature) ABI_NAME(nvmlDeviceGetCurrentClocksThrottleReasons) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkGeneration) ABI_NAME(nvmlDeviceGetMaxPcieLinkGeneration) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkWidth) ABI_NAME(nvmlDeviceGetMaxPcieLinkWidth) \
-	ABI_NAME(nvmlDeviceGetNvLinkState) ABI_NAME(nvmlDeviceGetMigMode)
+	ABI_NAME(nvmlDeviceGetNvLinkState) ABI_NAME(nvmlDeviceGetMigMode) ABI_NAME(nvmlDeviceGetComputeMode) \
+	ABI_NAME(nvmlDeviceGetEnforcedPowerLimit) ABI_NAME(nvmlDeviceGetPowerManagementLimit) \
+	ABI_NAME(nvmlDeviceGetPowerManagementDefaultLimit) ABI_NAME(nvmlDeviceGetApplicationsClock) \
+	ABI_NAME(nvmlDeviceGetDefaultApplicationsClock) ABI_NAME(nvmlDeviceGetMaxClockInfo) \
+	ABI_NAME(nvmlDeviceGetP2PStatus)
 
 #ifdef ABI_REAL
 extern const struct abi_real abi_nvml_real;
@@ -111,13 +178,57 @@ extern const struct abi_real abi_nvml_real;
 #define P_G_R535 P_LATER
 #define HAVE_R535 0u
 #endif
+#ifdef NVML_GPU_FABRIC_STATE_COMPLETED
+#define P_G_FABRIC P_NOW
+#define HAVE_FABRIC G_FABRIC
+#else
+#define P_G_FABRIC P_LATER
+#define HAVE_FABRIC 0u
+#endif
+#ifdef nvmlGpuFabricInfo_v2
+#define P_G_FABRIC_V2 P_NOW
+#define HAVE_FABRIC_V2 G_FABRIC_V2
+#else
+#define P_G_FABRIC_V2 P_LATER
+#define HAVE_FABRIC_V2 0u
+#endif
+#ifdef nvmlGpuFabricInfo_v3
+#define HAVE_FABRIC_V3 G_FABRIC_V3
+#else
+#define HAVE_FABRIC_V3 0u
+#endif
+#ifdef NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION
+#define HAVE_HEALTH G_HEALTH
+#else
+#define HAVE_HEALTH 0u
+#endif
+#ifdef NVML_GPU_FABRIC_STATE_COMPLETED
+#define IF_G_FABRIC(x) x
+#else
+#define IF_G_FABRIC(x)
+#endif
+#ifdef nvmlGpuFabricInfo_v2
+#define IF_G_FABRIC_V2(x) x
+#else
+#define IF_G_FABRIC_V2(x)
+#endif
+#ifdef nvmlGpuFabricInfo_v3
+#define IF_G_FABRIC_V3(x) x
+#else
+#define IF_G_FABRIC_V3(x)
+#endif
+#ifdef NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION
+#define IF_G_HEALTH(x) x
+#else
+#define IF_G_HEALTH(x)
+#endif
 static const struct abi_entry real[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
 static const struct abi_name names[] = { ABI_NAMES };
 const struct abi_real abi_nvml_real = {
 	.have_header = 1,
 	.header_version = "nvml.h of NVML_API_VERSION " ABI_XSTR(NVML_API_VERSION) " (" ABI_HEADER ")",
 	.from_nvidia_dir = ABI_FROM_NVIDIA_DIR,
-	.groups = HAVE_R535,
+	.groups = HAVE_R535 | HAVE_FABRIC | HAVE_FABRIC_V2 | HAVE_FABRIC_V3 | HAVE_HEALTH,
 	.v = real, .n = ABI_N(real), .names = names, .n_names = ABI_N(names),
 };
 #else
@@ -127,6 +238,10 @@ const struct abi_real abi_nvml_real = {
 };
 #endif
 #else
+#define IF_G_FABRIC(x) x
+#define IF_G_FABRIC_V2(x) x
+#define IF_G_FABRIC_V3(x) x
+#define IF_G_HEALTH(x) x
 #define P(sym, member, type, g) ABI_P_OURS(struct nvml_api, sym, member, type, g)
 extern const struct abi_real abi_nvml_real;
 static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
@@ -136,7 +251,11 @@ static const char *const members[] = { ABI_PROTOS };
 
 int main(void)
 {
-	static const char *const groups[] = { "nvml.h of driver 535 (CUDA 12.2) and newer" };
+	static const char *const groups[] = { "nvml.h of driver 535 (CUDA 12.2) and newer",
+					      "nvml.h of CUDA 12.0 and newer (GPU fabric information)",
+					      "nvml.h of CUDA 12.4 and newer (versioned fabric information, health mask)",
+					      "nvml.h with nvmlGpuFabricInfo_v3 (health summary)",
+					      "nvml.h with the fabric health mask's configuration field"};
 	const char *syms[64] = { 0 };
 	size_t n = 0;
 	const struct dl_sym *table = nvml_api_symbols(&n);

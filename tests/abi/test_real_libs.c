@@ -49,6 +49,7 @@ static const struct {
 	const char *name, *since;
 } newer_than_535[] = {
 	{ "cuEventElapsedTime_v2", "CUDA 12.8" },
+	{ "nvmlDeviceGetGpuFabricInfoV", "driver 550, CUDA 12.4" },
 };
 
 /* Alternative names of one entry point: gpuready's table holds both (both
@@ -61,6 +62,7 @@ static const char *const cuda_pairs[][2] = {
 };
 static const char *const nvml_pairs[][2] = {
 	{ "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons" }, /* R535 rename */
+	{ "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo" }, /* V: R550; the other R525, deprecated */
 };
 
 static const char *nvidia_dir(void)

@@ -59,8 +59,10 @@ TOOLS = {
     "mount": ({"-t", "-o"}, None),
     "netplan": (set(), {"apply", "try", "generate", "get", "set"}, True),
     "nvidia-bug-report.sh": (set(), None),
+    # -c (compute mode: gpu.compute_mode), -pl (power limit) and -rac (reset application clocks:
+    # gpu.power_clocks), topo -p2p (P2P status per capability, r or w: gpu.nvml_p2p)
     "nvidia-smi": ({"-q", "-d", "-i", "-r", "-pm", "-e", "-s", "-m", "-L", "--query-gpu", "--format", "-mig",
-                    "-dci", "-dgi"},
+                    "-dci", "-dgi", "-c", "-pl", "-rac", "-p2p"},
                    {"nvlink", "topo", "mig"}, False),
     "printf": (set(), None),
     "rdma": ({"-d", "-j", "-p"}, {"link", "dev", "resource", "system", "statistic"}, True),

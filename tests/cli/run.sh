@@ -650,10 +650,84 @@ t_gdrdeadline() {
 	contains "$TMP/ok.finding" "ok|active_mtu=4096 (max supported)" "rdma.mtu confirmed by the verbs queries' child"
 }
 
+# The NVML setting checks live against the fake libnvidia-ml.so.1 (its
+# FAKE_NVML_* answers, tests/fakes/fake_nvml.c): the fixture of F04, F10,
+# F15 and F16, which no recorded tree can show. Each line of
+# $TMP/<case>.f is "STATUS|ID|SUBJECT|MESSAGE|HINT".
+nvml_settings() {
+	name=$1; shift
+	env LD_LIBRARY_PATH="${GPUREADY_FAKE_NVML:?}" FAKE_NVML_INIT=0 "$@" "$BIN" gpu --json >"$TMP/$name.json" \
+		2>"$TMP/err"
+	rc=$?
+	[ "$rc" -le 1 ] || { fail "$name: gpu --json exited $rc"; cat "$TMP/err" >&2; }
+	python3 - "$TMP/$name.json" >"$TMP/$name.f" <<-'PY'
+	import json, sys
+	for c in json.load(open(sys.argv[1]))["checks"]:
+	    if c["id"] in ("gpu.compute_mode", "gpu.power_clocks", "gpu.fabric", "gpu.nvml_p2p"):
+	        print("|".join((c["status"], c["id"], c["subject"], c["message"], c.get("hint", ""))))
+	PY
+}
+
+t_nvmlsettings() {
+	# F15: Prohibited fails, Exclusive_Process warns, Default passes
+	nvml_settings mode FAKE_NVML_GPUS=3 FAKE_NVML_COMPUTE_MODE="2;3;0"
+	schema_ok report.schema.json "gpu with the NVML setting queries" "$TMP/mode.json"
+	contains "$TMP/mode.f" "fail|gpu.compute_mode|GPU 0|compute mode Prohibited" "Prohibited fails"
+	contains "$TMP/mode.f" "\`nvidia-smi -i 0 -c DEFAULT\`" "the hint resets GPU 0's compute mode"
+	contains "$TMP/mode.f" "warn|gpu.compute_mode|GPU 1|compute mode Exclusive_Process" "Exclusive_Process warns"
+	contains "$TMP/mode.f" "ok|gpu.compute_mode|GPU 2|compute mode Default" "Default passes"
+	contains "$TMP/mode.f" "skip|gpu.fabric|nvml|not applicable: no GPU takes part in an NVLink fabric" \
+		"fabric information not supported: not applicable"
+	lacks "$TMP/mode.f" "warn|gpu.fabric" "no fabric warning without a fabric"
+	# F16: a lowered power limit names the default watts; lowered application clocks
+	nvml_settings power FAKE_NVML_GPUS=2 FAKE_NVML_POWER="500,500,700;700,700,700" \
+		FAKE_NVML_CLOCKS="1980,1980,1980;1500,1980,1980"
+	contains "$TMP/power.f" "warn|gpu.power_clocks|GPU 0|power limit 500 W, 29% below the default 700 W" \
+		"a lowered power limit warns, quantified"
+	contains "$TMP/power.f" "\`nvidia-smi -i 0 -pl 700\`" "the hint restores the default 700 W"
+	contains "$TMP/power.f" "warn|gpu.power_clocks|GPU 1|graphics application clock 1500 MHz, 24% below the default 1980 MHz" \
+		"lowered application clocks warn"
+	contains "$TMP/power.f" "\`nvidia-smi -i 1 -rac\`" "the hint resets the application clocks"
+	# F04: registration in progress fails; completed with a degraded
+	# health mask fails; healthy passes; the R525 call without health
+	nvml_settings fabric FAKE_NVML_GPUS=3 FAKE_NVML_FABRIC="2,0,0;3,0,0xa9;3,0,0xaa,1"
+	contains "$TMP/fabric.f" "fail|gpu.fabric|GPU 0|not registered with the NVLink fabric: state In Progress (2)" \
+		"fabric state In Progress fails"
+	contains "$TMP/fabric.f" "fail|gpu.fabric|GPU 1|registered with the NVLink fabric (clique 7), but the fabric reports: bandwidth degraded" \
+		"a degraded health mask fails"
+	contains "$TMP/fabric.f" "ok|gpu.fabric|GPU 2|registered with the NVLink fabric (clique 7), healthy (health mask 0xaa)" \
+		"a healthy registration passes"
+	nvml_settings fabric2 FAKE_NVML_GPUS=1 FAKE_NVML_FABRIC="3,0,0xa9" FAKE_NVML_FABRIC_V=2
+	contains "$TMP/fabric2.f" "fail|gpu.fabric|GPU 0|registered with the NVLink fabric (clique 7), but the fabric reports: bandwidth degraded" \
+		"the v2 struct where the driver refuses v3 (driver 550)"
+	nvml_settings fabric1 FAKE_NVML_GPUS=1 FAKE_NVML_FABRIC="3,0,0xa9" FAKE_NVML_FABRIC_V=1
+	contains "$TMP/fabric1.f" "ok|gpu.fabric|GPU 0|registered with the NVLink fabric (clique 7); this driver does not report the fabric's health" \
+		"the R525 call where the versioned one is missing (driver 535)"
+	# F10: P2P read disabled between two GPUs with NVLinks up
+	nvml_settings p2p FAKE_NVML_GPUS=3 FAKE_NVML_NVLINKS="18,18" FAKE_NVML_P2P="0,4,0" FAKE_NVML_P2P_PAIR="1,2"
+	contains "$TMP/p2p.f" "fail|gpu.nvml_p2p|GPU 1<->GPU 2|NVML reports P2P between GPU 1 and GPU 2 (both with NVLinks up) as NVLink OK, read disabled by registry key, write OK" \
+		"P2P disabled on an NVLink pair fails"
+	lacks "$TMP/p2p.f" "GPU 0<->" "the healthy pairs pass"
+	nvml_settings p2pok FAKE_NVML_GPUS=2 FAKE_NVML_NVLINKS="18,18"
+	contains "$TMP/p2pok.f" "ok|gpu.nvml_p2p|nvml|P2P read and write OK over NVLink for 1 pair of GPUs" "healthy P2P passes"
+	nvml_settings nolinks FAKE_NVML_GPUS=2
+	contains "$TMP/nolinks.f" "skip|gpu.nvml_p2p|nvml|not applicable: 0 GPUs with NVLinks up" "no NVLinks: not applicable"
+	contains "$TMP/nolinks.f" "skip|gpu.power_clocks|GPU 0|NVML reports neither" "nothing reported: skip"
+	# every command these hints print is one nvidia-smi (or systemctl)
+	# takes (exit 2: these reports export no facts, which is right here)
+	python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP"/mode.json "$TMP"/power.json "$TMP"/fabric.json \
+		"$TMP"/p2p.json >"$TMP/hints.out"
+	if [ $? -ne 1 ] && grep -q ", 0 problems$" "$TMP/hints.out"; then
+		pass "hints of the live NVML findings: $(tail -1 "$TMP/hints.out")"
+	else
+		fail "hints of the live NVML findings:"; cat "$TMP/hints.out" >&2
+	fi
+}
+
 case "${1:-}" in
 fixture) t_fixture "$2" ;;
-basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|probedeadline|gdrdeadline|budget|hints) "t_$1" ;;
-*) echo "usage: $0 fixture NAME | basics | cmdline | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | probedeadline | gdrdeadline | budget | hints" >&2; exit 2 ;;
+basics|cmdline|config|output|schema|topo|snapshot|realdata|man|install|nosubprocess|fakenvml|nvmlsettings|probedeadline|gdrdeadline|budget|hints) "t_$1" ;;
+*) echo "usage: $0 fixture NAME | basics | cmdline | config | output | schema | topo | snapshot | realdata | man | install | nosubprocess | fakenvml | nvmlsettings | probedeadline | gdrdeadline | budget | hints" >&2; exit 2 ;;
 esac
 [ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
 exit 0

@@ -29,11 +29,46 @@
  *                     nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetTemperature):
  *                     it never returns, as NVML's calls can on a GPU that
  *                     has fallen off the bus (tests of the probes'
- *                     deadline, src/probe/deadline.c) */
+ *                     deadline, src/probe/deadline.c)
+ *
+ * What each GPU answers to the queries of the NVML setting checks
+ * (gpu.compute_mode, gpu.power_clocks, gpu.fabric, gpu.nvml_p2p). Each
+ * variable holds one entry per GPU, separated by ';' (the last entry
+ * stands for the GPUs past it), each a ','-separated list of numbers;
+ * unset, the query answers NVML_ERROR_NOT_SUPPORTED (3), as on a GPU
+ * without the feature:
+ *   FAKE_NVML_COMPUTE_MODE  nvmlComputeMode_t (0 Default, 2 Prohibited,
+ *                     3 Exclusive_Process)
+ *   FAKE_NVML_POWER   "ENFORCED,LIMIT,DEFAULT" in watts
+ *                     (nvmlDeviceGetEnforcedPowerLimit,
+ *                     nvmlDeviceGetPowerManagementLimit,
+ *                     nvmlDeviceGetPowerManagementDefaultLimit answer
+ *                     milliwatts)
+ *   FAKE_NVML_CLOCKS  "APP,DEFAULT,MAX" graphics clocks in MHz
+ *                     (nvmlDeviceGetApplicationsClock,
+ *                     nvmlDeviceGetDefaultApplicationsClock,
+ *                     nvmlDeviceGetMaxClockInfo; memory: not supported)
+ *   FAKE_NVML_FABRIC  "STATE,STATUS,HEALTHMASK[,SUMMARY]": the GPU fabric
+ *                     info (state NVML_GPU_FABRIC_STATE_*, status an
+ *                     nvmlReturn_t)
+ *   FAKE_NVML_FABRIC_V  which fabric call answers: 3 (default)
+ *                     nvmlDeviceGetGpuFabricInfoV with a v3 struct; 2 the
+ *                     same with v2, NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+ *                     for v3 (driver 550); 1 the versioned call answers
+ *                     NVML_ERROR_FUNCTION_NOT_FOUND and only
+ *                     nvmlDeviceGetGpuFabricInfo answers (driver 535)
+ *   FAKE_NVML_NVLINKS "UP,TOTAL": nvmlDeviceGetNvLinkState answers for
+ *                     links 0..TOTAL-1, the first UP of them active, and
+ *                     NVML_ERROR_INVALID_ARGUMENT past them
+ *   FAKE_NVML_P2P     "NVLINK,READ,WRITE": the nvmlGpuP2PStatus_t that
+ *                     nvmlDeviceGetP2PStatus answers for each capability
+ *                     (unset: 0, OK, for all); with FAKE_NVML_P2P_PAIR="A,B"
+ *                     only for GPUs A and B, every other pair OK */
 #define _GNU_SOURCE
 #include "lib/nvml_api.h"
 #include "fake_hang.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +171,193 @@ FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *de
 		return NVML_ERROR_INVALID_ARGUMENT;
 	}
 	*dev = (nvmlDevice_t)(uintptr_t)(i + 1);
+	return NVML_SUCCESS;
+}
+
+/* Field k of GPU i's entry in variable name (see the header): false when
+ * unset or too short. */
+static bool env_field(const char *name, unsigned i, int k, long *out)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return false;
+	for (unsigned n = 0; n < i; n++) {
+		const char *semi = strchr(s, ';');
+		if (!semi)
+			break; /* the last entry stands for the rest */
+		s = semi + 1;
+	}
+	for (int n = 0; n < k; n++) {
+		const char *comma = strchr(s, ',');
+		const char *semi = strchr(s, ';');
+		if (!comma || (semi && semi < comma))
+			return false;
+		s = comma + 1;
+	}
+	char *end = NULL;
+	*out = strtol(s, &end, 0);
+	return end != s;
+}
+
+static unsigned dev_index(nvmlDevice_t dev)
+{
+	return (unsigned)((uintptr_t)dev - 1);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, nvmlComputeMode_t *mode)
+{
+	long v;
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_COMPUTE_MODE", dev_index(dev), 0, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*mode = (nvmlComputeMode_t)v;
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t power(nvmlDevice_t dev, int k, unsigned *mw)
+{
+	long v;
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_POWER", dev_index(dev), k, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*mw = (unsigned)v * 1000u;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	return power(dev, 0, mw);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	return power(dev, 1, mw);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t dev, unsigned *mw)
+{
+	return power(dev, 2, mw);
+}
+
+static nvmlReturn_t clock(nvmlDevice_t dev, nvmlClockType_t type, int k, unsigned *mhz)
+{
+	long v;
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (type != NVML_CLOCK_GRAPHICS || !env_field("FAKE_NVML_CLOCKS", dev_index(dev), k, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*mhz = (unsigned)v;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz)
+{
+	return clock(dev, type, 0, mhz);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz)
+{
+	return clock(dev, type, 1, mhz);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, nvmlClockType_t type, unsigned *mhz)
+{
+	return clock(dev, type, 2, mhz);
+}
+
+static int fabric_v(void)
+{
+	const char *s = getenv("FAKE_NVML_FABRIC_V");
+	return s && *s ? atoi(s) : 3;
+}
+
+/* The fields every version has; false: not supported. */
+static bool fabric(nvmlDevice_t dev, nvmlReturn_t *status, nvmlGpuFabricState_t *state, unsigned *mask,
+		   unsigned char *summary)
+{
+	long st, ret, m = 0, sum = 0;
+	unsigned i = dev_index(dev);
+	if (!env_field("FAKE_NVML_FABRIC", i, 0, &st) || !env_field("FAKE_NVML_FABRIC", i, 1, &ret))
+		return false;
+	(void)env_field("FAKE_NVML_FABRIC", i, 2, &m);
+	(void)env_field("FAKE_NVML_FABRIC", i, 3, &sum);
+	*state = (nvmlGpuFabricState_t)st;
+	*status = (nvmlReturn_t)ret;
+	*mask = (unsigned)m;
+	*summary = (unsigned char)sum;
+	return true;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev, nvmlGpuFabricInfoV_t *info)
+{
+	nvmlReturn_t status;
+	nvmlGpuFabricState_t state;
+	unsigned mask;
+	unsigned char summary;
+	int v = fabric_v();
+	if (!dev || !info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (v < 2)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (info->version != nvmlGpuFabricInfo_v2 && !(v == 3 && info->version == nvmlGpuFabricInfo_v3))
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (!fabric(dev, &status, &state, &mask, &summary))
+		return NVML_ERROR_NOT_SUPPORTED;
+	info->status = status;
+	info->state = state;
+	info->cliqueId = 7;
+	info->healthMask = mask;
+	if (info->version == nvmlGpuFabricInfo_v3)
+		info->healthSummary = summary;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t dev, nvmlGpuFabricInfo_t *info)
+{
+	nvmlReturn_t status;
+	nvmlGpuFabricState_t state;
+	unsigned mask;
+	unsigned char summary;
+	if (!dev || !info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!fabric(dev, &status, &state, &mask, &summary))
+		return NVML_ERROR_NOT_SUPPORTED;
+	memset(info, 0, sizeof(*info));
+	info->status = status;
+	info->state = state;
+	info->cliqueId = 7;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active)
+{
+	long up, total;
+	unsigned i = dev_index(dev);
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_NVLINKS", i, 0, &up) || !env_field("FAKE_NVML_NVLINKS", i, 1, &total))
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= (unsigned long)total)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*active = link < (unsigned long)up ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t index,
+					     nvmlGpuP2PStatus_t *status)
+{
+	long v = 0, pa, pb;
+	if (!a || !b || !status)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	int k = index == NVML_P2P_CAPS_INDEX_NVLINK ? 0 : index == NVML_P2P_CAPS_INDEX_READ ? 1 : 2;
+	bool pair = !getenv("FAKE_NVML_P2P_PAIR") ||
+		    (env_field("FAKE_NVML_P2P_PAIR", 0, 0, &pa) && env_field("FAKE_NVML_P2P_PAIR", 0, 1, &pb) &&
+		     ((pa == dev_index(a) && pb == dev_index(b)) || (pa == dev_index(b) && pb == dev_index(a))));
+	if (!pair || !env_field("FAKE_NVML_P2P", 0, k, &v))
+		v = 0;
+	*status = (nvmlGpuP2PStatus_t)v;
 	return NVML_SUCCESS;
 }
 

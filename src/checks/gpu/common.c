@@ -74,6 +74,36 @@ bool kernel_version(const char *release, int *major, int *minor)
 	return release && sscanf(release, "%d.%d", major, minor) == 2;
 }
 
+const struct nvml_info *nvml_usable(struct check_ctx *c)
+{
+	const struct nvml_info *n = c->inv->nvml;
+	if (!n || !n->loaded) {
+		check_add(c, STATUS_SKIP, "nvml", "NVML cannot be used here (gpu.nvml says why)");
+		return NULL;
+	}
+	if (n->n == 0) {
+		check_add(c, STATUS_SKIP, "nvml", "NVML lists no GPU%s%s", n->error[0] ? ": " : "", n->error);
+		return NULL;
+	}
+	return n;
+}
+
+const char *nvml_subject(const struct nvml_gpu *g, char *buf, size_t size)
+{
+	if (g->bdf[0])
+		return g->bdf;
+	snprintf(buf, size, "GPU %u", g->index);
+	return buf;
+}
+
+const char *nvml_smi_id(const struct nvml_gpu *g, char *buf, size_t size)
+{
+	if (g->bdf[0])
+		return g->bdf;
+	snprintf(buf, size, "%u", g->index);
+	return buf;
+}
+
 const struct nvml_gpu *nvml_for(const struct inventory *inv, const char *bdf)
 {
 	if (!inv->nvml || !bdf)

@@ -62,6 +62,16 @@ const struct nvml_gpu *nvml_for(const struct inventory *inv, const char *bdf);
 const struct cuda_gpu *cuda_for(const struct inventory *inv, const char *bdf);
 const struct nvidia_gpu_info *nvproc_for(const struct inventory *inv, const char *bdf);
 
+/* The live NVML answers the NVML setting checks judge (gpu.compute_mode,
+ * gpu.power_clocks, gpu.fabric, gpu.nvml_p2p), or NULL after a skip
+ * that points at gpu.nvml, which reports why NVML cannot be used. */
+struct check_ctx;
+const struct nvml_info *nvml_usable(struct check_ctx *c);
+/* An NVML GPU's subject: its PCI address, else "GPU <index>". */
+const char *nvml_subject(const struct nvml_gpu *g, char *buf, size_t size);
+/* What `nvidia-smi -i` names it by: its PCI address, else its index. */
+const char *nvml_smi_id(const struct nvml_gpu *g, char *buf, size_t size);
+
 /* The Xid log names GPUs by "dddd:bb:dd" (no function): does it name p? */
 bool xid_names(const char *xid_pci, const struct pci_dev *p);
 

@@ -33,11 +33,12 @@
 static void one(struct check_ctx *c, const struct nvml_gpu *g)
 {
 	struct finding *f;
-	const char *s = g->bdf;
+	char buf[32], idb[32];
+	const char *s = nvml_subject(g, buf, sizeof(buf)), *idx = nvml_smi_id(g, idb, sizeof(idb));
 	bool any = false;
 	if (g->error[0]) {
 		f = check_add(c, STATUS_WARN, s, "NVML could not read everything: %s", g->error);
-		finding_hint(f, "`nvidia-smi -q -i %s` shows the same data; a GPU NVML cannot query may need a reset", s);
+		finding_hint(f, "`nvidia-smi -q -i %s` shows the same data; a GPU NVML cannot query may need a reset", idx);
 		any = true;
 	}
 	if (g->persistence == 0) {
@@ -48,7 +49,7 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 	}
 	if (g->ecc_current == 0) {
 		f = check_add(c, STATUS_WARN, s, "ECC disabled%s", g->ecc_pending == 1 ? " (enabled after the next reset)" : "");
-		finding_hint(f, "`nvidia-smi -e 1 -i %s`, then reset the GPU or reboot", s);
+		finding_hint(f, "`nvidia-smi -e 1 -i %s`, then reset the GPU or reboot", idx);
 		any = true;
 	}
 	if (g->ecc_uncorrected_volatile > 0) {
@@ -56,7 +57,7 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 			      g->ecc_uncorrected_volatile);
 		finding_hint(f, "drain the node; check remapped rows (`nvidia-smi -q -d ROW_REMAPPER -i %s`) and reset "
 				"the GPU; RMA if errors recur",
-			     s);
+			     idx);
 		any = true;
 	}
 	if (g->remap_failure == 1) {
@@ -65,12 +66,12 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 		any = true;
 	} else if (g->remap_pending == 1) {
 		f = check_add(c, STATUS_FAIL, s, "row remapping pending: takes effect only after a GPU reset");
-		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", s);
+		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", idx);
 		any = true;
 	}
 	if (g->retired_pending == 1) {
 		f = check_add(c, STATUS_FAIL, s, "retired pages pending: takes effect only after a GPU reset");
-		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", s);
+		finding_hint(f, "drain the node and reset the GPU (`nvidia-smi -r -i %s`) or reboot", idx);
 		any = true;
 	}
 	unsigned long long hw = g->throttle_reasons &
@@ -80,7 +81,7 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 			      hw & THROTTLE_HW_SLOWDOWN ? "HW slowdown " : "", hw & THROTTLE_HW_THERMAL ? "HW thermal " : "",
 			      hw & THROTTLE_SW_THERMAL ? "SW thermal " : "", hw & THROTTLE_HW_POWER_BRAKE ? "power brake " : "",
 			      g->throttle_reasons, g->temperature);
-		finding_hint(f, "check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s`)", s);
+		finding_hint(f, "check cooling and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i %s`)", idx);
 		any = true;
 	}
 	bool by_design = g->nvlink_down > 0 && nvlink_partial_by_design(c->inv, g);
@@ -88,7 +89,7 @@ static void one(struct check_ctx *c, const struct nvml_gpu *g)
 		f = check_add(c, STATUS_FAIL, s, "%d of %d NVLinks are down", g->nvlink_down, g->nvlink_links);
 		finding_hint(f, "`nvidia-smi nvlink -s -i %s`; check the fabric manager (`systemctl status "
 				"nvidia-fabricmanager`) and reset the GPU",
-			     s);
+			     idx);
 		any = true;
 	}
 	if (!any) {
