@@ -73,6 +73,13 @@ t_readme() {
 
 	"$BIN" list-checks >"$TMP/checks" || fail "list-checks failed"
 	same_count "checks" "$(readme_count '[0-9]+ checks in all')" "$(grep -c . "$TMP/checks")"
+	# every check has its row in the README's tables, and no row names a check that is gone
+	missing=$(awk '{ print $1 }' "$TMP/checks" | while read -r id; do
+		grep -q "^| \`$id\` |" "$SRC/README.md" || printf ' %s' "$id"; done)
+	[ -z "$missing" ] && pass "README: every check has a table row" || fail "README: no table row for:$missing"
+	stale=$(grep -oE '^\| `[a-z]+\.[a-z0-9_]+` \|' "$SRC/README.md" | tr -d '|` ' | while read -r id; do
+		grep -q "^$id " "$TMP/checks" || printf ' %s' "$id"; done)
+	[ -z "$stale" ] && pass "README: every check row names a check" || fail "README rows for unknown checks:$stale"
 	fixtures=$(find "$FIX" -mindepth 2 -maxdepth 2 -name root -type d | wc -l)
 	same_count "fixture trees" "$(readme_count 'on the [0-9]+ fixture trees')" "$fixtures"
 	captures=$(tar -tJf "$SRC/tests/realdata.tar.xz" | awk -F/ 'NF > 2 && $3 != "" { print $2 }' | sort -u | wc -l)
