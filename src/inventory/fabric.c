@@ -163,6 +163,10 @@ int fabric_load(const struct root *r, struct fabric_info *f)
 	if (f->imex_nodes_err == 0 && sb.len == 0)
 		f->imex_nodes_err = -ENODATA;
 	f->imex_channels_err = root_list(r, "/dev/nvidia-caps-imex-channels", &f->imex_channels);
+	/* the paths siderolabs/extensions#893 shows the fabric manager's
+	 * start script running: nvlsm --config NVLSM_CONF */
+	f->nvlsm_bin = root_exists(r, NVLSM_BIN);
+	f->nvlsm_conf = root_exists(r, NVLSM_CONF);
 	return 0;
 }
 

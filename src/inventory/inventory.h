@@ -127,6 +127,14 @@ struct pci_dev {
 	int config_len;     /* bytes of config space read; 0 none */
 	int acs_off;        /* offset of the ACS capability; 0 none */
 	uint16_t acs_cap, acs_ctrl;
+	/* Mellanox physical functions only: their `vpd` (PCI Vital Product
+	 * Data, binary; Linux drivers/pci/vpd.c, mode 0600 so only root reads
+	 * it). vpd_err: reading it (-ENOENT no VPD capability; -EACCES not
+	 * root); nvswitch_mgmt: the VPD contains "SW_MNG", an NVSwitch
+	 * management port of an NVLink 5 baseboard (HGX B200;
+	 * NVIDIA/gpu-operator#2781). */
+	int vpd_err;
+	bool nvswitch_mgmt;
 };
 
 struct pci_info {
@@ -140,6 +148,7 @@ struct pci_info {
 
 /* PCI class helpers (pci.ids, class codes). */
 #define VENDOR_NVIDIA 0x10de
+#define VENDOR_MELLANOX 0x15b3
 bool pci_is_bridge(const struct pci_dev *d);     /* class 0x0604xx */
 bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x0300xx */
 /* Offset of extended capability `id` in config bytes, 0 if absent, -ENODATA
@@ -147,6 +156,13 @@ bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x03
 int pci_find_ext_cap(const unsigned char *cfg, size_t len, unsigned id);
 
 const struct pci_dev *pci_find(const struct pci_info *p, const char *bdf);
+/* Does the VPD text (len bytes, binary) mark an NVSwitch management port:
+ * does it contain "SW_MNG" (the token NVIDIA's fabric manager start script
+ * and the GPU operator's driver container look for)? */
+bool pci_vpd_sw_mng(const char *vpd, size_t len);
+/* Is the RDMA device with this PCI function an NVSwitch management port
+ * (pci_dev.nvswitch_mgmt)? false for NULL or an unknown function. */
+bool pci_bdf_nvswitch_mgmt(const struct pci_info *p, const char *bdf);
 
 /* ---- network interfaces ---- */
 
@@ -613,7 +629,13 @@ struct fabric_info {
 	int imex_nodes_err;          /* reading /etc/nvidia-imex/nodes_config.cfg (0: read, not empty) */
 	struct strv imex_channels;   /* /dev/nvidia-caps-imex-channels entries ("channel0") */
 	int imex_channels_err;       /* listing that directory */
+	/* NVLink Subnet Manager (nvlsm package), which the fabric manager's
+	 * start script runs on NVLink 5 baseboards: its program and config
+	 * (NVLSM_BIN, NVLSM_CONF) exist */
+	bool nvlsm_bin, nvlsm_conf;
 };
+#define NVLSM_BIN "/opt/nvidia/nvlsm/sbin/nvlsm"
+#define NVLSM_CONF "/usr/share/nvidia/nvlsm/nvlsm.conf"
 
 /* ---- kernel build configuration (Linux drivers/pci/Kconfig, drivers/infiniband/Kconfig) ---- */
 
