@@ -105,6 +105,11 @@ bool port_link_known(struct check_ctx *c, const struct rdma_dev *d, const struct
 	return false;
 }
 
+bool rdma_dev_nvswitch_mgmt(const struct inventory *inv, const struct rdma_dev *d)
+{
+	return pci_bdf_nvswitch_mgmt(&inv->pci, d->pci_bdf);
+}
+
 bool port_active(const struct rdma_port *p)
 {
 	return p->state == PORT_ACTIVE;

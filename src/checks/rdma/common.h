@@ -30,6 +30,13 @@ enum rdma_provider nic_provider(uint32_t device);
  * else the driver-less device name. Never NULL. */
 const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d);
 
+/* An NVSwitch management port of an NVLink 5 baseboard (its PCI function's
+ * VPD says SW_MNG; T07 in docs/failure-modes.md): nvlsm manages it, it
+ * carries no GPU traffic and is no rail, so rail policy (rates, state
+ * against the compute fabric) does not apply. NVSWITCH_MGMT_WHY says so. */
+bool rdma_dev_nvswitch_mgmt(const struct inventory *inv, const struct rdma_dev *d);
+#define NVSWITCH_MGMT_WHY "an NVSwitch management port (VPD SW_MNG), managed by nvlsm and no GPU rail"
+
 bool port_is_roce(const struct rdma_port *p);
 bool port_is_ib(const struct rdma_port *p);
 bool port_active(const struct rdma_port *p);
