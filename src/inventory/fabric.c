@@ -12,6 +12,7 @@
  * That file lists every package of the node; a snapshot keeps only the
  * stanzas of the packages read here. */
 #include "inventory.h"
+#include "nvl5.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/readers.h"

@@ -127,14 +127,7 @@ struct pci_dev {
 	int config_len;     /* bytes of config space read; 0 none */
 	int acs_off;        /* offset of the ACS capability; 0 none */
 	uint16_t acs_cap, acs_ctrl;
-	/* Mellanox physical functions only: their `vpd` (PCI Vital Product
-	 * Data, binary; Linux drivers/pci/vpd.c, mode 0600 so only root reads
-	 * it). vpd_err: reading it (-ENOENT no VPD capability; -EACCES not
-	 * root); nvswitch_mgmt: the VPD contains "SW_MNG", an NVSwitch
-	 * management port of an NVLink 5 baseboard (HGX B200;
-	 * NVIDIA/gpu-operator#2781). */
-	int vpd_err;
-	bool nvswitch_mgmt;
+	int vpd_err; bool nvswitch_mgmt; /* Mellanox PFs: reading `vpd`; it says SW_MNG (inventory/nvl5.h) */
 };
 
 struct pci_info {
@@ -148,7 +141,6 @@ struct pci_info {
 
 /* PCI class helpers (pci.ids, class codes). */
 #define VENDOR_NVIDIA 0x10de
-#define VENDOR_MELLANOX 0x15b3
 bool pci_is_bridge(const struct pci_dev *d);     /* class 0x0604xx */
 bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x0300xx */
 /* Offset of extended capability `id` in config bytes, 0 if absent, -ENODATA
@@ -156,13 +148,6 @@ bool pci_is_nvidia_gpu(const struct pci_dev *d); /* 10de, class 0x0302xx or 0x03
 int pci_find_ext_cap(const unsigned char *cfg, size_t len, unsigned id);
 
 const struct pci_dev *pci_find(const struct pci_info *p, const char *bdf);
-/* Does the VPD text (len bytes, binary) mark an NVSwitch management port:
- * does it contain "SW_MNG" (the token NVIDIA's fabric manager start script
- * and the GPU operator's driver container look for)? */
-bool pci_vpd_sw_mng(const char *vpd, size_t len);
-/* Is the RDMA device with this PCI function an NVSwitch management port
- * (pci_dev.nvswitch_mgmt)? false for NULL or an unknown function. */
-bool pci_bdf_nvswitch_mgmt(const struct pci_info *p, const char *bdf);
 
 /* ---- network interfaces ---- */
 
@@ -624,18 +609,12 @@ struct fabric_info {
 	char *fm_pkg;                /* installed package ("nvidia-fabricmanager-570"), NULL none */
 	char *fm_pkg_version;        /* its upstream version ("570.124.06"), without epoch and revision */
 	int pkg_err;                 /* reading /var/lib/dpkg/status */
-	bool rpm_db;                 /* /var/lib/rpm exists: an RPM system, whose database is not text */
+	bool rpm_db, nvlsm_bin, nvlsm_conf; /* /var/lib/rpm exists (RPM system); nvlsm's files (nvl5.h) exist */
 	struct service_info imex;    /* nvidia-imex.service */
 	int imex_nodes_err;          /* reading /etc/nvidia-imex/nodes_config.cfg (0: read, not empty) */
 	struct strv imex_channels;   /* /dev/nvidia-caps-imex-channels entries ("channel0") */
 	int imex_channels_err;       /* listing that directory */
-	/* NVLink Subnet Manager (nvlsm package), which the fabric manager's
-	 * start script runs on NVLink 5 baseboards: its program and config
-	 * (NVLSM_BIN, NVLSM_CONF) exist */
-	bool nvlsm_bin, nvlsm_conf;
 };
-#define NVLSM_BIN "/opt/nvidia/nvlsm/sbin/nvlsm"
-#define NVLSM_CONF "/usr/share/nvidia/nvlsm/nvlsm.conf"
 
 /* ---- kernel build configuration (Linux drivers/pci/Kconfig, drivers/infiniband/Kconfig) ---- */
 

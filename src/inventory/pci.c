@@ -8,6 +8,7 @@
  * the function has no known parents. */
 #define _GNU_SOURCE /* memmem */
 #include "inventory.h"
+#include "nvl5.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/readers.h"

@@ -9,6 +9,7 @@
 #include "core/report.h"
 #include "core/root.h"
 #include "core/strv.h"
+#include "inventory/nvl5.h"
 #include "inventory/topo.h"
 
 #include <errno.h>

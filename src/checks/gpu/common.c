@@ -4,6 +4,7 @@
 #include "core/parse.h"
 #include "core/readers.h"
 #include "core/strbuf.h"
+#include "inventory/nvl5.h"
 
 #include <errno.h>
 #include <stdio.h>

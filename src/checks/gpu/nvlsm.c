@@ -16,6 +16,7 @@
 #include "checks/check.h"
 #include "common.h"
 #include "core/readers.h"
+#include "inventory/nvl5.h"
 
 #define NVLSM_SUBJECT "nvlsm"
 

@@ -12,7 +12,7 @@
 
 struct check_ctx;
 
-#define VENDOR_MELLANOX 0x15b3
+#include "inventory/nvl5.h" /* VENDOR_MELLANOX */
 
 /* IB port states (linux include/rdma/ib_verbs.h enum ib_port_state). */
 #define PORT_ACTIVE 4
