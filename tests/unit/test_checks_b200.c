@@ -129,8 +129,30 @@ static void test_fixture_vpd(void **state)
 	assert_has(f->message, "NVSwitch management port (VPD SW_MNG)");
 	assert_int_equal(find(&rep, "rdma.link_rate", "mlx5_0/1")->status, STATUS_OK);
 	report_free(&rep);
+	/* their firmware is compared among themselves, not with the rails' */
+	run_check(inv, "rdma.firmware", &rep);
+	assert_has(find(&rep, "rdma.firmware", "NVSwitch management port")->message, "4 NICs");
+	assert_has(find(&rep, "rdma.firmware", "ConnectX-7")->message, "8 NICs");
+	report_free(&rep);
 	inventory_free(inv);
 	free(dir);
+}
+
+/* A PCI function at sys/devices/<path> with its bus link. */
+static void add_fn(const char *dir, const char *path, const char *vendor, const char *device, const char *cls)
+{
+	static const char *const attr[] = { "vendor", "device", "class" };
+	const char *val[] = { vendor, device, cls };
+	char p[256], link[256];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "sys/devices/%s/%s", path, attr[i]);
+		snprintf(link, sizeof(link), "%s\n", val[i]);
+		tu_write(dir, p, link);
+	}
+	const char *bdf = strrchr(path, '/') + 1;
+	snprintf(p, sizeof(p), "sys/bus/pci/devices/%s", bdf);
+	snprintf(link, sizeof(link), "../../../devices/%s", path);
+	tu_symlink(dir, p, link);
 }
 
 /* A VPD only root may read: the management ports cannot be told. */
@@ -138,25 +160,9 @@ static void test_vpd_unreadable(void **state)
 {
 	(void)state;
 	char *dir = tu_mkdtemp();
-	const char *fn = "sys/devices/pci0000:e8/0000:e8:01.0/0000:e9:00.0";
-	char p[256];
-	snprintf(p, sizeof(p), "%s/vendor", fn);
-	tu_write(dir, p, "0x15b3\n");
-	snprintf(p, sizeof(p), "%s/device", fn);
-	tu_write(dir, p, "0x1021\n");
-	snprintf(p, sizeof(p), "%s/class", fn);
-	tu_write(dir, p, "0x020700\n");
-	snprintf(p, sizeof(p), "%s/vpd", fn);
-	tu_write(dir, p, "");
-	tu_symlink(dir, "sys/bus/pci/devices/0000:e9:00.0", "../../../devices/pci0000:e8/0000:e8:01.0/0000:e9:00.0");
-	const char *gfn = "sys/devices/pci0000:15/0000:18:00.0";
-	snprintf(p, sizeof(p), "%s/vendor", gfn);
-	tu_write(dir, p, "0x10de\n");
-	snprintf(p, sizeof(p), "%s/device", gfn);
-	tu_write(dir, p, "0x2901\n");
-	snprintf(p, sizeof(p), "%s/class", gfn);
-	tu_write(dir, p, "0x030200\n");
-	tu_symlink(dir, "sys/bus/pci/devices/0000:18:00.0", "../../../devices/pci0000:15/0000:18:00.0");
+	add_fn(dir, "pci0000:e8/0000:e8:01.0/0000:e9:00.0", "0x15b3", "0x1021", "0x020700");
+	tu_write(dir, "sys/devices/pci0000:e8/0000:e8:01.0/0000:e9:00.0/vpd", "");
+	add_fn(dir, "pci0000:15/0000:18:00.0", "0x10de", "0x2901", "0x030200");
 	tu_write(dir, ".gpuready/unreadable", "EACCES /sys/devices/pci0000:e8/0000:e8:01.0/0000:e9:00.0/vpd\n");
 	struct inventory *inv = load(dir);
 	const struct pci_dev *d = pci_find(&inv->pci, MGMT_BDF);
@@ -225,6 +231,21 @@ static void node_done(struct node *n)
 	strv_free(&n->inv.modules.loaded);
 }
 
+/* Runs check id on the node, then node_done(): its finding about subject
+ * has status st and a message that contains part (and, when hint is not
+ * NULL, a hint that contains it). */
+static void expect_one(struct node *n, const char *id, const char *subject, enum status st, const char *part,
+		       const char *hint)
+{
+	run_check(&n->inv, id, &n->rep);
+	const struct finding *f = find(&n->rep, id, subject);
+	assert_int_equal(f->status, st);
+	assert_has(f->message, part);
+	if (hint)
+		assert_has(f->hint, hint);
+	node_done(n);
+}
+
 static void test_nvlsm(void **state)
 {
 	(void)state;
@@ -238,21 +259,14 @@ static void test_nvlsm(void **state)
 	/* the package missing, or only its configuration */
 	node_init(&n, true);
 	n.inv.fabric.nvlsm_bin = n.inv.fabric.nvlsm_conf = false;
-	run_check(&n.inv, "gpu.nvlsm", &n.rep);
-	const struct finding *f = find(&n.rep, "gpu.nvlsm", "nvlsm");
-	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "/opt/nvidia/nvlsm/sbin/nvlsm and /usr/share/nvidia/nvlsm/nvlsm.conf missing on a "
-			       "node with 1 NVSwitch management port:");
-	assert_has(f->hint, "`apt install nvlsm`");
-	assert_has(f->hint, "`systemctl restart nvidia-fabricmanager`");
-	node_done(&n);
+	expect_one(&n, "gpu.nvlsm", "nvlsm", STATUS_FAIL,
+		   "/opt/nvidia/nvlsm/sbin/nvlsm and /usr/share/nvidia/nvlsm/nvlsm.conf missing on a node with 1 "
+		   "NVSwitch management port:",
+		   "`apt install nvlsm` (from the fabric manager's repository), then "
+		   "`systemctl restart nvidia-fabricmanager`");
 	node_init(&n, true);
 	n.inv.fabric.nvlsm_conf = false;
-	run_check(&n.inv, "gpu.nvlsm", &n.rep);
-	f = find(&n.rep, "gpu.nvlsm", "nvlsm");
-	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "/usr/share/nvidia/nvlsm/nvlsm.conf missing");
-	node_done(&n);
+	expect_one(&n, "gpu.nvlsm", "nvlsm", STATUS_FAIL, "/usr/share/nvidia/nvlsm/nvlsm.conf missing", NULL);
 
 	/* ib_umad not loaded; mlx5_ib built in is fine */
 	node_init(&n, true);
@@ -260,7 +274,7 @@ static void test_nvlsm(void **state)
 	strv_add(&n.inv.modules.loaded, "nvidia");
 	strv_add(&n.inv.modules.builtin, "mlx5_ib");
 	run_check(&n.inv, "gpu.nvlsm", &n.rep);
-	f = find(&n.rep, "gpu.nvlsm", "ib_umad");
+	const struct finding *f = find(&n.rep, "gpu.nvlsm", "ib_umad");
 	assert_int_equal(f->status, STATUS_FAIL);
 	assert_has(f->message, "nvlsm has no /dev/infiniband/umad*");
 	assert_has(f->hint, "`modprobe ib_umad && echo ib_umad > /etc/modules-load.d/ib_umad.conf`");
@@ -280,11 +294,7 @@ static void test_nvlsm(void **state)
 
 	/* no management port: not applicable */
 	node_init(&n, false);
-	run_check(&n.inv, "gpu.nvlsm", &n.rep);
-	f = find(&n.rep, "gpu.nvlsm", "nvlsm");
-	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "not an NVLink 5 baseboard");
-	node_done(&n);
+	expect_one(&n, "gpu.nvlsm", "nvlsm", STATUS_SKIP, "not an NVLink 5 baseboard", NULL);
 }
 
 static void test_fabricmanager_nvl5(void **state)
@@ -292,17 +302,11 @@ static void test_fabricmanager_nvl5(void **state)
 	(void)state;
 	struct node n;
 	node_init(&n, true);
-	run_check(&n.inv, "gpu.fabricmanager", &n.rep);
-	const struct finding *f = find(&n.rep, "gpu.fabricmanager", "nvidia-fabricmanager.service");
-	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "not installed on a node with 1 NVSwitch management port:");
-	node_done(&n);
+	expect_one(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service", STATUS_FAIL,
+		   "not installed on a node with 1 NVSwitch management port:", "`apt install nvidia-fabricmanager-570`");
 	node_init(&n, false);
-	run_check(&n.inv, "gpu.fabricmanager", &n.rep);
-	f = find(&n.rep, "gpu.fabricmanager", "nvidia-fabricmanager.service");
-	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "no NVSwitch management port");
-	node_done(&n);
+	expect_one(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service", STATUS_SKIP, "no NVSwitch management port",
+		   NULL);
 }
 
 /* ---- rdma.port_state (T07): a management port that is down is skipped ---- */

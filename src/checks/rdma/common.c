@@ -66,6 +66,8 @@ enum rdma_provider nic_provider(uint32_t device)
 const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d)
 {
 	const struct pci_dev *p = pci_find(&inv->pci, d->pci_bdf);
+	if (p && p->nvswitch_mgmt)
+		return NVSWITCH_MGMT_MODEL;
 	if (p && p->ids_err == 0 && p->vendor == VENDOR_MELLANOX && nic_model_name(p->device))
 		return nic_model_name(p->device);
 	if (d->hca_type)

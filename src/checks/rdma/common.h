@@ -26,8 +26,11 @@ enum rdma_provider { PROVIDER_NONE, PROVIDER_MLX4, PROVIDER_MLX5 };
 const char *nic_model_name(uint32_t device);
 /* Which RDMA provider module family a Mellanox PCI device needs. */
 enum rdma_provider nic_provider(uint32_t device);
-/* A model key for grouping devices: the PCI model name, else hca_type,
- * else the driver-less device name. Never NULL. */
+/* A model key for grouping devices: NVSWITCH_MGMT_MODEL for an NVSwitch
+ * management port (a group of its own: its firmware and rate are not the
+ * rails'), else the PCI model name, else hca_type, else the driver-less
+ * device name. Never NULL. */
+#define NVSWITCH_MGMT_MODEL "NVSwitch management port"
 const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d);
 
 /* An NVSwitch management port of an NVLink 5 baseboard (its PCI function's
