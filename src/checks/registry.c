@@ -52,6 +52,7 @@ extern const struct check_def check_gpu_driver_gpus;
 extern const struct check_def check_gpu_pcie_link;
 extern const struct check_def check_gpu_xid;
 extern const struct check_def check_gpu_fabricmanager;
+extern const struct check_def check_gpu_nvlsm;
 extern const struct check_def check_gpu_imex;
 extern const struct check_def check_gpu_mig;
 extern const struct check_def check_gpu_vbios;
@@ -83,6 +84,7 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_pcie_link,
 	&check_gpu_xid,
 	&check_gpu_fabricmanager,
+	&check_gpu_nvlsm,
 	&check_gpu_imex,
 	&check_gpu_nvml,
 	&check_gpu_nvml_p2p,

@@ -12,6 +12,7 @@
  * That file lists every package of the node; a snapshot keeps only the
  * stanzas of the packages read here. */
 #include "inventory.h"
+#include "nvl5.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/readers.h"
@@ -163,6 +164,10 @@ int fabric_load(const struct root *r, struct fabric_info *f)
 	if (f->imex_nodes_err == 0 && sb.len == 0)
 		f->imex_nodes_err = -ENODATA;
 	f->imex_channels_err = root_list(r, "/dev/nvidia-caps-imex-channels", &f->imex_channels);
+	/* the paths siderolabs/extensions#893 shows the fabric manager's
+	 * start script running: nvlsm --config NVLSM_CONF */
+	f->nvlsm_bin = root_exists(r, NVLSM_BIN);
+	f->nvlsm_conf = root_exists(r, NVLSM_CONF);
 	return 0;
 }
 

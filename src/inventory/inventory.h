@@ -127,6 +127,7 @@ struct pci_dev {
 	int config_len;     /* bytes of config space read; 0 none */
 	int acs_off;        /* offset of the ACS capability; 0 none */
 	uint16_t acs_cap, acs_ctrl;
+	int vpd_err; bool nvswitch_mgmt; /* Mellanox PFs: reading `vpd`; it says SW_MNG (inventory/nvl5.h) */
 };
 
 struct pci_info {
@@ -608,7 +609,7 @@ struct fabric_info {
 	char *fm_pkg;                /* installed package ("nvidia-fabricmanager-570"), NULL none */
 	char *fm_pkg_version;        /* its upstream version ("570.124.06"), without epoch and revision */
 	int pkg_err;                 /* reading /var/lib/dpkg/status */
-	bool rpm_db;                 /* /var/lib/rpm exists: an RPM system, whose database is not text */
+	bool rpm_db, nvlsm_bin, nvlsm_conf; /* /var/lib/rpm exists (RPM system); nvlsm's files (nvl5.h) exist */
 	struct service_info imex;    /* nvidia-imex.service */
 	int imex_nodes_err;          /* reading /etc/nvidia-imex/nodes_config.cfg (0: read, not empty) */
 	struct strv imex_channels;   /* /dev/nvidia-caps-imex-channels entries ("channel0") */

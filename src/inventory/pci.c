@@ -6,7 +6,9 @@
  * link speeds without " PCIe" ("8 GT/s"), so only the leading number is
  * parsed. Recorded trees may hold plain directories instead of links; then
  * the function has no known parents. */
+#define _GNU_SOURCE /* memmem */
 #include "inventory.h"
+#include "nvl5.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/readers.h"
@@ -104,6 +106,33 @@ static void load_acs(const struct root *r, struct pci_dev *d)
 	}
 }
 
+bool pci_vpd_sw_mng(const char *vpd, size_t len)
+{
+	static const char tok[] = "SW_MNG";
+	return vpd && len >= sizeof(tok) - 1 && memmem(vpd, len, tok, sizeof(tok) - 1) != NULL;
+}
+
+/* The VPD of a Mellanox physical function: NVLink 5 baseboards expose their
+ * NVSwitch management ports as ConnectX-7 functions with the rails' PCI ID
+ * whose VPD says SW_MNG (NVIDIA/gpu-operator#2781,
+ * bottlerocket-os/bottlerocket-kernel-kit#142). PCI VPD is at most 32 KiB
+ * (its addresses are 15 bits: PCI Local Bus Specification 3.0, 6.4). */
+static void load_vpd(const struct root *r, struct pci_dev *d)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *p = xasprintf("%s/vpd", d->path);
+	d->vpd_err = root_read(r, p, 32768, &sb);
+	if (d->vpd_err == 0 && sb.len == 0)
+		d->vpd_err = -ENODATA;
+	d->nvswitch_mgmt = d->vpd_err == 0 && pci_vpd_sw_mng(sb.buf, sb.len);
+}
+
+bool pci_bdf_nvswitch_mgmt(const struct pci_info *p, const char *bdf)
+{
+	const struct pci_dev *d = bdf ? pci_find(p, bdf) : NULL;
+	return d && d->nvswitch_mgmt;
+}
+
 static void load_one(const struct root *r, const char *bdf, struct pci_dev *d)
 {
 	_cleanup_free_ char *link = xasprintf("/sys/bus/pci/devices/%s", bdf);
@@ -145,6 +174,9 @@ static void load_one(const struct root *r, const char *bdf, struct pci_dev *d)
 	}
 	if (d->class_err == 0 && pci_is_bridge(d))
 		load_acs(r, d);
+	d->vpd_err = -ENOENT;
+	if (d->ids_err == 0 && d->vendor == VENDOR_MELLANOX && !d->is_vf)
+		load_vpd(r, d);
 }
 
 struct pci_job {

@@ -74,7 +74,8 @@ const struct rdma_dev *topo_nearest_nic_where(const struct inventory *inv, const
 	for (size_t i = 0; i < inv->rdma.n; i++) {
 		const struct rdma_dev *d = &inv->rdma.v[i];
 		const struct pci_dev *p = pci_find(&inv->pci, d->pci_bdf);
-		if (!p || (keep && !keep(d, arg)))
+		/* an NVSwitch management port (VPD SW_MNG) carries no GPU traffic */
+		if (!p || p->nvswitch_mgmt || (keep && !keep(d, arg)))
 			continue;
 		enum path_class c = pci_path_class(gpu, p, NULL);
 		if (!best || c < bc) {

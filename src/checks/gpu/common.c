@@ -4,7 +4,9 @@
 #include "core/parse.h"
 #include "core/readers.h"
 #include "core/strbuf.h"
+#include "inventory/nvl5.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +253,25 @@ size_t nvswitch_count(const struct inventory *inv)
 		if (inv->pci.v[i].vendor == VENDOR_NVIDIA && (inv->pci.v[i].class_code >> 8) == 0x0680)
 			n++;
 	return n;
+}
+
+size_t nvswitch_mgmt_count(const struct inventory *inv)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < inv->pci.n; i++)
+		n += inv->pci.v[i].nvswitch_mgmt;
+	return n;
+}
+
+const struct pci_dev *nvswitch_mgmt_unknown(const struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *d = &inv->pci.v[i];
+		if (d->ids_err == 0 && d->vendor == VENDOR_MELLANOX && !d->is_vf && d->vpd_err < 0 &&
+		    d->vpd_err != -ENOENT && d->vpd_err != -ENODATA)
+			return d;
+	}
+	return NULL;
 }
 
 const char *imex_domain(const struct inventory *inv)

@@ -142,6 +142,14 @@ const struct pci_dev *gpu_first_pre_turing(const struct inventory *inv);
 const char *imex_domain(const struct inventory *inv);
 /* NVSwitch functions on PCI: NVIDIA, class 0x0680 (bridge, other). */
 size_t nvswitch_count(const struct inventory *inv);
+/* NVSwitch management ports of an NVLink 5 baseboard (HGX/DGX B200): PCI
+ * functions whose VPD says SW_MNG (pci_dev.nvswitch_mgmt). Their NVSwitches
+ * are not on PCI; the host reaches them over these InfiniBand ports. */
+size_t nvswitch_mgmt_count(const struct inventory *inv);
+/* A Mellanox physical function whose VPD could not be read (not root:
+ * the attribute is 0600), so that whether it is a management port is
+ * unknown; NULL when every one was read or has none. */
+const struct pci_dev *nvswitch_mgmt_unknown(const struct inventory *inv);
 
 /* Whether g's down NVLinks are by design (T11): bridged PCIe cards (H100
  * NVL) connect only part of their 18 links, so some are inactive while the

@@ -8,7 +8,11 @@
  * Fabric Manager User Guide). NVSwitch functions are NVIDIA PCI functions
  * of class 0x0680 (bridge, other); a node without them has nothing for the
  * fabric manager to manage (GB200 compute trays, PCIe cards with NVLink
- * bridges), and the check is skipped there. */
+ * bridges), and the check is skipped there. NVLink 5 baseboards (HGX/DGX
+ * B200) show no NVSwitch on PCI: their switches are reached through
+ * management ports whose VPD says SW_MNG, and they need the fabric manager
+ * too (NVIDIA Fabric Manager User Guide, "Systems Using Fourth Generation
+ * NVSwitches"; the service also starts nvlsm there, see gpu.nvlsm). */
 #include "checks/check.h"
 #include "common.h"
 #include "core/readers.h"
@@ -39,17 +43,27 @@ static void fm_package(const struct inventory *inv, char *buf, size_t size)
 		snprintf(buf, size, "nvidia-fabricmanager-%d", major > 0 ? major : 570);
 }
 
-static void judge_service(struct check_ctx *c, size_t nsw)
+/* "8 NVSwitches" or "4 NVSwitch management ports", into buf. */
+static const char *switches(size_t nsw, size_t nmg, char *buf, size_t size)
+{
+	if (nsw)
+		snprintf(buf, size, "%zu NVSwitch%s", nsw, nsw == 1 ? "" : "es");
+	else
+		snprintf(buf, size, "%zu NVSwitch management port%s", nmg, nmg == 1 ? "" : "s");
+	return buf;
+}
+
+static void judge_service(struct check_ctx *c, const char *what)
 {
 	const struct service_info *s = &c->inv->fabric.fm;
 	char pkg[64];
 	fm_package(c->inv, pkg, sizeof(pkg));
 	struct finding *f;
 	if (!s->unit_path) {
-		f = check_add(c, STATUS_FAIL, FM_SERVICE, "not installed on a node with %zu NVSwitch%s: CUDA fails with "
+		f = check_add(c, STATUS_FAIL, FM_SERVICE, "not installed on a node with %s: CUDA fails with "
 							  "error 802 (system not yet initialized) until the fabric "
 							  "manager has set up the NVLink fabric",
-			      nsw, nsw == 1 ? "" : "es");
+			      what);
 		finding_hint(f, "`apt install %s` (the driver's own version), then "
 				"`systemctl enable --now nvidia-fabricmanager`",
 			     pkg);
@@ -103,13 +117,15 @@ static void judge_version(struct check_ctx *c)
 
 static int run(struct check_ctx *c)
 {
-	size_t nsw = nvswitch_count(c->inv);
-	if (nsw == 0) {
-		check_add(c, STATUS_SKIP, FM_SERVICE, "no NVSwitch on PCI (NVIDIA class 0x0680): the fabric manager has "
+	size_t nsw = nvswitch_count(c->inv), nmg = nvswitch_mgmt_count(c->inv);
+	if (nsw == 0 && nmg == 0) {
+		check_add(c, STATUS_SKIP, FM_SERVICE, "no NVSwitch on PCI (NVIDIA class 0x0680) and no NVSwitch "
+						      "management port (VPD SW_MNG): the fabric manager has "
 						      "nothing to manage here");
 		return 0;
 	}
-	judge_service(c, nsw);
+	char what[64];
+	judge_service(c, switches(nsw, nmg, what, sizeof(what)));
 	judge_version(c);
 	return 0;
 }

@@ -66,6 +66,8 @@ enum rdma_provider nic_provider(uint32_t device)
 const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d)
 {
 	const struct pci_dev *p = pci_find(&inv->pci, d->pci_bdf);
+	if (p && p->nvswitch_mgmt)
+		return NVSWITCH_MGMT_MODEL;
 	if (p && p->ids_err == 0 && p->vendor == VENDOR_MELLANOX && nic_model_name(p->device))
 		return nic_model_name(p->device);
 	if (d->hca_type)
@@ -103,6 +105,11 @@ bool port_link_known(struct check_ctx *c, const struct rdma_dev *d, const struct
 			"(`rdma link show %s/%u`); if it cannot be read, run gpuready as root",
 		     d->name, p->num, d->name, p->num);
 	return false;
+}
+
+bool rdma_dev_nvswitch_mgmt(const struct inventory *inv, const struct rdma_dev *d)
+{
+	return pci_bdf_nvswitch_mgmt(&inv->pci, d->pci_bdf);
 }
 
 bool port_active(const struct rdma_port *p)

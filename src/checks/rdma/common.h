@@ -12,7 +12,7 @@
 
 struct check_ctx;
 
-#define VENDOR_MELLANOX 0x15b3
+#include "inventory/nvl5.h" /* VENDOR_MELLANOX */
 
 /* IB port states (linux include/rdma/ib_verbs.h enum ib_port_state). */
 #define PORT_ACTIVE 4
@@ -26,9 +26,19 @@ enum rdma_provider { PROVIDER_NONE, PROVIDER_MLX4, PROVIDER_MLX5 };
 const char *nic_model_name(uint32_t device);
 /* Which RDMA provider module family a Mellanox PCI device needs. */
 enum rdma_provider nic_provider(uint32_t device);
-/* A model key for grouping devices: the PCI model name, else hca_type,
- * else the driver-less device name. Never NULL. */
+/* A model key for grouping devices: NVSWITCH_MGMT_MODEL for an NVSwitch
+ * management port (a group of its own: its firmware and rate are not the
+ * rails'), else the PCI model name, else hca_type, else the driver-less
+ * device name. Never NULL. */
+#define NVSWITCH_MGMT_MODEL "NVSwitch management port"
 const char *rdma_dev_model(const struct inventory *inv, const struct rdma_dev *d);
+
+/* An NVSwitch management port of an NVLink 5 baseboard (its PCI function's
+ * VPD says SW_MNG; T07 in docs/failure-modes.md): nvlsm manages it, it
+ * carries no GPU traffic and is no rail, so rail policy (rates, state
+ * against the compute fabric) does not apply. NVSWITCH_MGMT_WHY says so. */
+bool rdma_dev_nvswitch_mgmt(const struct inventory *inv, const struct rdma_dev *d);
+#define NVSWITCH_MGMT_WHY "an NVSwitch management port (VPD SW_MNG), managed by nvlsm and no GPU rail"
 
 bool port_is_roce(const struct rdma_port *p);
 bool port_is_ib(const struct rdma_port *p);

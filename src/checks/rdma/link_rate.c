@@ -56,7 +56,7 @@ static void model_bests_load(const struct inventory *inv, struct model_bests *mb
 	const struct rdma_dev *d;
 	const struct rdma_port *p;
 	for_each_rdma_port(&inv->rdma, d, p) {
-		if (!port_active(p))
+		if (!port_active(p) || rdma_dev_nvswitch_mgmt(inv, d))
 			continue;
 		const char *model = rdma_dev_model(inv, d);
 		double gbps = port_gbps(inv, p);
@@ -86,6 +86,11 @@ static void one(struct check_ctx *c, const struct model_bests *mb, const struct 
 	const struct inventory *inv = c->inv;
 	char lbl[96];
 	port_label(d, p, lbl, sizeof(lbl));
+	if (rdma_dev_nvswitch_mgmt(inv, d)) {
+		check_add(c, STATUS_SKIP, lbl, "%s: its rate is not judged (%s)", NVSWITCH_MGMT_WHY,
+			  p->rate ? p->rate : "no rate");
+		return;
+	}
 	if (!port_active(p)) {
 		check_add(c, STATUS_SKIP, lbl, "port not active; no rate to judge (%s)", p->rate ? p->rate : "no rate");
 		return;

@@ -7,7 +7,8 @@
  * has less bandwidth than its NICs suggest. A down port that nothing is
  * configured to use (no address, no bond, not named in NCCL_IB_HCA:
  * port_unused) is information: one port of a dual-port card is often
- * left unconnected by design. */
+ * left unconnected by design. An NVSwitch management port (T07) that is
+ * not ACTIVE is skipped: nvlsm, not the compute fabric, manages it. */
 #include "checks/check.h"
 #include "common.h"
 
@@ -37,6 +38,12 @@ static int run(struct check_ctx *c)
 		}
 		if (p->state < 0) {
 			check_add(c, STATUS_SKIP, lbl, "state unreadable under the root");
+			continue;
+		}
+		if (rdma_dev_nvswitch_mgmt(inv, d)) {
+			/* nvlsm brings these up, not the compute fabric's subnet manager */
+			check_add(c, STATUS_SKIP, lbl, "%s port is %s/%s: %s, not judged against the compute fabric",
+				  ll, st, ph, NVSWITCH_MGMT_WHY);
 			continue;
 		}
 		if (port_active(p) && p->phys_state < 0) {
