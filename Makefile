@@ -2,6 +2,7 @@
 #   make run      install missing build packages (as root), build, run `gpuready check`
 #   make test     install test packages, build with ASan+UBSan, run every test
 #   make install  PREFIX=/usr/local DESTDIR= ALIASES=yes : gpuready, its aliases (ALIASES=no: none), the man page
+#   make deb      install the packaging tools, build the Debian packages into dist/, lintian them
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD ?= build
@@ -11,7 +12,7 @@ FUZZ_SECONDS ?= 20
 # NVIDIA's real libraries and headers for the ABI tests, fetched once (scripts/nvidia-libs.sh).
 NVIDIA_CACHE ?= $(or $(GPUREADY_NVIDIA_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpuready/nvidia)
 
-.PHONY: all build run test unit fuzz install update-expected man clean
+.PHONY: all build run test unit fuzz install deb update-expected man clean
 
 all: build
 
@@ -35,7 +36,7 @@ $(TESTBUILD)/build.ninja:
 # NVIDIA's libraries come from Debian's non-free archive into $(NVIDIA_CACHE), never
 # installed; where they cannot be fetched, the tests that need them skip and say why.
 test:
-	scripts/deps.sh --test
+	scripts/deps.sh --test --deb
 	-scripts/nvidia-libs.sh $(NVIDIA_CACHE) >/dev/null
 	$(MAKE) $(TESTBUILD)/build.ninja
 	ninja -C $(TESTBUILD)
@@ -69,6 +70,14 @@ install: build
 	DESTDIR=$(DESTDIR) GPUREADY_ALIASES=$(ALIASES) meson install -C $(BUILD) --quiet
 	@cat $(BUILD)/meson-logs/install-aliases.log 2>/dev/null || true
 
+# gpuready, gpuready-mpi and gpuready-aliases .deb files in $(DIST) (dpkg-buildpackage -b in a
+# copy of the tree under build-deb/, debian/changelog from meson.build's version; lintian's
+# report in $(DIST)/lintian.txt, an error or warning fails; scripts/build-deb.sh).
+DIST ?= dist
+deb:
+	scripts/deps.sh --deb
+	scripts/build-deb.sh $(DIST)
+
 # Rewrites tests/fixtures/*/expected after an intended output change.
 update-expected: $(TESTBUILD)/build.ninja
 	ninja -C $(TESTBUILD)
@@ -79,4 +88,4 @@ man: build
 	./$(BUILD)/gpuready man > docs/gpuready.1
 
 clean:
-	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD)
+	rm -rf $(BUILD) $(TESTBUILD) $(FUZZBUILD) build-deb $(DIST)

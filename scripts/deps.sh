@@ -1,14 +1,25 @@
 #!/bin/sh
 # Installs the Debian packages gpuready needs to build (and, with --test, to
-# run its tests) when they are missing. As root it runs apt-get; otherwise it
+# run its tests; with --deb, to build its Debian packages: make deb) when they
+# are missing. As root it runs apt-get; otherwise it
 # prints the command to run and fails.
 set -eu
 
 build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev"
 test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus"
 
+# debian/control's Build-Depends beyond $build (libopenmpi-dev: the MPI
+# module's package), dpkg-buildpackage's implicit build-essential, and lintian.
+deb="build-essential debhelper dpkg-dev libopenmpi-dev lintian"
+
 want=$build
-[ "${1:-}" = "--test" ] && want="$build $test"
+for kind in "$@"; do
+	case $kind in
+	--test) want="$want $test" ;;
+	--deb) want="$want $deb" ;;
+	*) echo "usage: deps.sh [--test] [--deb]" >&2; exit 2 ;;
+	esac
+done
 
 missing=""
 for p in $want; do

@@ -4,7 +4,8 @@
 #   project.sh ci       scripts/ci-summary.py (what .ci/run counts) on the canned logs in
 #                       tests/ci/*/: output and exit code against each case's "expected"
 #   project.sh readme   the README's package lists are scripts/deps.sh's, and its counts
-#                       (checks, fixture trees, real-machine captures) are true
+#                       (checks, fixture trees, real-machine captures) are true; debian/control's
+#                       Build-Depends are in scripts/deps.sh's lists (make deb installs them)
 #   project.sh testcount  the README's count of Meson tests, in a full `make test` build
 #   project.sh layout   src/ keeps its layout (scripts/check-layout.py: include layers, file and
 #                       function sizes, no mutable static storage; docs/ARCHITECTURE.md)
@@ -41,7 +42,7 @@ t_ci() {
 	grep -qx 'exit 0' "$SRC/tests/ci/ok/expected" && pass "ok exits 0" || fail "ok does not exit 0"
 }
 
-# deps_list build|test: the package list scripts/deps.sh installs.
+# deps_list build|test|deb: the package list scripts/deps.sh installs.
 deps_list() {
 	sed -n "s/^$1=\"\(.*\)\"$/\1/p" "$SRC/scripts/deps.sh" | tr ' ' '\n' | sort
 }
@@ -59,8 +60,8 @@ same_count() { # WHAT README-NUMBER REAL-NUMBER
 }
 
 t_readme() {
-	for kind in build test; do
-		label=$( [ $kind = build ] && echo "Build packages" || echo "Test packages" )
+	for kind in build test deb; do
+		case $kind in build) label="Build packages" ;; test) label="Test packages" ;; deb) label="Packaging packages" ;; esac
 		deps_list $kind >"$TMP/deps.$kind"
 		readme_list "$label" >"$TMP/readme.$kind"
 		if [ -s "$TMP/deps.$kind" ] && cmp -s "$TMP/deps.$kind" "$TMP/readme.$kind"; then
@@ -70,6 +71,16 @@ t_readme() {
 			diff "$TMP/deps.$kind" "$TMP/readme.$kind" >&2
 		fi
 	done
+
+	# make deb installs debian/control's Build-Depends (debhelper-compat is debhelper's)
+	sed -n '/^Build-Depends:/,/^$/p' "$SRC/debian/control" | sed 's/^Build-Depends://' | tr ',' '\n' |
+		sed 's/(.*//; s/debhelper-compat/debhelper/; s/[[:space:]]//g' | grep . | sort -u >"$TMP/bdeps"
+	sort -u "$TMP/deps.build" "$TMP/deps.deb" | comm -23 "$TMP/bdeps" - >"$TMP/bdeps.missing"
+	if [ -s "$TMP/bdeps" ] && [ ! -s "$TMP/bdeps.missing" ]; then
+		pass "debian/control's Build-Depends are in scripts/deps.sh's build and deb lists"
+	else
+		fail "debian/control's Build-Depends not in scripts/deps.sh build= or deb=: $(tr '\n' ' ' <"$TMP/bdeps.missing")"
+	fi
 
 	"$BIN" list-checks >"$TMP/checks" || fail "list-checks failed"
 	same_count "checks" "$(readme_count '[0-9]+ checks in all')" "$(grep -c . "$TMP/checks")"
