@@ -53,6 +53,14 @@ void roce_ports_each(struct check_ctx *c, bool active_only, const char *what, co
 				   const char *lbl, void *ud),
 		     void *ud);
 
+/* For a RoCE port: calls judge for its netdev (subject lbl), or, when that
+ * is a bond (RoCE LAG), for each slave (subject "lbl slave"): QoS state
+ * such as ECN and PFC is set on the ports. A netdev or slave that cannot
+ * be found is a skip saying that its `what` ("ECN") settings cannot be read. */
+void roce_port_netdevs(struct check_ctx *c, const char *lbl, const struct rdma_port *p, const char *what,
+		       void (*judge)(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud),
+		       void *ud);
+
 /* The RoCE active MTU the kernel derives from a netdev MTU: netdev MTU
  * minus 96 bytes of RoCE headers, rounded down to an IB MTU, at most 4096
  * (linux include/rdma/ib_addr.h iboe_get_mtu; mlx5 caps at 4096). 0 if

@@ -22,8 +22,9 @@
 
 static const char *const proto_name[2] = { [ECN_NP] = "roce_np", [ECN_RP] = "roce_rp" };
 
-static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, int prio)
+static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud)
 {
+	int prio = *(const int *)ud;
 	char dscp[96];
 	snprintf(dscp, sizeof(dscp), "priority %d (DSCP %d of the expected ToS %d, default DSCP map)", prio,
 		 tos_dscp(c->expect->tos), c->expect->tos);
@@ -67,39 +68,13 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 	strbuf_release(&fix);
 }
 
-static void judge_port(struct check_ctx *c, const char *lbl, const struct rdma_port *p, int prio)
-{
-	const struct net_info *ni = &c->inv->net;
-	const struct netdev *nd = p->netdev ? net_find(ni, p->netdev) : NULL;
-	if (!nd) {
-		check_add(c, STATUS_SKIP, lbl, "no netdev found for this RoCE port: its ECN settings cannot be read");
-		return;
-	}
-	const struct bond *b = bond_find(ni, nd->name);
-	if (!b) {
-		judge_netdev(c, lbl, nd, prio);
-		return;
-	}
-	/* RoCE LAG: DCQCN is set on the ports, the bond's slaves */
-	for (size_t i = 0; i < b->n_slaves; i++) {
-		const struct netdev *s = net_find(ni, b->slaves[i].name);
-		char subject[160];
-		snprintf(subject, sizeof(subject), "%s %s", lbl, b->slaves[i].name);
-		if (s)
-			judge_netdev(c, subject, s, prio);
-		else
-			check_add(c, STATUS_SKIP, subject, "slave of %s not found under /sys/class/net", b->name);
-	}
-	if (b->n_slaves == 0)
-		check_add(c, STATUS_SKIP, lbl, "its netdev %s is a bond without slaves: no port to read ECN from", b->name);
-}
-
 static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
 		  void *ud)
 {
 	(void)d;
 	(void)ud;
-	judge_port(c, lbl, p, tos_dscp(c->expect->tos) >> 3);
+	int prio = tos_dscp(c->expect->tos) >> 3;
+	roce_port_netdevs(c, lbl, p, "ECN", judge_netdev, &prio);
 }
 
 static int run(struct check_ctx *c)
