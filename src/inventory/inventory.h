@@ -21,6 +21,7 @@
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
+#include "inventory/dcb.h"
 #include "inventory/gpu_live.h"
 
 /* ---- kernel and host ---- */
@@ -243,44 +244,6 @@ struct bond {
 	int ad_partner_mac_err; /* -ENODATA empty (not 802.3ad, or no CAP_NET_ADMIN when recorded) */
 };
 
-/* ---- Data Center Bridging of a netdev (rtnetlink DCB; dcb.c) ----
- * What `dcb pfc show` and `dcb app show` (iproute2) print: the IEEE 802.1Qaz
- * state the driver reports for RTM_GETDCB DCB_CMD_IEEE_GET (Linux
- * include/uapi/linux/dcbnl.h, net/dcb/dcbnl.c dcbnl_ieee_fill). No file
- * holds it: live from the probe (src/probe/dcb.c), in a recorded tree from
- * .gpuready/dcb (docs/snapshot-layout.md). */
-struct dcb_port {
-	char *ifname;
-	int err;            /* 0 queried; -EOPNOTSUPP: the netdev has no DCB ops (veth, virtio, a VF); other -errno: the query failed */
-	int pfc_en;         /* struct ieee_pfc pfc_en: bit p = PFC on for priority p; -1 not reported */
-	int dcbx;           /* DCB_ATTR_DCBX: DCB_CAP_DCBX_* bits; -1 not reported */
-	uint64_t dscp_set;  /* bit d: an IEEE APP entry with the DSCP selector (5) maps DSCP d */
-	uint8_t dscp_prio[64]; /* its priority, valid where dscp_set has bit d */
-};
-
-struct dcb_info {
-	struct dcb_port *v;
-	size_t n;
-	bool known;         /* probed live, or the tree has .gpuready/dcb */
-	char *source;       /* "rtnetlink", "/.gpuready/dcb" */
-	char *why;          /* !known: why there is nothing to judge */
-	unsigned bad;       /* lines of the recorded file that are no record */
-};
-
-/* The record of ifname, or NULL. */
-const struct dcb_port *dcb_find(const struct dcb_info *di, const char *ifname);
-/* The record of ifname, added empty (err 0, pfc_en and dcbx -1) when there
- * is none. */
-struct dcb_port *dcb_port_get(struct dcb_info *di, const char *ifname);
-/* .gpuready/dcb text (docs/snapshot-layout.md): parsing adds records to di,
- * counting bad lines in di->bad; formatting writes di's records. */
-void dcb_parse(const char *text, size_t len, struct dcb_info *di);
-void dcb_format(const struct dcb_info *di, struct strbuf *out);
-/* Reads .gpuready/dcb under a recorded root; on the live root leaves the
- * state to the live probe (why says so until it runs). 0 or -errno. */
-int dcb_load(const struct root *r, struct dcb_info *di);
-void dcb_free(struct dcb_info *di);
-
 struct net_info {
 	struct netdev *v;
 	size_t n;
@@ -291,17 +254,15 @@ struct net_info {
 	/* /proc/sys/net/ipv4/conf/all/arp_{ignore,announce}: the kernel applies
 	 * the larger of `all` and the interface's (ip-sysctl.rst); -1 unknown */
 	int all_arp_ignore, all_arp_announce;
-	/* Addresses: live from getifaddrs(3) (src/probe/ifaddrs.c); in a
-	 * recorded tree from .gpuready/ifaddrs (docs/snapshot-layout.md).
-	 * addrs_known false: addrs_why says why there are none to judge. */
+	/* Addresses: live from getifaddrs(3) (src/probe/ifaddrs.c), in a recorded tree from
+	 * .gpuready/ifaddrs (docs/snapshot-layout.md); addrs_known false: addrs_why says why none. */
 	struct net_addr *addrs;
 	size_t n_addrs;
 	bool addrs_known;
 	char *addrs_source;  /* "getifaddrs", "/.gpuready/ifaddrs" */
 	char *addrs_why;
 	unsigned addrs_bad;  /* lines of the recorded file that are no address */
-	/* DCB state of the RoCE ports' netdevs (and of a LAG bond's slaves) */
-	struct dcb_info dcb;
+	struct dcb_info dcb; /* PFC and DSCP trust of the RoCE netdevs, a LAG's slaves (dcb.h) */
 };
 
 const struct netdev *net_find(const struct net_info *n, const char *name);
