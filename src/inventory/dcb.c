@@ -103,11 +103,17 @@ static bool parse_record(struct dcb_info *di, const char *name, const char *key,
 		return true;
 	}
 	if (!strcmp(key, "dscp-prio") && nf > 0) {
-		struct dcb_port *p = dcb_port_get(di, name);
-		bool ok = true;
+		/* all entries or none: a bad line adds nothing */
+		struct dcb_port tmp = { 0 };
 		for (size_t i = 0; i < nf; i++)
-			ok &= parse_dscp_prio(p, f[i]);
-		return ok;
+			if (!parse_dscp_prio(&tmp, f[i]))
+				return false;
+		struct dcb_port *p = dcb_port_get(di, name);
+		for (int d = 0; d < 64; d++)
+			if (tmp.dscp_set & (UINT64_C(1) << d))
+				p->dscp_prio[d] = tmp.dscp_prio[d];
+		p->dscp_set |= tmp.dscp_set;
+		return true;
 	}
 	return false;
 }
