@@ -11,7 +11,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 extern const struct check_def check_rdma_roce_pfc;
 
@@ -144,6 +146,56 @@ static void test_probe_no_dcb(void **state)
 	dcb_free(&di);
 }
 
+/* The same in a network namespace of its own with a veth pair, the shape
+ * of a container's interface: the test runs itself there (`unshare -rn`,
+ * util-linux; iproute2 makes the pair) with --probe; skipped where user
+ * and network namespaces cannot be created. */
+static void test_probe_veth_netns(void **state)
+{
+	(void)state;
+	char self[4096], cmd[8192];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -rn sh -c 'ip link add gr-v0 type veth peer name gr-v1 && exec \"$0\" --probe gr-v0 gr-v1' "
+		 "'%s' 2>/dev/null",
+		 self);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	struct strbuf out = STRBUF_INIT;
+	char buf[512];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
+		strbuf_add(&out, buf, got);
+	int rc = pclose(p);
+	if (rc != 0 || !out.len) {
+		strbuf_release(&out);
+		skip();
+	}
+	struct dcb_info di = { 0 };
+	dcb_parse(out.buf, out.len, &di);
+	assert_int_equal(di.bad, 0);
+	assert_non_null(dcb_find(&di, "gr-v0"));
+	assert_int_equal(dcb_find(&di, "gr-v0")->err, -EOPNOTSUPP);
+	assert_int_equal(dcb_find(&di, "gr-v1")->err, -EOPNOTSUPP);
+	dcb_free(&di);
+	strbuf_release(&out);
+}
+
+/* --probe NAME...: prints the .gpuready/dcb text of the named netdevs. */
+static int probe_main(int argc, char **argv)
+{
+	struct dcb_info di = { 0 };
+	struct strbuf sb = STRBUF_INIT;
+	dcb_probe_names((const char *const *)argv + 2, (size_t)argc - 2, 5.0, &di);
+	dcb_format(&di, &sb);
+	fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
+	dcb_free(&di);
+	return 0;
+}
+
 struct node {
 	struct inventory inv;
 	struct netdev net[1];
@@ -271,12 +323,15 @@ static void test_policy_unknown(void **state)
 	done(&n);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--probe"))
+		return probe_main(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_records),
 		cmocka_unit_test(test_parse_hostile),
 		cmocka_unit_test(test_probe_no_dcb),
+		cmocka_unit_test(test_probe_veth_netns),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_policy_unknown),
 	};
