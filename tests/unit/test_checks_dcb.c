@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-extern const struct check_def check_rdma_roce_pfc;
+extern const struct check_def check_rdma_roce_pfc, check_rdma_roce_ecn;
 
 static const char DEFAULT_MAP[] =
 	"ens1f0np0 dscp-prio 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:2 17:2 18:2 "
@@ -323,6 +323,28 @@ static void test_policy_unknown(void **state)
 	done(&n);
 }
 
+/* rdma.roce_ecn judges the priority the NIC's DSCP map gives (T19 with
+ * MLNX_OFED's ecn/ files): DCQCN on for priority 5 only. */
+static void test_ecn_follows_map(void **state)
+{
+	(void)state;
+	struct node n;
+	struct site_expect ex = { .tos = 104 };
+	for (int known = 0; known < 2; known++) {
+		build(&n, known ? "ens1f0np0 pfc 5\nens1f0np0 dscp-prio 26:5\n" : NULL);
+		n.net[0].ecn_err = 0;
+		for (int k = 0; k < 2; k++)
+			for (int pr = 0; pr < 8; pr++)
+				n.net[0].ecn[k][pr] = pr == 5;
+		struct check_ctx c = { .inv = &n.inv, .expect = &ex, .report = &n.rep, .def = &check_rdma_roce_ecn };
+		assert_int_equal(check_rdma_roce_ecn.run(&c), 0);
+		/* with the map: priority 5, on; without it: the default map's 3, off */
+		assert_int_equal(tu_worst(&n.rep, "rdma.roce_ecn", "mlx5_0/1"), known ? STATUS_OK : STATUS_WARN);
+		assert_non_null(strstr(first(&n)->message, known ? "the NIC's DSCP map" : "default DSCP map"));
+		done(&n);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--probe"))
@@ -334,6 +356,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_probe_veth_netns),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_policy_unknown),
+		cmocka_unit_test(test_ecn_follows_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

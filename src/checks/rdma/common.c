@@ -172,6 +172,15 @@ void roce_port_netdevs(struct check_ctx *c, const char *lbl, const struct rdma_p
 			  what);
 }
 
+int roce_dscp_prio(const struct inventory *inv, const char *ifname, int dscp, bool *from_map)
+{
+	const struct dcb_port *dp = inv->net.dcb.known ? dcb_find(&inv->net.dcb, ifname) : NULL;
+	bool mapped = dp && dp->err == 0 && dscp >= 0 && dscp < 64 && (dp->dscp_set & (UINT64_C(1) << dscp));
+	if (from_map)
+		*from_map = mapped;
+	return mapped ? dp->dscp_prio[dscp] : dscp >> 3;
+}
+
 int roce_active_mtu(int64_t netdev_mtu)
 {
 	int64_t m = netdev_mtu - 96;

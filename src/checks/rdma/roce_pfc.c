@@ -80,7 +80,7 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 		return;
 	}
 	if (dp->pfc_en == 0) {
-		int prio = dp->dscp_set & (UINT64_C(1) << dscp) ? dp->dscp_prio[dscp] : dscp >> 3;
+		int prio = roce_dscp_prio(c->inv, nd->name, dscp, NULL);
 		f = check_add(c, STATUS_INFO, subject, "lossy RoCE: PFC is on no priority of %s, so the RoCE class (DSCP %d) "
 						       "relies on ECN and retransmission; for priority %d %s",
 			      nd->name, dscp, prio, ecn_state(nd, prio));
