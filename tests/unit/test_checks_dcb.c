@@ -275,6 +275,13 @@ static void test_policy(void **state)
 	assert_int_equal(judge(&n), STATUS_WARN);
 	assert_non_null(strstr(first(&n)->hint, "prio-pfc 5:on"));
 	done(&n);
+	/* the firmware runs DCBX (mlx5: 0x0c, no HOST bit): the warning says the switch decides too */
+	snprintf(text, sizeof(text), "ens1f0np0 dcbx 0x0c\nens1f0np0 pfc 4\n%s", DEFAULT_MAP);
+	build(&n, text);
+	assert_int_equal(judge(&n), STATUS_WARN);
+	assert_int_equal(first(&n)->details.n, 1);
+	assert_non_null(strstr(first(&n)->details.v[0], "DCBX is not run by the host"));
+	done(&n);
 	/* trust PCP (no DSCP entries) with PFC on 3: warn with the trust fix */
 	build(&n, "ens1f0np0 pfc 3\n");
 	assert_int_equal(judge(&n), STATUS_WARN);

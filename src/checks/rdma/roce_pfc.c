@@ -34,6 +34,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* DCB_CAP_DCBX_HOST (include/uapi/linux/dcbnl.h): the host's LLDP agent
+ * runs DCBX. mlx5 reports VER_CEE | VER_IEEE, with HOST only in host mode
+ * (en_dcbnl.c mlx5e_dcbnl_initialize): 0x0d, or 0x0c with the firmware's
+ * DCBX. */
+#define DCBX_HOST 0x01
+
+/* On a warning: DCBX run by the NIC's firmware takes PFC from the switch. */
+static void dcbx_note(struct finding *f, const struct dcb_port *dp)
+{
+	if (dp->dcbx >= 0 && !(dp->dcbx & DCBX_HOST))
+		finding_detail(f, "DCBX is not run by the host (dcbx 0x%02x): the NIC negotiates PFC with the switch over "
+				  "LLDP, so the switch port's PFC configuration decides as well",
+			       (unsigned)dp->dcbx);
+}
+
 static const char *prio_list(int bits, char *buf, size_t size)
 {
 	size_t off = 0;
@@ -65,7 +80,7 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 	char on[32];
 	struct finding *f;
 	if (!dp) {
-		check_add(c, STATUS_SKIP, subject, "%s: no DCB state of %s (not queried)", di->source, nd->name);
+		check_add(c, STATUS_SKIP, subject, "no DCB state of %s in %s (not queried)", nd->name, di->source);
 		return;
 	}
 	if (dp->err == -EOPNOTSUPP) {
@@ -99,6 +114,7 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 		finding_hint(f, "`dcb app add dev %s dscp-prio %d:%d` (mlx5 then trusts DSCP) or, with MLNX_OFED/DOCA, "
 				"`mlnx_qos -i %s --trust dscp`; and again at every boot",
 			     nd->name, dscp, to, nd->name);
+		dcbx_note(f, dp);
 		return;
 	}
 	if (!(dp->dscp_set & (UINT64_C(1) << dscp))) {
@@ -124,6 +140,7 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 	finding_hint(f, "`dcb pfc set dev %s prio-pfc %d:on` or, with MLNX_OFED/DOCA, `mlnx_qos -i %s --pfc %s`, "
 			"matching the switch, and again at every boot",
 		     nd->name, prio, nd->name, list);
+	dcbx_note(f, dp);
 }
 
 static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
