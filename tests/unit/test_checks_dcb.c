@@ -198,6 +198,7 @@ static int probe_main(int argc, char **argv)
 
 struct node {
 	struct inventory inv;
+	struct pci_dev pci[1];
 	struct netdev net[1];
 	struct rdma_dev rdma[1];
 	struct rdma_port ports[1];
@@ -214,6 +215,9 @@ static void build(struct node *n, const char *dcb_text)
 					  .roce_tos = 104 };
 	n->rdma[0] = (struct rdma_dev){ .name = "mlx5_0", .node_type = 1, .pci_bdf = "0000:19:00.0", .ports = n->ports,
 					.n_ports = 1 };
+	n->pci[0] = (struct pci_dev){ .bdf = "0000:19:00.0", .vendor = VENDOR_MELLANOX, .device = 0x1021,
+				      .class_code = 0x020000, .driver = "mlx5_core", .numa_node = 0, .iommu_group = -1 };
+	n->inv.pci = (struct pci_info){ .v = n->pci, .n = 1 };
 	n->inv.net = (struct net_info){ .v = n->net, .n = 1 };
 	n->inv.rdma = (struct rdma_info){ .v = n->rdma, .n = 1 };
 	if (dcb_text) {
@@ -286,6 +290,11 @@ static void test_policy(void **state)
 	build(&n, "ens1f0np0 pfc 3\n");
 	assert_int_equal(judge(&n), STATUS_WARN);
 	assert_non_null(strstr(first(&n)->hint, "dcb app add dev ens1f0np0 dscp-prio 26:3"));
+	done(&n);
+	/* no DSCP entries on another driver: trust unknown, skip */
+	build(&n, "ens1f0np0 pfc 3\n");
+	n.pci[0].driver = "bnxt_en";
+	assert_int_equal(judge(&n), STATUS_SKIP);
 	done(&n);
 	/* lossy RoCE: no PFC at all is a design, information only */
 	snprintf(text, sizeof(text), "ens1f0np0 pfc none\n%s", DEFAULT_MAP);

@@ -103,6 +103,13 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 		return;
 	}
 	prio_list(dp->pfc_en, on, sizeof(on));
+	const struct pci_dev *fn = nd->pci_bdf ? pci_find(&c->inv->pci, nd->pci_bdf) : NULL;
+	if (!dp->dscp_set && !(fn && fn->driver && !strcmp(fn->driver, "mlx5_core"))) {
+		check_add(c, STATUS_SKIP, subject, "%s has no DSCP APP entries; whether its driver (%s) then trusts PCP is "
+						   "not known (mlx5 keeps them exactly while it trusts DSCP)",
+			  nd->name, fn && fn->driver ? fn->driver : "unknown");
+		return;
+	}
 	if (!dp->dscp_set) {
 		/* the priority to map the class to: the default map's (DSCP/8) when
 		 * PFC is on there, else the lowest lossless one */
