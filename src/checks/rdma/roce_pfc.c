@@ -20,12 +20,12 @@
  * Lossy RoCE is a design, not a fault: NVIDIA's switch software has a
  * "lossy" RoCE mode with ECN and without PFC (NVIDIA Cumulus Linux User
  * Guide, "RDMA over Converged Ethernet - RoCE": PFC on priority 3 only in
- * lossless mode), and ConnectX-6 Dx and later run RoCE without PFC. So a
- * port with PFC on no priority at all is information (lossy RoCE, with
- * what ECN shows), never a warning; PFC on some priorities but not on the
- * class's, or on a port that trusts PCP, shows a lossless design that
- * misses the class: warn. A netdev without DCB operations (a VF, veth,
- * virtio) or a tree without .gpuready/dcb gives skip. */
+ * lossless mode). So a port with PFC on no priority at all is information
+ * (lossy RoCE, with what ECN shows), never a warning; PFC on some
+ * priorities but not on the class's, or on an mlx5 port that trusts PCP,
+ * shows a lossless design that misses the class: warn. A netdev without
+ * DCB operations (a VF, veth, virtio) or a tree without .gpuready/dcb
+ * gives skip. */
 #include "checks/check.h"
 #include "common.h"
 #include "core/readers.h"
