@@ -173,6 +173,12 @@ void dcb_probe_names(const char *const *names, size_t n, double timeout_s, struc
 	struct isolate_result res;
 	free(di->why);
 	di->why = NULL;
+	if (n == 0) { /* no RoCE netdev: nothing to ask, no child */
+		free(di->source);
+		di->source = xstrdup("rtnetlink");
+		di->known = true;
+		return;
+	}
 	int e = isolate_run(dcb_child, &job, timeout_s + 1, n * 512 + 4096, &res);
 	if (e < 0) {
 		di->why = xasprintf("the DCB probe could not start: %s", strerror(-e));
