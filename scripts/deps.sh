@@ -5,7 +5,9 @@
 # prints the command to run and fails.
 set -eu
 
-build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev"
+# linux-libc-dev (which libc6-dev pulls in anyway): <linux/dcbnl.h> and
+# <linux/rtnetlink.h> for the DCB probe (src/probe/dcb.c)
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev linux-libc-dev"
 test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus"
 
 # debian/control's Build-Depends beyond $build (libopenmpi-dev: the MPI

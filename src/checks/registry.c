@@ -41,6 +41,7 @@ extern const struct check_def check_rdma_dev_shm;
 extern const struct check_def check_rdma_port_errors;
 extern const struct check_def check_rdma_link_flaps;
 extern const struct check_def check_rdma_roce_ecn;
+extern const struct check_def check_rdma_roce_pfc;
 extern const struct check_def check_rdma_verbs_provider;
 extern const struct check_def check_rdma_nccl_mnnvl;
 extern const struct check_def check_rdma_hw_counters;
@@ -108,6 +109,7 @@ const struct check_def *const check_registry[] = {
 	&check_rdma_roce_subnets,
 	&check_rdma_roce_tos,
 	&check_rdma_roce_ecn,
+	&check_rdma_roce_pfc,
 	&check_rdma_tos_persist,
 	&check_rdma_nccl_env,
 	&check_rdma_nccl_ib_disable,

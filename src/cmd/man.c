@@ -52,7 +52,9 @@ static void man_files_examples(void)
 {
 	printf(".SH FILES\n.TP\n/etc/gpuready.conf\nSite expectations.\n.TP\nDIR/.gpuready/environ, "
 	       "DIR/.gpuready/meta\nIn a snapshot: the recorded NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES and "
-	       "KUBERNETES_SERVICE_HOST environment, and the user and architecture it was taken as.\n.TP\nDIR/.gpuready/unreadable\n"
+	       "KUBERNETES_SERVICE_HOST environment, and the user and architecture it was taken as.\n.TP\n"
+	       "DIR/.gpuready/ifaddrs, DIR/.gpuready/dcb\nIn a snapshot: the interface addresses (getifaddrs) and "
+	       "the RoCE netdevs' PFC and DSCP APP entries (rtnetlink DCB), which no file holds.\n.TP\nDIR/.gpuready/unreadable\n"
 	       "In a snapshot: one line per file that could not be read, \"<errno name> <path>\" (EACCES "
 	       "/etc/profile.d/x.sh); reading the snapshot fails for that file with that error.\n.TP\n"
 	       "DIR/.gpuready/incomplete\nIn a snapshot that did not finish (a full disk): the check "

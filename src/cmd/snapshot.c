@@ -15,7 +15,8 @@
  * (NUL-separated NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES and
  * KUBERNETES_SERVICE_HOST, which says the view is a pod's, only — no other
  * environment, so no secrets), `meta` (home, user, uid, arch) and
- * `ifaddrs` (the interface addresses, getifaddrs(3); docs/snapshot-layout.md). */
+ * `ifaddrs` (the interface addresses, getifaddrs(3)) and `dcb` (the RoCE
+ * netdevs' PFC and DSCP APP entries, rtnetlink DCB; docs/snapshot-layout.md). */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "config.h"
@@ -61,6 +62,14 @@ static void write_live_extras(struct snap_writer *w, const struct inventory *inv
 		snap_writer_add(w, "/.gpuready/ifaddrs", addrs.buf, addrs.len, 0644);
 		strbuf_release(&addrs);
 	}
+	if (inv->net.dcb.known) {
+		struct strbuf dcb = STRBUF_INIT;
+		strbuf_addf(&dcb, "# DCB state of the RoCE netdevs (rtnetlink RTM_GETDCB), written by gpuready %s snapshot\n",
+			    GPUREADY_VERSION);
+		dcb_format(&inv->net.dcb, &dcb);
+		snap_writer_add(w, "/.gpuready/dcb", dcb.buf, dcb.len, 0644);
+		strbuf_release(&dcb);
+	}
 	strbuf_release(&env);
 	strbuf_release(&meta);
 }
@@ -86,6 +95,7 @@ static int record(struct root *root, struct snap_writer *w)
 	root_set_recorder(root, NULL);
 	if (r == 0 && root_is_live(root)) {
 		ifaddrs_live(&inv->net);
+		dcb_live(inv);
 		write_live_extras(w, inv);
 	}
 	return r;

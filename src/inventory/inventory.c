@@ -16,7 +16,8 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 	inv->parts = parts;
 	if ((e = kernel_load(r, &inv->kernel, &inv->user)) < 0 || (e = pci_load(r, &inv->pci)) < 0 ||
 	    (e = iommu_load(r, &inv->pci)) < 0 || (e = modules_load(r, inv->kernel.release, &inv->modules)) < 0 ||
-	    (e = net_load(r, &inv->net)) < 0 || (e = ifaddrs_load(r, &inv->net)) < 0 || (e = rdma_load(r, &inv->rdma)) < 0 ||
+	    (e = net_load(r, &inv->net)) < 0 || (e = ifaddrs_load(r, &inv->net)) < 0 ||
+	    (e = dcb_load(r, &inv->net.dcb)) < 0 || (e = rdma_load(r, &inv->rdma)) < 0 ||
 	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0 || (e = proc_view_load(r, &inv->view)) < 0)
 		goto fail;
 	if (parts & INV_RDMA) {

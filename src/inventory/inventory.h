@@ -21,7 +21,9 @@
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
+#include "inventory/dcb.h"
 #include "inventory/gpu_live.h"
+#include "inventory/xid.h"
 
 /* ---- kernel and host ---- */
 
@@ -254,15 +256,15 @@ struct net_info {
 	/* /proc/sys/net/ipv4/conf/all/arp_{ignore,announce}: the kernel applies
 	 * the larger of `all` and the interface's (ip-sysctl.rst); -1 unknown */
 	int all_arp_ignore, all_arp_announce;
-	/* Addresses: live from getifaddrs(3) (src/probe/ifaddrs.c); in a
-	 * recorded tree from .gpuready/ifaddrs (docs/snapshot-layout.md).
-	 * addrs_known false: addrs_why says why there are none to judge. */
+	/* Addresses: live from getifaddrs(3) (src/probe/ifaddrs.c), in a recorded tree from
+	 * .gpuready/ifaddrs (docs/snapshot-layout.md); addrs_known false: addrs_why says why none. */
 	struct net_addr *addrs;
 	size_t n_addrs;
 	bool addrs_known;
 	char *addrs_source;  /* "getifaddrs", "/.gpuready/ifaddrs" */
 	char *addrs_why;
 	unsigned addrs_bad;  /* lines of the recorded file that are no address */
+	struct dcb_info dcb; /* PFC and DSCP trust of the RoCE netdevs, a LAG's slaves (dcb.h) */
 };
 
 const struct netdev *net_find(const struct net_info *n, const char *name);
@@ -628,28 +630,6 @@ struct kconfig_info {
 /* The value of CONFIG_<name> ("y", "m", ...), "" if "is not set" or absent
  * from a readable config, NULL if no config could be read. */
 const char *kconfig_get(const struct kconfig_info *k, const char *name);
-
-/* ---- Xid errors in the kernel log (NVIDIA XID errors documentation) ---- */
-
-struct xid_event {
-	char *pci;          /* as logged, no function: "0000:18:00" */
-	int code;
-	unsigned count;
-	char *last;         /* the last such line, trimmed */
-	/* Xid 154 only: the recovery action the last line changed to ("GPU
-	 * recovery action changed from 0x0 (None) to 0x1 (GPU Reset
-	 * Required)"), NVML's nvmlGpuRecoveryAction_t: 0 none, 1 GPU reset,
-	 * 2 node reboot, 3 drain P2P, 4 drain and reset; -1 not read */
-	int recovery;
-};
-
-struct xid_info {
-	bool known;         /* a kernel log was read */
-	char *source;       /* "/dev/kmsg", "/.gpuready/kmsg" */
-	char *why_unknown;  /* when !known */
-	struct xid_event *v;
-	size_t n;
-};
 
 /* ---- PyTorch (the "CUDA available" check) ---- */
 

@@ -162,6 +162,7 @@ void net_free(struct net_info *n)
 	free(n->addrs);
 	free(n->addrs_source);
 	free(n->addrs_why);
+	dcb_free(&n->dcb);
 	name_index_free(&n->by_name);
 	memset(n, 0, sizeof(*n));
 }

@@ -66,6 +66,8 @@ int probe_live(struct root *r, const struct load_opts *o, struct inventory *inv)
 		return e;
 	if (live)
 		ifaddrs_live(&inv->net);
+	if (live && (o->parts & INV_RDMA))
+		dcb_live(inv);
 	if (live && (o->parts & INV_LIVE_GPU))
 		load_live_gpu(inv, o);
 	if (live && (o->parts & INV_LIVE_GDR))

@@ -25,6 +25,17 @@ int probe_live(struct root *r, const struct load_opts *o, struct inventory *inv)
  * Returns 0 (a failure is recorded, not returned). */
 int ifaddrs_live(struct net_info *ni);
 
+/* Queries the DCB state (PFC, DSCP APP entries, DCBX mode) of each named
+ * netdev over rtnetlink (RTM_GETDCB, DCB_CMD_IEEE_GET) in a child process,
+ * each request given timeout_s seconds, into di (src/probe/dcb.c): a netdev
+ * without DCB operations gets err -EOPNOTSUPP, one the child did not reach
+ * -ETIMEDOUT or -EIO. Sets di->known; di->why when the child could not
+ * start. Never fails. */
+void dcb_probe_names(const char *const *names, size_t n, double timeout_s, struct dcb_info *di);
+/* dcb_probe_names for the netdevs of the RoCE ports (a LAG bond's slaves
+ * for a bond) into inv->net.dcb, under probe_call_timeout(). Returns 0. */
+int dcb_live(struct inventory *inv);
+
 /* The class of an nvmlInit_v2 / cuInit return code (not the stub, which
  * the probes recognise by other means; CUDA_ERROR_STUB_LIBRARY aside).
  * NONE for success. */

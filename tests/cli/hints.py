@@ -29,7 +29,7 @@ import sys
 # matched before any "="; a short option may carry its value attached
 # (-i0). Sources: each tool's manual page (apt-get(8), dmesg(1),
 # ethtool(8), grep(1), ip(8), lspci(8), modprobe(8), mount(8), sysctl(8),
-# systemctl(1), udevadm(8), setpci(8), nvidia-smi(1) (its `mig` subcommand's -dci/-dgi),
+# systemctl(1), udevadm(8), setpci(8), dcb(8), nvidia-smi(1) (its `mig` subcommand's -dci/-dgi),
 # rdma(8)), NVIDIA's
 # MFT and MLNX_OFED user manuals (mlxfwmanager, mlxfwreset, mlxlink,
 # mlnx_qos), perftest's --help (ib_write_bw) and PyTorch's torchrun
@@ -38,6 +38,11 @@ ANY = None
 TOOLS = {
     "apt": ({"-y", "--reinstall"}, {"install", "remove", "purge", "update", "upgrade"}, True),
     "cat": (set(), None),
+    # dcb(8), iproute2's DCB tool: `dcb pfc set dev IF prio-pfc P:on` and
+    # `dcb app add dev IF dscp-prio D:P` (rdma.roce_pfc: PFC and DSCP trust
+    # of a RoCE netdev, through rtnetlink DCB as the check reads them)
+    "dcb": ({"-j", "-p", "-s", "-n", "-i", "-N", "-b", "-f"}, {"pfc", "app", "ets", "buffer", "dcbx", "maxrate",
+                                                            "apptrust", "rewr"}, True),
     "df": ({"-h"}, None),  # df(1): the size of /dev/shm inside a container (rdma.dev_shm)
     "dmesg": ({"-T", "-w", "-k", "-l", "--level"}, None),
     "echo": (set(), None),

@@ -184,6 +184,12 @@ t_modes() {
 	else
 		pass "no live kernel log here (reading /dev/kmsg needs root or CAP_SYSLOG): nothing to check"
 	fi
+	# the live DCB state (rtnetlink; a header only where no RoCE netdev exists)
+	if head -1 "$TMP/live/.gpuready/dcb" 2>/dev/null | grep -q '^# DCB state'; then
+		pass "the live snapshot records the RoCE netdevs' DCB state (.gpuready/dcb)"
+	else
+		fail "the live snapshot has no .gpuready/dcb"
+	fi
 }
 
 t_incomplete() {

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 30) {
+	switch (sel % 31) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -311,6 +311,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (proc_status_field(s, "CapEff", &v) == 0)
 			sink += strlen(v);
 		free(v);
+		break;
+	}
+	case 30: {
+		/* .gpuready/dcb: parsed, written back and parsed again */
+		struct dcb_info di = { 0 }, again = { 0 };
+		struct strbuf out = STRBUF_INIT;
+		dcb_parse(text, len, &di);
+		dcb_format(&di, &out);
+		dcb_parse(out.buf, out.len, &again);
+		if (again.bad || again.n != di.n)
+			abort(); /* what the writer writes reads back whole */
+		sink += (unsigned)out.len + di.bad;
+		strbuf_release(&out);
+		dcb_free(&di);
+		dcb_free(&again);
 		break;
 	}
 	}

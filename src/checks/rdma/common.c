@@ -141,13 +141,55 @@ void roce_ports_each(struct check_ctx *c, bool active_only, const char *what, co
 			continue;
 		roce++;
 		port_label(d, p, lbl, sizeof(lbl));
-		if (active_only && !port_active(p))
+		if (active_only && p->state < 0)
+			check_add(c, STATUS_SKIP, lbl, "/sys/class/infiniband/%s/ports/%u/state unreadable: whether the port "
+							"is active is unknown, so %s is not judged",
+				  d->name, p->num, what);
+		else if (active_only && !port_active(p))
 			check_add(c, STATUS_SKIP, lbl, "port not active");
 		else
 			judge(c, d, p, lbl, ud);
 	}
 	if (roce == 0)
 		check_add(c, STATUS_SKIP, SUBJECT_NODE, "no RoCE ports (%s)", no_roce);
+}
+
+void roce_port_netdevs(struct check_ctx *c, const char *lbl, const struct rdma_port *p, const char *what,
+		       void (*judge)(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud),
+		       void *ud)
+{
+	const struct net_info *ni = &c->inv->net;
+	const struct netdev *nd = p->netdev ? net_find(ni, p->netdev) : NULL;
+	if (!nd) {
+		check_add(c, STATUS_SKIP, lbl, "no netdev found for this RoCE port: its %s settings cannot be read", what);
+		return;
+	}
+	const struct bond *b = bond_find(ni, nd->name);
+	if (!b) {
+		judge(c, lbl, nd, ud);
+		return;
+	}
+	for (size_t i = 0; i < b->n_slaves; i++) {
+		const struct netdev *s = net_find(ni, b->slaves[i].name);
+		char subject[160];
+		snprintf(subject, sizeof(subject), "%s %s", lbl, b->slaves[i].name);
+		if (s)
+			judge(c, subject, s, ud);
+		else
+			check_add(c, STATUS_SKIP, subject, "slave of %s not found under /sys/class/net", b->name);
+	}
+	if (b->n_slaves == 0)
+		check_add(c, STATUS_SKIP, lbl, "its netdev %s is a bond without slaves: no port to read %s from", b->name,
+			  what);
+}
+
+int roce_dscp_prio(const struct inventory *inv, const char *ifname, int dscp, bool *from_map)
+{
+	const struct dcb_port *dp = inv->net.dcb.known ? dcb_find(&inv->net.dcb, ifname) : NULL;
+	bool mapped = dp && dp->err == 0 && dscp >= 0 && dscp < 64 && (dp->dscp_set & (UINT64_C(1) << dscp));
+	if (from_map)
+		*from_map = mapped;
+	return mapped ? dp->dscp_prio[dscp] : dscp >> 3;
 }
 
 int roce_active_mtu(int64_t netdev_mtu)

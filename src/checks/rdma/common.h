@@ -63,6 +63,20 @@ void roce_ports_each(struct check_ctx *c, bool active_only, const char *what, co
 				   const char *lbl, void *ud),
 		     void *ud);
 
+/* For a RoCE port: calls judge for its netdev (subject lbl), or, when that
+ * is a bond (RoCE LAG), for each slave (subject "lbl slave"): QoS state
+ * such as ECN and PFC is set on the ports. A netdev or slave that cannot
+ * be found is a skip saying that its `what` ("ECN") settings cannot be read. */
+void roce_port_netdevs(struct check_ctx *c, const char *lbl, const struct rdma_port *p, const char *what,
+		       void (*judge)(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud),
+		       void *ud);
+
+/* The priority a DSCP maps to on a netdev: its DSCP APP entry when the DCB
+ * state has one (inv->net.dcb, the NIC's own map), else the default map
+ * (DSCP 8n..8n+7 to priority n, mlx5's and mlnx_qos's default). *from_map
+ * (may be NULL) says which. */
+int roce_dscp_prio(const struct inventory *inv, const char *ifname, int dscp, bool *from_map);
+
 /* The RoCE active MTU the kernel derives from a netdev MTU: netdev MTU
  * minus 96 bytes of RoCE headers, rounded down to an IB MTU, at most 4096
  * (linux include/rdma/ib_addr.h iboe_get_mtu; mlx5 caps at 4096). 0 if

@@ -9,9 +9,23 @@
  * selection that leaves no port is a fail (NCCL falls back to sockets).
  * Every finding says which ports NCCL will actually use, and an entry
  * that matches nothing on a node with bonds says which devices RoCE LAG
- * left (mlx5_bond_<n> for a card's per-port devices, or the reverse). */
+ * left (mlx5_bond_<n> for a card's per-port devices, or the reverse).
+ *
+ * Unset, NCCL opens every active port (src/transport/net_ib/init.cc), and
+ * its topology search gives each GPU the NICs ncclTopoGetLocal finds for
+ * it: the highest path bandwidth, then the shortest PCIe path
+ * (src/graph/topo.cc), listed first by ncclTopoSelectNets (search.cc);
+ * other NICs come only after them. So a NIC that is no GPU's nearest
+ * (storage or frontend on the CPU's root ports) is not picked for GPU
+ * traffic while it is no faster than the rails: information. A RoCE LAG
+ * bond that is some GPU's nearest NIC while the other GPUs have plain
+ * rails is that GPU's NIC for NCCL, although such a bond usually serves
+ * another network (storage, frontend): warn (docs/failure-modes.md F25;
+ * NVIDIA/nccl#1412, #719). The network a port reaches is not in any
+ * file, so the warning says what NCCL will do and how to exclude it. */
 #include "checks/check.h"
 #include "common.h"
+#include "inventory/topo.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,6 +127,107 @@ static struct finding *entry(struct check_ctx *c, const struct nccl_list *l, con
 	return f;
 }
 
+/* A device NCCL would use with NCCL_IB_HCA unset: its first active port,
+ * whether it is a RoCE LAG bond, and the GPUs it is nearest to. */
+struct cand {
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	bool lag;
+	struct strbuf near; /* "0000:18:00.0 (PIX)" of the GPUs it is nearest to */
+	size_t n_near;
+};
+
+static size_t cands_collect(const struct inventory *inv, struct cand **ret)
+{
+	struct cand *v = NULL;
+	size_t n = 0;
+	const struct rdma_dev *d;
+	const struct rdma_port *p;
+	for_each_rdma_port(&inv->rdma, d, p) {
+		if (!nccl_uses_port(NULL, d, p) || (n && v[n - 1].d == d))
+			continue;
+		v = xreallocarray(v, n + 1, sizeof(*v));
+		v[n++] = (struct cand){ .d = d, .p = p, .lag = port_bond(inv, p) || strstr(d->name, "_bond_"),
+					.near = STRBUF_INIT };
+	}
+	*ret = v;
+	return n;
+}
+
+/* Marks, for each GPU, the candidates at its shortest PCIe path. */
+static void cands_near(const struct inventory *inv, struct cand *v, size_t n)
+{
+	const struct pci_dev **gpus = NULL;
+	size_t ng = topo_gpus(inv, &gpus);
+	for (size_t g = 0; g < ng; g++) {
+		enum path_class best = PATH_UNKNOWN, *cls = xcalloc(n + 1, sizeof(*cls));
+		for (size_t i = 0; i < n; i++) {
+			const struct pci_dev *nic = v[i].d->pci_bdf ? pci_find(&inv->pci, v[i].d->pci_bdf) : NULL;
+			cls[i] = nic ? pci_path_class(gpus[g], nic, NULL) : PATH_UNKNOWN;
+			if (cls[i] < best)
+				best = cls[i];
+		}
+		for (size_t i = 0; best != PATH_UNKNOWN && i < n; i++)
+			if (cls[i] == best) {
+				strbuf_addf(&v[i].near, "%s%s (%s)", v[i].n_near ? ", " : "", gpus[g]->bdf, path_class_name(best));
+				v[i].n_near++;
+			}
+		free(cls);
+	}
+	free(gpus);
+}
+
+/* NCCL_IB_HCA unset: NICs beside the GPU rails that NCCL may take (F25). */
+static void unset_candidates(struct check_ctx *c)
+{
+	struct cand *v = NULL;
+	size_t n = cands_collect(c->inv, &v);
+	cands_near(c->inv, v, n);
+	/* rails: every GPU's nearest NICs; plain: those that are no LAG bond */
+	struct strbuf rails = STRBUF_INIT, plain = STRBUF_INIT;
+	double rail_rate = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].n_near) {
+			strbuf_addf(&rails, "%s%s", rails.len ? "," : "", v[i].d->name);
+			if (!v[i].lag)
+				strbuf_addf(&plain, "%s%s", plain.len ? "," : "", v[i].d->name);
+			rail_rate = v[i].p->rate_gbps > rail_rate ? v[i].p->rate_gbps : rail_rate;
+		}
+	for (size_t i = 0; rails.len && i < n; i++) {
+		const char *name = v[i].d->name;
+		struct finding *f = NULL;
+		if (v[i].n_near && v[i].lag && plain.len) {
+			f = check_add(c, STATUS_WARN, name, "NCCL_IB_HCA not set: the RoCE LAG device %s is the nearest NIC of "
+							    "GPU %s, so NCCL uses it for that GPU's traffic beside the rails; "
+							    "if its bond serves another network (storage, frontend), "
+							    "inter-node collectives hang or fail",
+				      name, v[i].near.buf);
+		} else if (!v[i].n_near && rail_rate > 0 && v[i].p->rate_gbps > rail_rate) {
+			f = check_add(c, STATUS_WARN, name, "NCCL_IB_HCA not set: %s is no GPU's nearest NIC but faster than "
+							    "the rails (%g vs %g Gb/s): NCCL prefers path bandwidth over "
+							    "distance (ncclTopoGetLocal) and may send GPU traffic through it",
+				      name, v[i].p->rate_gbps, rail_rate);
+		} else if (!v[i].n_near) {
+			check_add(c, STATUS_INFO, name, "NCCL_IB_HCA not set: NCCL opens %s, which is no GPU's nearest NIC; "
+							"its topology search tries each GPU's nearest NICs (%s) first, so it "
+							"carries GPU traffic only if they cannot; NCCL_IB_HCA=^=%s leaves it out",
+				  name, rails.buf, name);
+		}
+		if (f) {
+			const char *keep = v[i].n_near ? plain.buf : rails.buf;
+			finding_detail(f, "the other GPUs' nearest NICs: %s", keep);
+			finding_hint(f, "exclude it, `echo 'export NCCL_IB_HCA=^=%s' >> /etc/profile.d/nccl-rdma.sh` (the same "
+					"on every node), or list the rails exactly (NCCL_IB_HCA==%s)",
+				     name, keep);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_release(&v[i].near);
+	free(v);
+	strbuf_release(&rails);
+	strbuf_release(&plain);
+}
+
 static int run(struct check_ctx *c)
 {
 	const struct inventory *inv = c->inv;
@@ -165,6 +280,8 @@ static int run(struct check_ctx *c)
 			  v ? v->value : " (every active port)", v && ps.n_used < ps.n_active ? " (a subset)" : "",
 			  ps.used.buf);
 	}
+	if (!v && ps.n_used)
+		unset_candidates(c);
 	strbuf_release(&ps.used);
 	strbuf_release(&ps.active);
 	nccl_list_free(&l);

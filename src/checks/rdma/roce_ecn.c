@@ -9,10 +9,11 @@
  * Notification (ECN)"). With either off for the priority RoCE uses,
  * congestion turns into PFC storms on a lossless fabric, or drops and
  * retransmissions on a lossy one. The priority is the one the expected
- * ToS (--tos, default 104 = DSCP 26) maps to in the default DSCP map
- * (DSCP 8n..8n+7 to priority n: DSCP 26, priority 3). The inbox mlx5
- * driver has no ecn/ directory and leaves DCQCN at the firmware's
- * defaults, which no file shows: skip, not a finding. */
+ * ToS (--tos, default 104 = DSCP 26) maps to in the NIC's DSCP APP table
+ * when its DCB state is known (rdma.roce_pfc reads it), else in the
+ * default DSCP map (DSCP 8n..8n+7 to priority n: DSCP 26, priority 3).
+ * The inbox mlx5 driver has no ecn/ directory and leaves DCQCN at the
+ * firmware's defaults, which no file shows: skip, not a finding. */
 #include "checks/check.h"
 #include "common.h"
 #include "core/readers.h"
@@ -22,11 +23,14 @@
 
 static const char *const proto_name[2] = { [ECN_NP] = "roce_np", [ECN_RP] = "roce_rp" };
 
-static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, int prio)
+static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud)
 {
-	char dscp[96];
-	snprintf(dscp, sizeof(dscp), "priority %d (DSCP %d of the expected ToS %d, default DSCP map)", prio,
-		 tos_dscp(c->expect->tos), c->expect->tos);
+	(void)ud;
+	bool from_map;
+	int prio = roce_dscp_prio(c->inv, nd->name, tos_dscp(c->expect->tos), &from_map);
+	char dscp[112];
+	snprintf(dscp, sizeof(dscp), "priority %d (DSCP %d of the expected ToS %d, %s)", prio, tos_dscp(c->expect->tos),
+		 c->expect->tos, from_map ? "the NIC's DSCP map" : "default DSCP map");
 	if (nd->ecn_err == -ENOENT) {
 		check_add(c, STATUS_SKIP, subject, "%s has no ecn/ directory: the inbox mlx5 driver does not expose "
 						   "DCQCN in sysfs (the firmware's defaults apply; mlxconfig shows them)",
@@ -67,39 +71,11 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 	strbuf_release(&fix);
 }
 
-static void judge_port(struct check_ctx *c, const char *lbl, const struct rdma_port *p, int prio)
-{
-	const struct net_info *ni = &c->inv->net;
-	const struct netdev *nd = p->netdev ? net_find(ni, p->netdev) : NULL;
-	if (!nd) {
-		check_add(c, STATUS_SKIP, lbl, "no netdev found for this RoCE port: its ECN settings cannot be read");
-		return;
-	}
-	const struct bond *b = bond_find(ni, nd->name);
-	if (!b) {
-		judge_netdev(c, lbl, nd, prio);
-		return;
-	}
-	/* RoCE LAG: DCQCN is set on the ports, the bond's slaves */
-	for (size_t i = 0; i < b->n_slaves; i++) {
-		const struct netdev *s = net_find(ni, b->slaves[i].name);
-		char subject[160];
-		snprintf(subject, sizeof(subject), "%s %s", lbl, b->slaves[i].name);
-		if (s)
-			judge_netdev(c, subject, s, prio);
-		else
-			check_add(c, STATUS_SKIP, subject, "slave of %s not found under /sys/class/net", b->name);
-	}
-	if (b->n_slaves == 0)
-		check_add(c, STATUS_SKIP, lbl, "its netdev %s is a bond without slaves: no port to read ECN from", b->name);
-}
-
 static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rdma_port *p, const char *lbl,
 		  void *ud)
 {
 	(void)d;
-	(void)ud;
-	judge_port(c, lbl, p, tos_dscp(c->expect->tos) >> 3);
+	roce_port_netdevs(c, lbl, p, "ECN", judge_netdev, ud);
 }
 
 static int run(struct check_ctx *c)
