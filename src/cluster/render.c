@@ -26,18 +26,34 @@ static int host_cmp(const void *x, const void *y)
 	if (!c)
 		c = (a->plen > b->plen) - (a->plen < b->plen);
 	if (!c)
-		c = (a->dlen > b->dlen) - (a->dlen < b->dlen);
+		c = (a->dlen != 0) - (b->dlen != 0);
 	if (!c)
 		c = (a->num > b->num) - (a->num < b->num);
+	if (!c)
+		c = (a->dlen > b->dlen) - (a->dlen < b->dlen);
 	return c ? c : strcmp(a->name, b->name);
 }
 
-static bool same_run(const struct host_name *a, const struct host_name *b)
+/* Zero-padded ("007"): its width is part of the name. */
+static bool padded(const struct host_name *h)
 {
-	return a->dlen && a->plen == b->plen && a->dlen == b->dlen && !memcmp(a->name, b->name, a->plen);
+	return h->dlen > 1 && h->name[h->plen] == '0';
 }
 
-/* h[i..j): one prefix and digit width; writes prefix[a-b,c] or the name. */
+/* Names that share a bracket: one prefix, both with digits. */
+static bool same_prefix(const struct host_name *a, const struct host_name *b)
+{
+	return a->dlen && b->dlen && a->plen == b->plen && !memcmp(a->name, b->name, a->plen);
+}
+
+/* b continues a's range: the next number, written the same way. */
+static bool continues(const struct host_name *a, const struct host_name *b)
+{
+	return b->num == a->num + 1 && (a->dlen == b->dlen || (!padded(a) && !padded(b)));
+}
+
+/* h[0..n): one prefix; writes prefix[a-b,c] or the name. Each number is
+ * written as the name has it, so the list names exactly these nodes. */
 static void hostlist_group(struct strbuf *sb, const struct host_name *h, size_t n)
 {
 	if (n == 1) {
@@ -47,7 +63,7 @@ static void hostlist_group(struct strbuf *sb, const struct host_name *h, size_t 
 	strbuf_add(sb, h[0].name, h[0].plen);
 	strbuf_addch(sb, '[');
 	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && h[j].num == h[j - 1].num + 1; j++)
+		for (j = i + 1; j < n && continues(&h[j - 1], &h[j]); j++)
 			;
 		if (i)
 			strbuf_addch(sb, ',');
@@ -77,7 +93,7 @@ char *hostlist_compress(const struct node_record *recs, const size_t *idx, size_
 	qsort(h, n, sizeof(*h), host_cmp);
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && same_run(&h[i], &h[j]); j++)
+		for (j = i + 1; j < n && same_prefix(&h[i], &h[j]); j++)
 			;
 		if (i)
 			strbuf_addch(&sb, ',');
