@@ -46,7 +46,7 @@ static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
 	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] [--expect FILE] [--json] [--prom FILE] [--reason]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
-	  .description = "Reads each node's snapshot (taken on every node with `srun gpuready snapshot DIR/$(hostname)`), "
+	  .description = "Reads each node's snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`), "
 			 "runs every check on it, and prints one line of counts (N nodes: pass, warn, fail, "
 			 "unreachable), the --reason line of each failing and warning node, and the drift table: for "
 			 "each fact that should agree (kernel, driver and flavour, firmware per NIC model, link rates, "
