@@ -89,6 +89,19 @@ contains "$TMP/out" "every fact agrees" "three equal nodes agree"
 # --expect: the record of a known-good node judges a group of two
 expect_exit 0 "$BIN" cluster facts --sysroot "$F/gpu01" --node-name golden && cp "$TMP/out" "$TMP/golden.json"
 contains "$TMP/golden.json" '"node": "golden"' "cluster facts: --node-name"
+# the record validates against $defs/record of docs/cluster.schema.json
+for py in python3 /usr/bin/python3; do
+	command -v "$py" >/dev/null && "$py" -c 'import jsonschema' 2>/dev/null || continue
+	"$py" - "$SRC/docs/cluster.schema.json" "$TMP/golden.json" <<'EOF' && pass "cluster facts: the record validates" ||
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+record = {"$schema": schema["$schema"], "$ref": "#/$defs/record", "$defs": schema["$defs"]}
+jsonschema.Draft202012Validator(record).validate(json.load(open(sys.argv[2])))
+EOF
+		fail "cluster facts: the record does not validate against \$defs/record"
+	break
+done
 expect_exit 1 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu03" "$F/gh01" --expect "$TMP/golden.json" &&
 	pass "--expect: exit 1"
 contains "$TMP/out" "compared with the expected record" "--expect: a group of two is compared"
