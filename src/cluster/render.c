@@ -361,12 +361,14 @@ int cluster_write_prom_stream(const struct node_record *recs, size_t n, const st
 		prom_node(out, "gpuready_cluster_node_state", &recs[i]);
 		fprintf(out, ",state=\"%s\"} 1\n", node_state_name(record_state(&recs[i])));
 	}
-	fputs("# HELP gpuready_finding One gpuready warning or failure of a node (value 1): its check ID, subject "
-	      "and status.\n# TYPE gpuready_finding gauge\n",
+	/* the HELP texts of the node report's series (core/report.c): one
+	 * textfile directory may hold both files, and a metric has one help */
+	fputs("# HELP gpuready_finding One gpuready finding (value 1): its check ID, subject and status "
+	      "(ok, warn, fail, skip).\n# TYPE gpuready_finding gauge\n",
 	      out);
 	for (size_t i = 0; i < n; i++)
 		prom_findings(out, &recs[i]);
-	fputs("# HELP gpuready_checks Number of gpuready findings per status, per node.\n"
+	fputs("# HELP gpuready_checks Number of gpuready findings per status.\n"
 	      "# TYPE gpuready_checks gauge\n",
 	      out);
 	for (size_t i = 0; i < n; i++)

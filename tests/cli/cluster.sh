@@ -81,6 +81,10 @@ contains "$TMP/out" "gpu08: gpuready 1 fail" "--reason names gpu08"
 "$BIN" cluster check --snapshots $ALL --prom "$TMP/cluster.prom" >/dev/null 2>&1
 contains "$TMP/cluster.prom" 'gpuready_cluster_drift{scope="cluster",node="gpu05",fact="rdma.mtu.ConnectX-7",kind="majority"} 1' "prom: drift series"
 contains "$TMP/cluster.prom" 'gpuready_cluster_node_state{scope="cluster",node="empty",state="unreachable"} 1' "prom: unreachable node"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMP/cluster.prom" >"$TMP/promtool.out" 2>&1 && pass "prom: promtool check metrics" ||
+		{ fail "prom: promtool check metrics"; cat "$TMP/promtool.out" >&2; }
+fi
 
 # A healthy group: exit 0
 expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu02" "$F/gpu04" && pass "three equal nodes: exit 0"
