@@ -267,5 +267,6 @@ char *facts_shape(const struct strv *facts)
 {
 	const char *model = facts_get(facts, "gpu.model"), *count = facts_get(facts, "gpu.count"),
 		   *nics = facts_get(facts, "nic.models");
-	return xasprintf("%sx %s / %s", count ? count : "?", model ? model : "no GPU", nics ? nics : "no RDMA NIC");
+	_cleanup_free_ char *gpus = model ? xasprintf("%sx %s", count ? count : "?", model) : xstrdup("no GPU");
+	return xasprintf("%s / %s", gpus, nics ? nics : "no RDMA NIC");
 }
