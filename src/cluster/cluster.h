@@ -150,6 +150,7 @@ struct drift {
 	struct drift_row *rows;     /* by group, then key */
 	size_t n_rows;
 	bool *drifts;               /* per record: named in some row outside values[0] */
+	char *expect_shape;         /* the golden record's shape; NULL without one */
 };
 
 /* Aggregates n records: groups by shape, votes per fact, and with expect

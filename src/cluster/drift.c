@@ -250,7 +250,7 @@ static void group_drift(struct drift *d, size_t gi, const struct node_record *re
 
 void drift_compute(const struct node_record *recs, size_t n, const struct node_record *expect, struct drift *ret)
 {
-	struct drift d = { .drifts = xcalloc(n + 1, sizeof(bool)) };
+	struct drift d = { .drifts = xcalloc(n + 1, sizeof(bool)), .expect_shape = expect ? xstrdup(expect->shape) : NULL };
 	make_groups(recs, n, expect, &d);
 	size_t *seen = xcalloc(n + 1, sizeof(*seen)), stamp = 0;
 	for (size_t gi = 0; gi < d.n_groups; gi++)
@@ -270,5 +270,6 @@ void drift_free(struct drift *d)
 		row_free(&d->rows[i]);
 	free(d->rows);
 	free(d->drifts);
+	free(d->expect_shape);
 	*d = (struct drift){ 0 };
 }

@@ -175,7 +175,9 @@ static void text_group(const struct node_record *recs, const struct drift *d, si
 	fprintf(out, "%s (%zu node%s)", shape, g->n, g->n == 1 ? "" : "s");
 	if (!g->votes)
 		fprintf(out, ": too few nodes to vote (at least %d)%s", DRIFT_MIN_VOTERS,
-			g->expected ? ", compared with the expected record" : ", not compared: give --expect FILE");
+			g->expected	  ? ", compared with the expected record"
+			: d->expect_shape ? ", not compared: the expected record has another shape"
+					  : ", not compared: give --expect FILE");
 	fputc('\n', out);
 	int kw = (int)strlen("FACT"), mw = (int)strlen("MAJORITY");
 	size_t rows = 0;
@@ -209,8 +211,15 @@ int cluster_write_text(const struct node_record *recs, size_t n, const struct dr
 	fputs("\nDrift (majority vote within each hardware shape):\n", out);
 	if (!d->n_groups)
 		fputs("  no node to compare\n", out);
-	for (size_t gi = 0; gi < d->n_groups; gi++)
+	bool expected = false;
+	for (size_t gi = 0; gi < d->n_groups; gi++) {
 		text_group(recs, d, gi, out);
+		expected |= d->groups[gi].expected;
+	}
+	if (d->expect_shape && !expected) {
+		_cleanup_free_ char *shape = utf8_clean(d->expect_shape);
+		fprintf(out, "No node has the expected record's shape (%s): none was compared with it.\n", shape);
+	}
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -276,6 +285,8 @@ int cluster_write_json(const struct node_record *recs, size_t n, const struct dr
 	json_object_object_add(root, "summary", sum);
 	if (expect_node)
 		json_object_object_add(root, "expect", utf8_json_string(expect_node));
+	if (d->expect_shape)
+		json_object_object_add(root, "expect_shape", utf8_json_string(d->expect_shape));
 	json_object *nodes = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
 		json_object *o = record_to_json(&recs[i]);

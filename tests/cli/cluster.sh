@@ -115,6 +115,9 @@ lacks "$TMP/out" "gpu01:" "--expect: gpu01 agrees"
 lacks "$TMP/out" "gh01:" "--expect: another shape is not compared"
 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu03" --expect "$TMP/golden.json" --json >"$TMP/expect.json" 2>/dev/null
 schema_ok cluster.schema.json "cluster check --expect" "$TMP/expect.json"
+"$BIN" cluster facts --sysroot "$F/gh01" >"$TMP/gh.json" 2>/dev/null
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu02" --expect "$TMP/gh.json"
+contains "$TMP/out" "No node has the expected record's shape" "--expect: a record of another shape is said to match none"
 echo '{"node": "x"}' >"$TMP/bad.json"
 expect_exit 2 "$BIN" cluster check --snapshots "$F/gpu01" --expect "$TMP/bad.json" &&
 	contains "$TMP/err" "is no node record" "--expect: a bad record is refused"
