@@ -14,7 +14,8 @@
 # It asserts: the text equals tests/cli/expected/cluster/check.txt; each
 # drifted fact and node is named and no healthy node is; the JSON validates
 # against docs/cluster.schema.json; --expect with a `cluster facts` record
-# judges a group of two; --reason, --prom, duplicate host names, exit
+# judges a group of two; an incomplete snapshot is a row unless --force;
+# --reason, --prom, duplicate host names, exit
 # codes. GPUREADY_UPDATE=1 rewrites the expected file.
 set -u
 
@@ -121,6 +122,13 @@ contains "$TMP/out" "No node has the expected record's shape" "--expect: a recor
 echo '{"node": "x"}' >"$TMP/bad.json"
 expect_exit 2 "$BIN" cluster check --snapshots "$F/gpu01" --expect "$TMP/bad.json" &&
 	contains "$TMP/err" "is no node record" "--expect: a bad record is refused"
+
+# An incomplete snapshot is an unreachable row unless --force
+cp -a "$F/gpu02" "$F/partial" && mkdir -p "$F/partial/.gpuready" && : >"$F/partial/.gpuready/incomplete"
+expect_exit 1 "$BIN" cluster check --snapshots "$F/gpu01" "$F/partial" "$F/gpu04"
+contains "$TMP/out" "unreachable  partial: unreadable: $F/partial is an incomplete snapshot" "incomplete snapshot: a row"
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/partial" "$F/gpu04" --force &&
+	contains "$TMP/out" "3 nodes: 3 pass" "incomplete snapshot: read with --force"
 
 # Duplicate host names are told apart and said
 cp -a "$F/gpu01" "$F/again"
