@@ -158,8 +158,11 @@ static void rdma_facts(const struct inventory *inv, struct strv *pairs)
 		const char *model = rdma_dev_model(inv, d);
 		add(pairs, "nic.models", model);
 		strv_add(&models, model);
-		_cleanup_free_ char *fw = xasprintf("nic.fw.%s", model);
+		_cleanup_free_ char *fw = xasprintf("nic.fw.%s", model), *width = xasprintf("nic.pcie.width.%s", model);
 		add(pairs, fw, d->fw_ver);
+		const struct pci_dev *p = d->pci_bdf ? pci_find(&inv->pci, d->pci_bdf) : NULL;
+		if (p && p->cur_width > 0)
+			addf(pairs, width, "x%lld", p->cur_width);
 		for (size_t k = 0; k < d->n_ports; k++)
 			port_facts(inv, model, &d->ports[k], pairs);
 	}
