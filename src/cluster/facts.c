@@ -139,8 +139,10 @@ static void port_facts(const struct inventory *inv, const char *model, const str
 		addf(pairs, am, "%lld", p->active_mtu);
 	}
 	if (p->link_layer && !strcmp(p->link_layer, "Ethernet")) {
+		/* only where the port's rdma_cm configfs entry was read: without
+		 * one the kernel default applies, or the tree did not record it */
 		if (!p->roce_tos_err)
-			addf(pairs, "rdma.roce_tos", "%lld", p->roce_tos < 0 ? 0 : p->roce_tos);
+			addf(pairs, "rdma.roce_tos", "%lld", p->roce_tos);
 		int gi = roce_v2_ipv4_index(p);
 		if (gi >= 0)
 			addf(pairs, "rdma.roce_v2_ipv4_gid_index", "%lld", gi);
