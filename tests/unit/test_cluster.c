@@ -11,6 +11,7 @@
 #include "core/root.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
+#include "inventory/inventory.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -84,6 +85,41 @@ static void test_record_roundtrip(void **state)
 	record_free(&back);
 	root_free(root);
 	free(dir);
+}
+
+/* Sets of values per model, keys cleaned, unread values left out. */
+static void test_facts_sets(void **state)
+{
+	(void)state;
+	struct rdma_port ports[2] = { { .num = 1, .rate_gbps = 400, .link_layer = "Ethernet", .roce_tos = 104 },
+				      { .num = 1, .rate_gbps = 200, .link_layer = "Ethernet", .roce_tos = -1,
+					.roce_tos_err = -ENOENT } };
+	struct rdma_dev devs[3] = {
+		{ .name = "mlx5_0", .hca_type = "MT 4129", .fw_ver = "28.39", .ports = &ports[0], .n_ports = 1 },
+		{ .name = "mlx5_1", .hca_type = "MT 4129", .fw_ver = "28.36", .ports = &ports[1], .n_ports = 1 },
+		{ .name = "mlx5_2", .hca_type = "MT 4129", .fw_ver = "28.39", .fw_ver_err = 0 },
+	};
+	struct inventory inv = { .parts = INV_RDMA, .kernel = { .release = "6.8\n" } };
+	inv.rdma.v = devs;
+	inv.rdma.n = 3;
+	inv.modules.proc_err = -ENOENT;
+	struct strv f = STRV_INIT;
+	facts_collect(&inv, &f);
+	assert_string_equal(facts_get(&f, "nic.fw.MT_4129"), "28.36,28.39");
+	assert_string_equal(facts_get(&f, "nic.count.MT_4129"), "3");
+	assert_string_equal(facts_get(&f, "nic.models"), "MT 4129");
+	assert_string_equal(facts_get(&f, "rdma.rate.MT_4129"), "200,400");
+	assert_string_equal(facts_get(&f, "rdma.roce_tos"), "104");
+	assert_string_equal(facts_get(&f, "kernel.release"), "6.8?");
+	assert_null(facts_get(&f, "modules.rdma"));     /* /proc/modules unread: absent */
+	assert_null(facts_get(&f, "nvidia.driver"));
+	assert_string_equal(facts_get(&f, "gpu.count"), "0");
+	for (size_t i = 1; i < f.n; i++)
+		assert_true(strcmp(f.v[i - 1], f.v[i]) < 0);
+	char *shape = facts_shape(&f);
+	assert_string_equal(shape, "no GPU / MT 4129");
+	free(shape);
+	strv_free(&f);
 }
 
 static int parse_err(const char *text, char **err)
@@ -347,6 +383,7 @@ static void test_render(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_facts_sets),
 		cmocka_unit_test(test_record_roundtrip), cmocka_unit_test(test_record_hostile),
 		cmocka_unit_test(test_record_garbage),   cmocka_unit_test(test_drift_vote),
 		cmocka_unit_test(test_drift_tie),        cmocka_unit_test(test_drift_expect),
