@@ -6,8 +6,8 @@
  * skip ones, nor details: the record is compact), and the facts that
  * should agree across nodes (facts.c). Its JSON is what `gpuready cluster
  * facts` prints and `--expect` reads, and what a node will send rank 0.
- * A record read back is untrusted: record_parse() refuses text over
- * RECORD_MAX_BYTES, nesting over RECORD_MAX_DEPTH, any unknown field,
+ * A record read back is untrusted: record_parse() refuses text that is
+ * not strict JSON in valid UTF-8, text over RECORD_MAX_BYTES, nesting over RECORD_MAX_DEPTH, any unknown field,
  * wrong type, string over RECORD_MAX_STRING or with a NUL byte, more
  * findings or facts than the bounds, facts out of order or repeated, and
  * node names outside [A-Za-z0-9._-]. */
@@ -408,7 +408,7 @@ int record_parse(const char *text, size_t len, struct node_record *ret, char **e
 		*err = xstrdup("out of memory");
 		return -ENOMEM;
 	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	json_object *o = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	size_t used = json_tokener_get_parse_end(tok);

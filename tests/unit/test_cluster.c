@@ -158,6 +158,8 @@ static void test_record_hostile(void **state)
 		"\"fail\":0,\"skip\":0,\"info\":0},\"checks\":[{\"id\":\"a\",\"status\":\"fail\"}],\"facts\":[]}",
 		"{\"schema_version\":1,\"node\":1,\"version\":\"1\",\"reason\":\"r\",\"summary\":{},\"checks\":[],\"facts\":[]}",
 		"{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}",
+		HEAD ",\"facts\":[\"a=\xff\xfe\"]}", /* not UTF-8 */
+		HEAD ",\"facts\":[],}",                /* trailing comma: not strict JSON */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		char *err = NULL;
