@@ -23,6 +23,7 @@ static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
 static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
 static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
+static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &cluster_opts, NULL };
 
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
@@ -38,6 +39,36 @@ static const struct command bench_subs[] = {
 			 "Every bandwidth line gives the share of the link's rate, latency tables end with what is "
 			 "usual, and RDMA runs report the port counters that moved. Exit status: 0 pass, 1 data "
 			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
+};
+
+/* `cluster check` and `cluster facts`: the second word selects them. */
+static const struct command cluster_subs[] = {
+	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
+	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] [--expect FILE] [--json] [--prom FILE] [--reason]",
+	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
+	  .description = "Reads each node's snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`), "
+			 "runs every check on it, and prints one line of counts (N nodes: pass, warn, fail, "
+			 "unreachable), the --reason line of each failing and warning node, and the drift table: for "
+			 "each fact that should agree (kernel, driver and flavour, firmware per NIC model, link rates, "
+			 "MTUs, ToS, GID index, GPU model and count, effective NCCL_* values, RDMA and NVIDIA modules, "
+			 "fabric manager, PCIe widths) the majority value and the nodes that differ. Votes are taken "
+			 "among nodes of one hardware shape (GPU model and count, NIC models); groups of fewer than "
+			 "three nodes cannot vote. --expect FILE compares every node of its shape with a known-good "
+			 "node's record as well. A node is named by the host name its snapshot recorded, else by its "
+			 "directory; a directory that cannot be read is an unreachable row with the reason. Site "
+			 "expectations come from the command line and --config only, the same for every node. "
+			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
+			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
+			 "2 gpuready could not run." },
+	{ .name = "cluster facts", .fn = cmd_cluster_facts, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_FACTS,
+	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME]",
+	  .summary = "Print this node's record as JSON: verdict counts, reason, problems and the facts nodes compare",
+	  .description = "Runs every check on this node (or the tree given with --sysroot) and prints the compact "
+			 "record a node gives cluster mode: gpuready's version, the hardware shape, the counts per "
+			 "status, the --reason line, the warnings and failures with their hints, and the facts that "
+			 "should agree across nodes as sorted key=value strings. Saved from a known-good node it is "
+			 "the FILE of `cluster check --expect FILE`. Exit status: 0 the record was written (whatever "
+			 "the checks found), 2 gpuready could not run." },
 };
 
 const struct command commands[] = {
@@ -101,6 +132,12 @@ const struct command commands[] = {
 			 "sockets), GPUDirect RDMA per HCA, DMA-BUF, intra-node transports and NCCL's version. "
 			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
+	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
+	  .usage = "check|facts [options]", .subs = cluster_subs, .n_subs = 2,
+	  .summary = "Cluster mode: compare many nodes' checks and facts (offline, from snapshots, for now)",
+	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process and "
+			 "shows which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
+			 "prints this node's record, the file --expect reads." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .opts = plain_opts, .scope = SCOPE_SNAPSHOT, .min_args = 1,
 	  .max_args = 1,
 	  .usage = "[--sysroot SRC] DIR",

@@ -65,6 +65,9 @@ int cmd_man(struct cmd_env *env);
 int cmd_bench(struct cmd_env *env);
 int cmd_nccl(struct cmd_env *env);
 int cmd_bench_net(struct cmd_env *env);
+int cmd_cluster(struct cmd_env *env);
+int cmd_cluster_check(struct cmd_env *env);
+int cmd_cluster_facts(struct cmd_env *env);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */
 bool bench_alias(const char *progname);
 

@@ -651,7 +651,7 @@ int report_write_json(const struct report *r, FILE *out)
 
 /* ---- Prometheus ---- */
 
-static void prom_label(FILE *out, const char *raw)
+void report_prom_label(FILE *out, const char *raw)
 {
 	char *clean = utf8_clean(raw);
 	for (const char *s = clean; *s; s++) {
@@ -673,9 +673,9 @@ static void prom_label(FILE *out, const char *raw)
 static void prom_common(FILE *out, const struct report *r)
 {
 	fputs("scope=\"", out);
-	prom_label(out, r->scope);
+	report_prom_label(out, r->scope);
 	fputs("\",host=\"", out);
-	prom_label(out, r->host);
+	report_prom_label(out, r->host);
 	fputc('"', out);
 }
 
@@ -684,9 +684,9 @@ static void prom_finding_labels(FILE *out, const struct report *r, const struct 
 {
 	prom_common(out, r);
 	fputs(",id=\"", out);
-	prom_label(out, f->id);
+	report_prom_label(out, f->id);
 	fputs("\",subject=\"", out);
-	prom_label(out, f->subject);
+	report_prom_label(out, f->subject);
 	fputc('"', out);
 }
 
@@ -779,9 +779,9 @@ int report_write_prom_stream(const struct report *r, FILE *out, double now)
 	      out);
 	prom_common(out, r);
 	fputs(",version=\"", out);
-	prom_label(out, r->version);
+	report_prom_label(out, r->version);
 	fputs("\",sysroot=\"", out);
-	prom_label(out, r->sysroot);
+	report_prom_label(out, r->sysroot);
 	fputs("\"} 1\n", out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -123,6 +123,10 @@ int report_write_prom(const struct report *r, const char *path, double now);
 /* The same exposition into a stream (for tests and stdout). */
 int report_write_prom_stream(const struct report *r, FILE *out, double now);
 
+/* Writes raw as the text of a Prometheus label value: UTF-8 cleaned,
+ * backslash, double quote and newline escaped (the exposition format). */
+void report_prom_label(FILE *out, const char *raw);
+
 /* s with every byte that is not part of valid UTF-8 replaced by U+FFFD
  * (malloc'd): JSON and the Prometheus format require UTF-8. */
 char *utf8_clean(const char *s);

@@ -31,9 +31,12 @@ enum {
 	SCOPE_RDMA = 1u << 8,     /* rdma (verify-rdma) */
 	SCOPE_GPU = 1u << 9,      /* gpu (verify-gpu) */
 	SCOPE_GPUDIRECT = 1u << 10, /* gpudirect (verify-gpudirect) */
+	SCOPE_CLUSTER_CHECK = 1u << 11, /* cluster check */
+	SCOPE_CLUSTER_FACTS = 1u << 12, /* cluster facts */
+	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0x7ffu,
+	SCOPE_ALL = 0x1fffu,
 };
 
 
@@ -61,6 +64,12 @@ struct settings {
 	char *python;      /* interpreter for the PyTorch check */
 	double min_bar1_gib;
 	char *config_note;  /* set by settings_load_config: keys it ignored, for the caller to print */
+	/* cluster mode (opts/cluster.c) */
+	struct {
+		bool snapshots;    /* the arguments are snapshot directories */
+		char *expect;      /* the golden record (cluster facts' output) */
+		char *node_name;   /* cluster facts: this node's name */
+	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {
 		uint64_t min_bytes, max_bytes, step_bytes;
@@ -102,6 +111,7 @@ extern const struct opt_table bench_opts;  /* the collective benchmark: nccl-tes
 extern const struct opt_table job_opts;    /* ranks and rendezvous of the multi-process commands */
 extern const struct opt_table nccl_opts;   /* gpuready nccl */
 extern const struct opt_table net_opts;    /* bench net: perftest's flags */
+extern const struct opt_table cluster_opts; /* cluster check and cluster facts */
 /* All of them, NULL-terminated: defaults, freeing, config-file keys. */
 extern const struct opt_table *const settings_tables[];
 

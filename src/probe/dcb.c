@@ -117,10 +117,14 @@ static void query(int fd, const char *ifname, unsigned seq, double timeout_s, st
 			p->err = -errno;
 			break;
 		}
-		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-		int len = (int)n;
 		bool done = false;
-		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		/* NLMSG_OK/NLMSG_NEXT (netlink(3)) spelled out with sizes: the
+		 * macros compare the u32 nlmsg_len with an int */
+		for (size_t off = 0; off + sizeof(struct nlmsghdr) <= (size_t)n;) {
+			const struct nlmsghdr *h = (const struct nlmsghdr *)(buf + off);
+			if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > (size_t)n - off)
+				break;
+			off += NLMSG_ALIGN(h->nlmsg_len);
 			if (h->nlmsg_seq != seq)
 				continue;
 			done = true;

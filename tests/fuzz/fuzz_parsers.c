@@ -3,9 +3,11 @@
  * exports, /etc/environment (and what a snapshot keeps of these three:
  * the same NCCL_* assignments), limits.conf, GIDs, NCCL list syntax, config
  * values, NCCL's INFO log, the launchers' host lists and addresses, and
- * every message of `bench net`'s control protocol). The
+ * every message of `bench net`'s control protocol, and cluster mode's node
+ * record). The
  * first byte picks the parser so one corpus covers all. */
 #include "bench/nccl_log.h"
+#include "cluster/cluster.h"
 #include "bench/net/proto.h"
 #include "bench/net/rdma.h"
 #include "checks/rdma/common.h"
@@ -94,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 31) {
+	switch (sel % 32) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -326,6 +328,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strbuf_release(&out);
 		dcb_free(&di);
 		dcb_free(&again);
+		break;
+	}
+	case 31: {
+		/* a cluster node record (what rank 0 will read from the network):
+		 * the raw bytes, NULs included; one that parses must write out
+		 * and parse again to the same record */
+		struct node_record r, again;
+		char *err = NULL;
+		if (record_parse(text, len, &r, &err) == 0) {
+			char *out = NULL;
+			size_t olen = 0;
+			FILE *f = open_memstream(&out, &olen);
+			record_write_json(&r, f);
+			fclose(f);
+			if (record_parse(out, olen, &again, &err) != 0)
+				abort();
+			if (again.facts.n != r.facts.n || again.n_findings != r.n_findings)
+				abort();
+			record_free(&again);
+			record_free(&r);
+			free(out);
+		}
+		free(err);
 		break;
 	}
 	}

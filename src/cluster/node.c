@@ -1,0 +1,141 @@
+/* One node's record from a root: the live machine (`cluster facts`) or a
+ * snapshot directory (`cluster check --snapshots`). Reads the inventory,
+ * runs every check, and builds the record (record.c). A snapshot that
+ * cannot be read becomes an unreachable record with the reason, never an
+ * error of the whole run: one bad directory among a thousand must not hide
+ * the other 999. */
+#include "cluster/node.h"
+#include "checks/check.h"
+#include "core/cleanup.h"
+#include "core/strbuf.h"
+#include "inventory/inventory.h"
+#include "probe/probe.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *node_name_clean(const char *s)
+{
+	char *c = xstrndup(s, 255);
+	for (char *p = c; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+		      *p == '-' || *p == '_'))
+			*p = '_';
+	if (!*c) {
+		free(c);
+		c = xstrdup("unnamed");
+	}
+	return c;
+}
+
+int cluster_node_record(const struct inventory *inv, const struct cluster_node_opts *o, struct node_record *ret,
+			char **err)
+{
+	const char *host = inv->kernel.hostname;
+	struct report rep;
+	report_init(&rep, o->version, host ? host : "unknown", o->root_dir);
+	report_set_run(&rep, "check", o->now);
+	struct check_select sel = { .only = o->only, .skip = o->skip };
+	int r = checks_run(NULL, inv, o->expect, &sel, &rep);
+	if (r < 0) {
+		*err = xasprintf("a check could not run: %s", strerror(-r));
+		report_free(&rep);
+		return r;
+	}
+	_cleanup_free_ char *name = node_name_clean(o->node_name ? o->node_name : host ? host : o->fallback_name);
+	record_build(inv, &rep, name, ret);
+	report_free(&rep);
+	return 0;
+}
+
+int cluster_node_run(struct root *root, const struct cluster_node_opts *o, struct node_record *ret, char **err)
+{
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	struct load_opts lo = { .parts = INV_ALL, .python = o->python, .live = probe_live };
+	int r = inventory_load(root, &lo, &inv);
+	if (r < 0) {
+		*err = xasprintf("reading the machine failed: %s", strerror(-r));
+		return r;
+	}
+	struct cluster_node_opts ro = *o;
+	ro.root_dir = root_dir(root);
+	return cluster_node_record(inv, &ro, ret, err);
+}
+
+/* A tree that is no machine's: neither sys/ nor proc/. */
+static bool machine_tree(const struct root *root)
+{
+	return root_exists(root, "/sys") || root_exists(root, "/proc");
+}
+
+void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, struct node_record *ret)
+{
+	const char *slash = strrchr(dir, '/');
+	_cleanup_free_ char *base = xstrdup(slash && slash[1] ? slash + 1 : dir);
+	base[strcspn(base, "/")] = '\0';
+	_cleanup_free_ char *fallback = node_name_clean(base);
+	_cleanup_root_ struct root *root = NULL;
+	int r = root_open(dir, &root);
+	if (r < 0) {
+		_cleanup_free_ char *why = xasprintf("unreadable: cannot open snapshot %s: %s", dir, strerror(-r));
+		record_unreachable(ret, fallback, why);
+		return;
+	}
+	if (!machine_tree(root)) {
+		_cleanup_free_ char *why = xasprintf("unreadable: %s has neither sys/ nor proc/ (not a snapshot)", dir);
+		record_unreachable(ret, fallback, why);
+		return;
+	}
+	if (root_incomplete(root) && !o->force) {
+		_cleanup_free_ char *why = xasprintf("unreadable: %s is an incomplete snapshot (%s%s): take it again, or "
+						     "read it anyway with --force",
+						     dir, dir, ROOT_INCOMPLETE);
+		record_unreachable(ret, fallback, why);
+		return;
+	}
+	struct cluster_node_opts so = *o;
+	so.fallback_name = fallback;
+	_cleanup_free_ char *err = NULL;
+	if (cluster_node_run(root, &so, ret, &err) < 0) {
+		_cleanup_free_ char *why = xasprintf("unreadable: %s: %s", dir, err);
+		record_unreachable(ret, fallback, why);
+	}
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct node_record *x = a, *y = b;
+	return strcmp(x->node, y->node);
+}
+
+void cluster_nodes_unique(struct node_record *recs, size_t n, const char *const *dirs, struct strv *notes)
+{
+	_cleanup_(strv_freep) struct strv taken = STRV_INIT;
+	for (size_t i = 0; i < n; i++)
+		strv_add(&taken, recs[i].node);
+	strv_sort(&taken);
+	for (size_t i = 1; i < n; i++) {
+		size_t first = 0;
+		while (first < i && strcmp(recs[first].node, recs[i].node))
+			first++;
+		if (first == i)
+			continue;
+		char *name = NULL;
+		for (unsigned k = 2; !name || strv_contains(&taken, name); k++) {
+			free(name);
+			name = xasprintf("%s_%u", recs[i].node, k);
+		}
+		strv_push(notes, xasprintf("%s and %s both record the host name %s: the second is named %s", dirs[first],
+					   dirs[i], recs[i].node, name));
+		strv_add(&taken, name);
+		strv_sort(&taken);
+		free(recs[i].node);
+		recs[i].node = name;
+	}
+}
+
+void cluster_nodes_sort(struct node_record *recs, size_t n)
+{
+	qsort(recs, n, sizeof(*recs), by_name);
+}

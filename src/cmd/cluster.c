@@ -1,0 +1,152 @@
+/* `gpuready cluster facts` and `gpuready cluster check` (docs/cluster.md):
+ * options to a plan, the aggregate to an exit code. The record, the vote
+ * and the renderers are src/cluster/'s. */
+#include "cmd.h"
+#include "cluster/node.h"
+#include "config.h"
+#include "core/cleanup.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "inventory/inventory.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_unix(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cmd_cluster(struct cmd_env *env)
+{
+	fprintf(stderr,
+		"usage: gpuready cluster facts [options] | gpuready cluster check --snapshots DIR... [options]\n"
+		"(see `gpuready help cluster check`)\n");
+	(void)env;
+	return EXIT_TOOL_ERROR;
+}
+
+int cmd_cluster_facts(struct cmd_env *env)
+{
+	struct settings *s = env->set;
+	_cleanup_root_ struct root *root = NULL;
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	if (check_patterns_usage(env, NULL, true) || load_for_command(env, INV_ALL, &root, &inv) ||
+	    check_patterns_usage(env, NULL, false))
+		return EXIT_TOOL_ERROR;
+	/* Slurm's name for the node where Slurm runs it (srun sets
+	 * SLURMD_NODENAME in the job's environment), else the host name */
+	const char *slurm = root_is_live(root) ? getenv("SLURMD_NODENAME") : NULL;
+	struct site_expect expect = settings_expect(s);
+	struct cluster_node_opts o = {
+		.version = GPUREADY_VERSION, .now = now_unix(), .expect = &expect, .only = &s->only, .skip = &s->skip,
+		.python = s->python, .node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
+		.fallback_name = "unknown", .root_dir = root_dir(root),
+	};
+	struct node_record rec;
+	_cleanup_free_ char *err = NULL;
+	if (cluster_node_record(inv, &o, &rec, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		return EXIT_TOOL_ERROR;
+	}
+	int r = record_write_json(&rec, stdout);
+	record_free(&rec);
+	return r < 0 ? EXIT_TOOL_ERROR : EXIT_OK;
+}
+
+/* The golden record of --expect; 0 or EXIT_TOOL_ERROR (said). */
+static int read_expect(struct cmd_env *env, struct node_record *ret)
+{
+	const char *path = env->set->cluster.expect;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *err = NULL;
+	int r = file_read_host(path, RECORD_MAX_BYTES + 1, &sb);
+	if (r < 0) {
+		fprintf(stderr, "%s: cannot read %s: %s\n", env->progname, path, strerror(-r));
+		return EXIT_TOOL_ERROR;
+	}
+	if (record_parse(sb.buf, sb.len, ret, &err) < 0) {
+		fprintf(stderr, "%s: %s is no node record (`gpuready cluster facts` writes one): %s\n", env->progname,
+			path, err);
+		return EXIT_TOOL_ERROR;
+	}
+	return 0;
+}
+
+/* Site expectations: the command line and --config only, the same for
+ * every node (a snapshot's own /etc/gpuready.conf is not read). */
+static int check_usage(struct cmd_env *env)
+{
+	struct settings *s = env->set;
+	if (!s->cluster.snapshots) {
+		fprintf(stderr, "%s: cluster check reads snapshots for now: give --snapshots DIR... (each taken with "
+				"`gpuready snapshot DIR` on its node)\n",
+			env->progname);
+		return EXIT_TOOL_ERROR;
+	}
+	if (!env->args.n) {
+		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options]\n");
+		return EXIT_TOOL_ERROR;
+	}
+	_cleanup_free_ char *err = NULL;
+	if (s->config && settings_load_config(s, env->cli, NULL, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		return EXIT_TOOL_ERROR;
+	}
+	if (s->config_note)
+		fprintf(stderr, "%s: %s\n", env->progname, s->config_note);
+	return check_patterns_usage(env, NULL, true) || check_patterns_usage(env, NULL, false) ? EXIT_TOOL_ERROR : 0;
+}
+
+static int render(struct cmd_env *env, const struct node_record *recs, size_t n, const struct drift *d,
+		  const struct node_record *golden, double now)
+{
+	struct settings *s = env->set;
+	int ret = cluster_exit_code(recs, n, d), r;
+	if (s->prom && (r = cluster_write_prom(recs, n, d, s->prom, now)) < 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", env->progname, s->prom, strerror(-r));
+		ret = EXIT_TOOL_ERROR;
+	}
+	if (s->json)
+		r = cluster_write_json(recs, n, d, golden ? golden->node : NULL, stdout);
+	else if (s->reason)
+		r = cluster_write_reasons(recs, n, stdout);
+	else
+		r = cluster_write_text(recs, n, d, stdout);
+	return r < 0 ? EXIT_TOOL_ERROR : ret;
+}
+
+int cmd_cluster_check(struct cmd_env *env)
+{
+	struct settings *s = env->set;
+	struct node_record golden = { 0 };
+	int ret = check_usage(env);
+	if (ret || (s->cluster.expect && (ret = read_expect(env, &golden))))
+		return ret;
+	struct site_expect expect = settings_expect(s);
+	double now = now_unix();
+	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
+				       .skip = &s->skip, .python = s->python, .force = s->force };
+	size_t n = env->args.n;
+	struct node_record *recs = xcalloc(n, sizeof(*recs));
+	for (size_t i = 0; i < n; i++)
+		cluster_node_snapshot(env->args.v[i], &o, &recs[i]);
+	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
+	cluster_nodes_unique(recs, n, (const char *const *)env->args.v, &notes);
+	for (size_t i = 0; i < notes.n; i++)
+		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
+	cluster_nodes_sort(recs, n);
+	struct drift d;
+	drift_compute(recs, n, s->cluster.expect ? &golden : NULL, &d);
+	ret = render(env, recs, n, &d, s->cluster.expect ? &golden : NULL, now);
+	drift_free(&d);
+	for (size_t i = 0; i < n; i++)
+		record_free(&recs[i]);
+	free(recs);
+	record_free(&golden);
+	return ret;
+}

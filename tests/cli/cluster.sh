@@ -1,0 +1,142 @@
+#!/bin/sh
+# Cluster mode offline (docs/cluster.md): `gpuready cluster check --snapshots`
+# on a fleet of snapshot-like trees built from the fixtures.
+#
+#   gpu01..gpu08   copies of h100-8x-cx7-roce with their own host names;
+#                  gpu03 has one NIC on other firmware, gpu05 one RoCE
+#                  netdev at MTU 4200, gpu06 NCCL_IB_TC=106 in profile.d,
+#                  gpu08 is the scenario F02-fabricmanager-version (a
+#                  failing node whose fabric manager differs)
+#   gh01           gh200-cx7-64k: another hardware shape, alone in its
+#                  group, never flagged
+#   missing, empty a directory that does not exist and one that is no tree
+#
+# It asserts: the text equals tests/cli/expected/cluster/check.txt; each
+# drifted fact and node is named and no healthy node is; the JSON validates
+# against docs/cluster.schema.json; --expect with a `cluster facts` record
+# judges a group of two; an incomplete snapshot is a row unless --force;
+# --reason, --prom, duplicate host names, exit
+# codes. GPUREADY_UPDATE=1 rewrites the expected file.
+set -u
+
+. "$(dirname "$0")/lib.sh"
+
+H100=$FIX/h100-8x-cx7-roce/root
+F=$TMP/fleet
+mkdir -p "$F"
+for i in 01 02 03 04 05 06 07; do
+	cp -a "$H100" "$F/gpu$i"
+	echo "gpu$i" >"$F/gpu$i/proc/sys/kernel/hostname"
+done
+sh "$FIX/scenario.sh" F02-fabricmanager-version "$F/gpu08" || fail "scenario.sh F02"
+echo gpu08 >"$F/gpu08/proc/sys/kernel/hostname"
+cp -a "$FIX/gh200-cx7-64k/root" "$F/gh01"
+echo gh01 >"$F/gh01/proc/sys/kernel/hostname"
+echo 28.36.1010 >"$F/gpu03/sys/class/infiniband/mlx5_3/fw_ver"
+echo 4200 >"$F/gpu05/sys/class/net/ens3f0np0/mtu"
+sed -i 's/NCCL_IB_TC=104/NCCL_IB_TC=106/' "$F/gpu06/etc/profile.d/nccl-rdma.sh"
+mkdir "$F/empty"
+
+ALL="$F/gpu01 $F/gpu02 $F/gpu03 $F/gpu04 $F/gpu05 $F/gpu06 $F/gpu07 $F/gpu08 $F/gh01 $F/missing $F/empty"
+
+# shellcheck disable=SC2086
+expect_exit 1 "$BIN" cluster check --snapshots $ALL && pass "drift and a failing node: exit 1"
+sed "s#$F#FLEET#g" "$TMP/out" >"$TMP/check.txt"
+compare "$SRC/tests/cli/expected/cluster/check.txt" "$TMP/check.txt" "cluster check text"
+out=$TMP/check.txt
+contains "$out" "11 nodes: 6 pass, 2 warn, 1 fail, 2 unreachable" "summary line"
+contains "$out" "gpu03: 28.36.1010,28.39.1002" "gpu03's firmware named"
+contains "$out" "gpu05: 4200,9000" "gpu05's MTU named"
+contains "$out" "gpu06: 106" "gpu06's NCCL_IB_TC named"
+contains "$out" "gpu08: 570.86.15" "gpu08's fabric manager named"
+contains "$out" "fail         gpu08: gpuready" "gpu08's reason line"
+contains "$out" "unreachable  missing: unreadable: cannot open snapshot" "a missing directory is a row"
+contains "$out" "unreachable  empty: unreadable:" "a directory that is no tree is a row"
+contains "$out" "(1 node): too few nodes to vote" "the GH200 node is alone in its shape"
+for healthy in gpu01 gpu02 gpu04 gpu07 gh01; do
+	lacks "$out" "$healthy:" "$healthy is not named"
+done
+
+# shellcheck disable=SC2086
+"$BIN" cluster check --snapshots $ALL --json >"$TMP/check.json" 2>/dev/null
+schema_ok cluster.schema.json "cluster check" "$TMP/check.json"
+python3 - "$TMP/check.json" <<'EOF' && pass "JSON: drift rows and nodes" || fail "JSON: drift rows and nodes"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {(r["fact"], v["value"]): v["nodes"] for r in d["drift"] for v in r["values"][1:]}
+assert rows[("nic.fw.ConnectX-7", "28.36.1010,28.39.1002")] == ["gpu03"], rows
+assert rows[("nccl_var.NCCL_IB_TC", "106")] == ["gpu06"], rows
+states = {n["node"]: n["state"] for n in d["nodes"]}
+assert states["gpu08"] == "fail" and states["missing"] == "unreachable" and states["gpu01"] == "pass", states
+assert d["summary"] == {"nodes": 11, "pass": 6, "warn": 2, "fail": 1, "unreachable": 2}, d["summary"]
+EOF
+
+# --reason: one line per failing, warning and unreachable node
+# shellcheck disable=SC2086
+expect_exit 1 "$BIN" cluster check --snapshots $ALL --reason
+[ "$(wc -l <"$TMP/out")" -eq 5 ] && pass "--reason: five lines" || fail "--reason: $(cat "$TMP/out")"
+contains "$TMP/out" "gpu08: gpuready 1 fail" "--reason names gpu08"
+
+# --prom: series per node, written atomically
+# shellcheck disable=SC2086
+"$BIN" cluster check --snapshots $ALL --prom "$TMP/cluster.prom" >/dev/null 2>&1
+contains "$TMP/cluster.prom" 'gpuready_cluster_drift{scope="cluster",node="gpu05",fact="rdma.mtu.ConnectX-7",kind="majority"} 1' "prom: drift series"
+contains "$TMP/cluster.prom" 'gpuready_cluster_node_state{scope="cluster",node="empty",state="unreachable"} 1' "prom: unreachable node"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TMP/cluster.prom" >"$TMP/promtool.out" 2>&1 && pass "prom: promtool check metrics" ||
+		{ fail "prom: promtool check metrics"; cat "$TMP/promtool.out" >&2; }
+fi
+
+# A healthy group: exit 0
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu02" "$F/gpu04" && pass "three equal nodes: exit 0"
+contains "$TMP/out" "every fact agrees" "three equal nodes agree"
+
+# --expect: the record of a known-good node judges a group of two
+expect_exit 0 "$BIN" cluster facts --sysroot "$F/gpu01" --node-name golden && cp "$TMP/out" "$TMP/golden.json"
+contains "$TMP/golden.json" '"node": "golden"' "cluster facts: --node-name"
+# the record validates against $defs/record of docs/cluster.schema.json
+for py in python3 /usr/bin/python3; do
+	command -v "$py" >/dev/null && "$py" -c 'import jsonschema' 2>/dev/null || continue
+	"$py" - "$SRC/docs/cluster.schema.json" "$TMP/golden.json" <<'EOF' && pass "cluster facts: the record validates" ||
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+record = {"$schema": schema["$schema"], "$ref": "#/$defs/record", "$defs": schema["$defs"]}
+jsonschema.Draft202012Validator(record).validate(json.load(open(sys.argv[2])))
+EOF
+		fail "cluster facts: the record does not validate against \$defs/record"
+	break
+done
+expect_exit 1 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu03" "$F/gh01" --expect "$TMP/golden.json" &&
+	pass "--expect: exit 1"
+contains "$TMP/out" "compared with the expected record" "--expect: a group of two is compared"
+contains "$TMP/out" "28.39.1002 (expected)" "--expect: the golden value"
+contains "$TMP/out" "gpu03: 28.36.1010,28.39.1002" "--expect: gpu03 named"
+lacks "$TMP/out" "gpu01:" "--expect: gpu01 agrees"
+lacks "$TMP/out" "gh01:" "--expect: another shape is not compared"
+"$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu03" --expect "$TMP/golden.json" --json >"$TMP/expect.json" 2>/dev/null
+schema_ok cluster.schema.json "cluster check --expect" "$TMP/expect.json"
+"$BIN" cluster facts --sysroot "$F/gh01" >"$TMP/gh.json" 2>/dev/null
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu02" --expect "$TMP/gh.json"
+contains "$TMP/out" "No node has the expected record's shape" "--expect: a record of another shape is said to match none"
+echo '{"node": "x"}' >"$TMP/bad.json"
+expect_exit 2 "$BIN" cluster check --snapshots "$F/gpu01" --expect "$TMP/bad.json" &&
+	contains "$TMP/err" "is no node record" "--expect: a bad record is refused"
+
+# An incomplete snapshot is an unreachable row unless --force
+cp -a "$F/gpu02" "$F/partial" && mkdir -p "$F/partial/.gpuready" && : >"$F/partial/.gpuready/incomplete"
+expect_exit 1 "$BIN" cluster check --snapshots "$F/gpu01" "$F/partial" "$F/gpu04"
+contains "$TMP/out" "unreachable  partial: unreadable: $F/partial is an incomplete snapshot" "incomplete snapshot: a row"
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/partial" "$F/gpu04" --force &&
+	contains "$TMP/out" "3 nodes: 3 pass" "incomplete snapshot: read with --force"
+
+# Duplicate host names are told apart and said
+cp -a "$F/gpu01" "$F/again"
+expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/again" "$F/gpu02"
+contains "$TMP/err" "both record the host name gpu01: the second is named gpu01_2" "duplicate host names"
+
+# Usage
+expect_exit 2 "$BIN" cluster check "$F/gpu01" && contains "$TMP/err" "give --snapshots" "cluster check needs --snapshots"
+expect_exit 2 "$BIN" cluster && pass "cluster alone: usage"
+
+[ "$FAILS" -eq 0 ] || exit 1
