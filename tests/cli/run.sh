@@ -663,7 +663,7 @@ nvml_settings() {
 	python3 - "$TMP/$name.json" >"$TMP/$name.f" <<-'PY'
 	import json, sys
 	for c in json.load(open(sys.argv[1]))["checks"]:
-	    if c["id"] in ("gpu.compute_mode", "gpu.power_clocks", "gpu.fabric", "gpu.nvml_p2p"):
+	    if c["id"] in ("gpu.compute_mode", "gpu.power_clocks", "gpu.fabric", "gpu.nvml_p2p", "gpu.nvml"):
 	        print("|".join((c["status"], c["id"], c["subject"], c["message"], c.get("hint", ""))))
 	PY
 }
@@ -713,10 +713,24 @@ t_nvmlsettings() {
 	nvml_settings nolinks FAKE_NVML_GPUS=2
 	contains "$TMP/nolinks.f" "skip|gpu.nvml_p2p|nvml|not applicable: 0 GPUs with NVLinks up" "no NVLinks: not applicable"
 	contains "$TMP/nolinks.f" "skip|gpu.power_clocks|GPU 0|NVML reports neither" "nothing reported: skip"
+	# F17, F18, F09 (gpu.nvml): persistence off warns; uncorrected
+	# ECC errors and a pending row remap fail; NVLinks down fail; MIG on fails
+	nvml_settings health FAKE_NVML_GPUS=4 FAKE_NVML_PERSISTENCE="0;1" FAKE_NVML_ECC="0,0;3,0;0,0" \
+		FAKE_NVML_REMAP="0,0,0,0;0,0,0,0;0,1,1,0;0,0,0,0" FAKE_NVML_NVLINKS="18,18;18,18;18,18;16,18"
+	contains "$TMP/health.f" "warn|gpu.nvml|GPU 0|persistence mode off" "persistence mode off warns (F17)"
+	contains "$TMP/health.f" "fail|gpu.nvml|GPU 1|" "uncorrected ECC errors fail (F18)"
+	contains "$TMP/health.f" "row remapping pending" "a pending row remap fails (F18)"
+	contains "$TMP/health.f" "fail|gpu.nvml|GPU 3|2 of 18 NVLinks are down" "NVLinks down fail (F09)"
+	lacks "$TMP/health.f" "warn|gpu.nvml|GPU 2|persistence" "persistence on does not warn"
+	# F12: the library and the loaded module from different driver versions (this
+	# machine has no GPU on PCI, so gpu.nvml skips, naming NVML's error)
+	nvml_settings mismatch FAKE_NVML_GPUS=1 FAKE_NVML_INIT=18
+	contains "$TMP/mismatch.f" "nvmlInit_v2: Driver/library version mismatch (18)" \
+		"a library/module version mismatch is named (F12)"
 	# every command these hints print is one nvidia-smi (or systemctl)
 	# takes (exit 2: these reports export no facts, which is right here)
 	python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP"/mode.json "$TMP"/power.json "$TMP"/fabric.json \
-		"$TMP"/p2p.json >"$TMP/hints.out"
+		"$TMP"/p2p.json "$TMP"/health.json >"$TMP/hints.out"
 	if [ $? -ne 1 ] && grep -q ", 0 problems$" "$TMP/hints.out"; then
 		pass "hints of the live NVML findings: $(tail -1 "$TMP/hints.out")"
 	else

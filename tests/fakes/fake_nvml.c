@@ -63,7 +63,11 @@
  *   FAKE_NVML_P2P     "NVLINK,READ,WRITE": the nvmlGpuP2PStatus_t that
  *                     nvmlDeviceGetP2PStatus answers for each capability
  *                     (unset: 0, OK, for all); with FAKE_NVML_P2P_PAIR="A,B"
- *                     only for GPUs A and B, every other pair OK */
+ *                     only for GPUs A and B, every other pair OK
+ *   FAKE_NVML_PERSISTENCE  0 off, 1 on (nvmlDeviceGetPersistenceMode)
+ *   FAKE_NVML_ECC     "UNCORRECTED,CORRECTED": volatile ECC error counts
+ *                     (nvmlDeviceGetTotalEccErrors)
+ *   FAKE_NVML_REMAP   "CORR,UNC,PENDING,FAILURE" (nvmlDeviceGetRemappedRows) */
 #define _GNU_SOURCE
 #include "lib/nvml_api.h"
 #include "fake_hang.h"
@@ -367,5 +371,45 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, nvmlTemperature
 	if (!dev || sensor != NVML_TEMPERATURE_GPU)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*t = 40;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, nvmlEnableState_t *mode)
+{
+	long v;
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_PERSISTENCE", dev_index(dev), 0, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*mode = v ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, nvmlMemoryErrorType_t type,
+						 nvmlEccCounterType_t counter, unsigned long long *count)
+{
+	long v;
+	if (!dev || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (counter != NVML_VOLATILE_ECC ||
+	    !env_field("FAKE_NVML_ECC", dev_index(dev), type == NVML_MEMORY_ERROR_TYPE_UNCORRECTED ? 0 : 1, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	*count = (unsigned long long)v;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned *corr, unsigned *unc, unsigned *pending,
+					       unsigned *failure)
+{
+	long v[4];
+	if (!dev)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int k = 0; k < 4; k++)
+		if (!env_field("FAKE_NVML_REMAP", dev_index(dev), k, &v[k]))
+			return NVML_ERROR_NOT_SUPPORTED;
+	*corr = (unsigned)v[0];
+	*unc = (unsigned)v[1];
+	*pending = (unsigned)v[2];
+	*failure = (unsigned)v[3];
 	return NVML_SUCCESS;
 }
