@@ -30,6 +30,7 @@ static void synth(struct node_record *r, size_t i)
 	r->counts[STATUS_SKIP] = 24;
 	strv_push(&r->facts, xasprintf("gpu.model=%s", small ? "NVIDIA GH200 480GB" : "NVIDIA H100 80GB HBM3"));
 	strv_push(&r->facts, xasprintf("gpu.count=%d", small ? 1 : 8));
+	strv_push(&r->facts, xasprintf("gpu.ids=%s", small ? "10de:2342" : "10de:2330"));
 	strv_push(&r->facts, xstrdup("nic.models=ConnectX-7"));
 	strv_push(&r->facts, xasprintf("nic.fw.ConnectX-7=%s", i % 100 == 3 ? "28.36.1010" : "28.39.1002"));
 	if (i % 200 != 7)

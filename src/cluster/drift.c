@@ -155,7 +155,9 @@ static void vote(struct drift *d, size_t gi, const char *key, size_t klen, const
 		return;
 	}
 	qsort(row.values, row.n_values, sizeof(*row.values), by_count);
-	row.kind = row.values[0].n == row.values[1].n ? DRIFT_SPLIT : DRIFT_MINORITY;
+	/* a majority is more than half of the group; a largest value short of
+	 * that (3 of 7 against 2, 1, 1) is a split, naming every side */
+	row.kind = row.values[0].n * 2 > g->n ? DRIFT_MINORITY : DRIFT_SPLIT;
 	struct drift_row *r = row_push(d, &row);
 	for (size_t v = r->kind == DRIFT_SPLIT ? 0 : 1; v < r->n_values; v++)
 		for (size_t k = 0; k < r->values[v].n; k++)

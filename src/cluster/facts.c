@@ -76,6 +76,7 @@ static void gpu_facts(const struct inventory *inv, struct strv *pairs)
 		char ids[16];
 		snprintf(ids, sizeof(ids), "%04x:%04x", p->vendor, p->device);
 		add(pairs, "gpu.model", model ? model : ids);
+		add(pairs, "gpu.ids", ids);
 		if (p->cur_width > 0)
 			addf(pairs, "gpu.pcie.width", "x%lld", p->cur_width);
 		if (p->max_speed > 0) {
@@ -157,12 +158,16 @@ static void rdma_facts(const struct inventory *inv, struct strv *pairs)
 	_cleanup_(strv_freep) struct strv models = STRV_INIT;
 	for (size_t i = 0; i < inv->rdma.n; i++) {
 		const struct rdma_dev *d = &inv->rdma.v[i];
+		const struct pci_dev *p = d->pci_bdf ? pci_find(&inv->pci, d->pci_bdf) : NULL;
+		/* an SR-IOV virtual function comes and goes with the workload
+		 * (Kubernetes' SR-IOV device plugin): not part of the node's shape */
+		if (p && p->is_vf)
+			continue;
 		const char *model = rdma_dev_model(inv, d);
 		add(pairs, "nic.models", model);
 		strv_add(&models, model);
 		_cleanup_free_ char *fw = xasprintf("nic.fw.%s", model), *width = xasprintf("nic.pcie.width.%s", model);
 		add(pairs, fw, d->fw_ver);
-		const struct pci_dev *p = d->pci_bdf ? pci_find(&inv->pci, d->pci_bdf) : NULL;
 		if (p && p->cur_width > 0)
 			addf(pairs, width, "x%lld", p->cur_width);
 		for (size_t k = 0; k < d->n_ports; k++)
@@ -185,19 +190,30 @@ static bool is_prefixed(const char *name, const char *const *prefixes)
 	return false;
 }
 
+static bool is_listed(const char *name, const char *const *names)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 /* Loaded modules of the RDMA stack and of the NVIDIA driver, from
  * /proc/modules (absent when it could not be read). */
 static void module_facts(const struct inventory *inv, struct strv *pairs)
 {
 	static const char *const rdma[] = { "ib_", "rdma_", "mlx4", "mlx5", "iw_", "irdma", "bnxt_re", "efa", NULL };
-	static const char *const nv[] = { "nvidia", "nv_peer_mem", "gdrdrv", NULL };
+	/* nvidia_uvm, nvidia_drm and nvidia_modeset load on first use
+	 * (nvidia-modprobe), so a node fresh from boot would differ: only the
+	 * modules that must be loaded before a job are compared */
+	static const char *const nv[] = { "nvidia", "nvidia_peermem", "nv_peer_mem", "gdrdrv", NULL };
 	const struct modules_info *m = &inv->modules;
 	if (m->proc_err)
 		return;
 	for (size_t i = 0; i < m->loaded.n; i++) {
 		if (is_prefixed(m->loaded.v[i], rdma))
 			add(pairs, "modules.rdma", m->loaded.v[i]);
-		if (is_prefixed(m->loaded.v[i], nv))
+		if (is_listed(m->loaded.v[i], nv))
 			add(pairs, "modules.nvidia", m->loaded.v[i]);
 	}
 }
@@ -270,8 +286,10 @@ const char *facts_get(const struct strv *facts, const char *key)
 
 char *facts_shape(const struct strv *facts)
 {
-	const char *model = facts_get(facts, "gpu.model"), *count = facts_get(facts, "gpu.count"),
-		   *nics = facts_get(facts, "nic.models");
-	_cleanup_free_ char *gpus = model ? xasprintf("%sx %s", count ? count : "?", model) : xstrdup("no GPU");
+	/* the GPUs' PCI IDs, not their count or the driver's model names: a
+	 * node that lost a GPU, or whose driver did not name one, stays in its
+	 * group, where the vote on gpu.count and gpu.model finds it */
+	const char *ids = facts_get(facts, "gpu.ids"), *nics = facts_get(facts, "nic.models");
+	_cleanup_free_ char *gpus = ids ? xasprintf("GPU %s", ids) : xstrdup("no GPU");
 	return xasprintf("%s / %s", gpus, nics ? nics : "no RDMA NIC");
 }

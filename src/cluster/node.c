@@ -71,9 +71,13 @@ static bool machine_tree(const struct root *root)
 
 void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, struct node_record *ret)
 {
-	const char *slash = strrchr(dir, '/');
-	_cleanup_free_ char *base = xstrdup(slash && slash[1] ? slash + 1 : dir);
-	base[strcspn(base, "/")] = '\0';
+	/* the last part of the path, trailing slashes aside (a shell glob
+	 * like /shared/snap/ * / ends in one) */
+	_cleanup_free_ char *path = xstrdup(dir);
+	for (size_t l = strlen(path); l > 1 && path[l - 1] == '/'; l--)
+		path[l - 1] = '\0';
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *base = xstrdup(slash && slash[1] ? slash + 1 : path);
 	_cleanup_free_ char *fallback = node_name_clean(base);
 	_cleanup_root_ struct root *root = NULL;
 	int r = root_open(dir, &root);

@@ -87,10 +87,21 @@ void record_free(struct node_record *r)
 
 /* ---- writing ---- */
 
+/* A record string as JSON: valid UTF-8, and every control byte (which the
+ * parser refuses: one could forge a line of the text report) a '?'. */
+static json_object *clean_string(const char *s)
+{
+	_cleanup_free_ char *c = xstrdup(s);
+	for (char *p = c; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return utf8_json_string(c);
+}
+
 static void add_str(json_object *o, const char *key, const char *s)
 {
 	if (s)
-		json_object_object_add(o, key, utf8_json_string(s));
+		json_object_object_add(o, key, clean_string(s));
 }
 
 json_object *record_to_json(const struct node_record *r)
@@ -123,7 +134,7 @@ json_object *record_to_json(const struct node_record *r)
 	json_object_object_add(o, "checks", checks);
 	json_object *facts = json_object_new_array();
 	for (size_t i = 0; i < r->facts.n; i++)
-		json_object_array_add(facts, utf8_json_string(r->facts.v[i]));
+		json_object_array_add(facts, clean_string(r->facts.v[i]));
 	json_object_object_add(o, "facts", facts);
 	return o;
 }
@@ -162,6 +173,11 @@ static int get_string(json_object *o, const char *what, const char **ret, char *
 		*err = xasprintf("%s holds a NUL byte", what);
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			*err = xasprintf("%s holds a control byte (0x%02x)", what, (unsigned char)s[i]);
+			return -EINVAL;
+		}
 	*ret = s;
 	return 0;
 }
@@ -385,6 +401,16 @@ static int parse_object(json_object *o, struct node_record *r, char **err)
 		}
 	if (!node_name_ok(r->node)) {
 		*err = xstrdup("node is not a node name ([A-Za-z0-9._-])");
+		return -EINVAL;
+	}
+	/* the verdict counts must be those of the findings it sends: a
+	 * record that says "0 fail" beside a failing finding is refused */
+	unsigned seen[STATUS__COUNT] = { 0 };
+	for (size_t i = 0; i < r->n_findings; i++)
+		seen[r->findings[i].status]++;
+	if (seen[STATUS_WARN] != r->counts[STATUS_WARN] || seen[STATUS_FAIL] != r->counts[STATUS_FAIL]) {
+		*err = xasprintf("the summary (%u fail, %u warn) disagrees with the findings (%u fail, %u warn)",
+				 r->counts[STATUS_FAIL], r->counts[STATUS_WARN], seen[STATUS_FAIL], seen[STATUS_WARN]);
 		return -EINVAL;
 	}
 	free(r->shape); /* what the facts say, never what the sender claims */

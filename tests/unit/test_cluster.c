@@ -160,6 +160,13 @@ static void test_record_hostile(void **state)
 		"{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]}",
 		HEAD ",\"facts\":[\"a=\xff\xfe\"]}", /* not UTF-8 */
 		HEAD ",\"facts\":[],}",                /* trailing comma: not strict JSON */
+		/* "0 fail" beside a failing finding: a record cannot claim success */
+		"{\"schema_version\":1,\"node\":\"n1\",\"version\":\"1\",\"reason\":\"r\",\"summary\":{\"ok\":1,\"warn\":0,"
+		"\"fail\":0,\"skip\":0,\"info\":0},\"checks\":[{\"id\":\"a\",\"status\":\"fail\",\"subject\":\"s\","
+		"\"message\":\"m\"}],\"facts\":[]}",
+		/* a line break in the reason could forge another node's line */
+		"{\"schema_version\":1,\"node\":\"n1\",\"version\":\"1\",\"reason\":\"r\\npass gpu07\",\"summary\":{\"ok\":1,"
+		"\"warn\":0,\"fail\":0,\"skip\":0,\"info\":0},\"checks\":[],\"facts\":[]}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		char *err = NULL;
@@ -207,7 +214,8 @@ static void test_record_garbage(void **state)
 	}
 }
 
-static const char *const H100[] = { "gpu.model=H100", "gpu.count=8", "nic.models=ConnectX-7", NULL };
+static const char *const H100[] = { "gpu.count=8", "gpu.ids=10de:2330", "gpu.model=H100", "nic.models=ConnectX-7",
+				    NULL };
 
 /* n nodes of the H100 shape with fw, mtu per node (NULL: absent). */
 static void mk_h100(struct node_record *r, const char *name, const char *fw, const char *mtu)
@@ -215,9 +223,9 @@ static void mk_h100(struct node_record *r, const char *name, const char *fw, con
 	char f[64], m[64];
 	snprintf(f, sizeof(f), "nic.fw.ConnectX-7=%s", fw ? fw : "");
 	snprintf(m, sizeof(m), "rdma.mtu.ConnectX-7=%s", mtu ? mtu : "");
-	const char *facts[] = { H100[0], H100[1], H100[2], fw ? f : NULL, NULL, NULL };
+	const char *facts[] = { H100[0], H100[1], H100[2], H100[3], fw ? f : NULL, NULL, NULL };
 	if (mtu)
-		facts[fw ? 4 : 3] = m;
+		facts[fw ? 5 : 4] = m;
 	mk(r, name, 0, facts);
 }
 
@@ -240,7 +248,7 @@ static void test_drift_vote(void **state)
 	mk_h100(&r[2], "n03", "28.36", "9000");
 	mk_h100(&r[3], "n04", "28.39", NULL);
 	mk_h100(&r[4], "n05", "28.39", "9000");
-	static const char *const gh[] = { "gpu.model=GH200", "gpu.count=1", "nic.models=ConnectX-7",
+	static const char *const gh[] = { "gpu.model=GH200", "gpu.count=1", "gpu.ids=10de:2342", "nic.models=ConnectX-7",
 					  "nic.fw.ConnectX-7=99", NULL };
 	mk(&r[5], "gh1", 0, gh);
 	struct drift d;
@@ -264,6 +272,47 @@ static void test_drift_vote(void **state)
 	assert_int_equal(cluster_exit_code(r, 6, &d), 1);
 	drift_free(&d);
 	free_all(r, 6);
+}
+
+/* A node that lost a GPU keeps its shape (the GPUs' PCI IDs) and is found
+ * by the vote on gpu.count; a largest value short of half the group is a
+ * split, not a majority. */
+static void test_drift_lost_gpu(void **state)
+{
+	(void)state;
+	struct node_record r[4];
+	for (int i = 0; i < 3; i++)
+		mk_h100(&r[i], i == 0 ? "m1" : i == 1 ? "m2" : "m3", "28.39", "9000");
+	static const char *const seven[] = { "gpu.count=7", "gpu.ids=10de:2330", "gpu.model=H100",
+					     "nic.fw.ConnectX-7=28.39", "nic.models=ConnectX-7",
+					     "rdma.mtu.ConnectX-7=9000", NULL };
+	mk(&r[3], "m4", 0, seven);
+	struct drift d;
+	drift_compute(r, 4, NULL, &d);
+	assert_int_equal(d.n_groups, 1);
+	const struct drift_row *cnt = find_row(&d, "gpu.count", DRIFT_MINORITY);
+	assert_non_null(cnt);
+	assert_string_equal(cnt->values[1].value, "7");
+	assert_true(d.drifts[3]);
+	assert_false(d.drifts[0]);
+	assert_int_equal(cluster_exit_code(r, 4, &d), 1);
+	drift_free(&d);
+	free_all(r, 4);
+
+	struct node_record p[5];
+	const char *fw[] = { "1", "1", "2", "3", "4" };
+	for (int i = 0; i < 5; i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "p%d", i);
+		mk_h100(&p[i], name, fw[i], "9000");
+	}
+	drift_compute(p, 5, NULL, &d);
+	const struct drift_row *split = find_row(&d, "nic.fw.ConnectX-7", DRIFT_SPLIT);
+	assert_non_null(split); /* 2 of 5 is no majority */
+	for (int i = 0; i < 5; i++)
+		assert_true(d.drifts[i]);
+	drift_free(&d);
+	free_all(p, 5);
 }
 
 /* Two against two: a split naming both sides; two nodes cannot vote. */
@@ -300,7 +349,7 @@ static void test_drift_expect(void **state)
 	struct node_record r[2], g;
 	mk_h100(&r[0], "b1", "28.39", "9000");
 	mk_h100(&r[1], "b2", "28.36", NULL);
-	static const char *const gf[] = { "gpu.model=H100", "gpu.count=8", "nic.models=ConnectX-7",
+	static const char *const gf[] = { "gpu.model=H100", "gpu.count=8", "gpu.ids=10de:2330", "nic.models=ConnectX-7",
 					  "nic.fw.ConnectX-7=28.39", "rdma.mtu.ConnectX-7=9000", "kernel.release=6.8",
 					  NULL };
 	mk(&g, "golden", 0, gf);
@@ -388,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_facts_sets),
 		cmocka_unit_test(test_record_roundtrip), cmocka_unit_test(test_record_hostile),
 		cmocka_unit_test(test_record_garbage),   cmocka_unit_test(test_drift_vote),
+		cmocka_unit_test(test_drift_lost_gpu),
 		cmocka_unit_test(test_drift_tie),        cmocka_unit_test(test_drift_expect),
 		cmocka_unit_test(test_hostlist),         cmocka_unit_test(test_render),
 	};

@@ -71,9 +71,33 @@ static const char *ecn_state(const struct netdev *nd, int prio)
 	return "its DCQCN state cannot be read (see rdma.roce_ecn)";
 }
 
+/* mlx5 trusting PCP (no DSCP APP entries) is a lossless design of its own
+ * when untagged RoCE traffic (priority 0) has PFC, or when the port's RoCE
+ * GIDs sit on an upper device (a VLAN), whose egress map sets the PCP:
+ * information then, not a warning. */
+static bool pcp_may_be_intended(struct check_ctx *c, const char *subject, const struct netdev *nd,
+				const struct rdma_port *p, const struct dcb_port *dp, const char *on)
+{
+	const char *upper = NULL;
+	for (size_t k = 0; p && k < p->n_gids && !upper; k++)
+		if (p->gids[k].ndev && strcmp(p->gids[k].ndev, nd->name) && (!nd->master || strcmp(p->gids[k].ndev, nd->master)))
+			upper = p->gids[k].ndev;
+	if (!(dp->pfc_en & 1) && !upper)
+		return false;
+	struct finding *f = check_add(c, STATUS_INFO, subject, "%s trusts PCP (no DSCP APP entries), PFC on priority %s: "
+							       "RoCE packets are classified by their VLAN priority",
+				      nd->name, on);
+	if (upper)
+		finding_detail(f, "the port's RoCE GIDs are on %s (an upper device such as a VLAN): its egress map sets "
+				  "the priority",
+			       upper);
+	else
+		finding_detail(f, "untagged packets are priority 0, which has PFC");
+	return true;
+}
+
 static void judge_netdev(struct check_ctx *c, const char *subject, const struct netdev *nd, void *ud)
 {
-	(void)ud;
 	const struct dcb_info *di = &c->inv->net.dcb;
 	const struct dcb_port *dp = dcb_find(di, nd->name);
 	int dscp = tos_dscp(c->expect->tos);
@@ -110,6 +134,8 @@ static void judge_netdev(struct check_ctx *c, const char *subject, const struct 
 			  nd->name, fn && fn->driver ? fn->driver : "unknown");
 		return;
 	}
+	if (!dp->dscp_set && pcp_may_be_intended(c, subject, nd, ud, dp, on))
+		return;
 	if (!dp->dscp_set) {
 		/* the priority to map the class to: the default map's (DSCP/8) when
 		 * PFC is on there, else the lowest lossless one */
@@ -154,7 +180,9 @@ static void judge(struct check_ctx *c, const struct rdma_dev *d, const struct rd
 		  void *ud)
 {
 	(void)d;
-	roce_port_netdevs(c, lbl, p, "PFC", judge_netdev, ud);
+	(void)ud;
+	/* the port goes to judge_netdev: its GIDs say whether PCP trust is intended */
+	roce_port_netdevs(c, lbl, p, "PFC", judge_netdev, (void *)p);
 }
 
 static int run(struct check_ctx *c)
