@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HOST_MAX_DIGITS 9 /* range numbers below 10^9 */
+#define HOST_MAX_DIGITS 18 /* range numbers below 10^18 (as hostlist_compress writes them) */
 
 bool host_name_valid(const char *h)
 {
@@ -37,7 +37,7 @@ bool host_name_valid(const char *h)
 
 /* One range of a bracket. */
 struct hl_range {
-	unsigned long lo, hi;
+	unsigned long long lo, hi;
 	int width; /* zero padding to this many digits; 0: none */
 };
 
@@ -58,15 +58,15 @@ static void parts_free(struct hl_part *p, size_t n)
 	free(p);
 }
 
-static int parse_num(const char *s, size_t len, unsigned long *ret)
+static int parse_num(const char *s, size_t len, unsigned long long *ret)
 {
 	if (!len || len > HOST_MAX_DIGITS)
 		return -EINVAL;
-	unsigned long v = 0;
+	unsigned long long v = 0;
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
 			return -EINVAL;
-		v = v * 10 + (unsigned long)(s[i] - '0');
+		v = v * 10 + (unsigned long long)(s[i] - '0');
 	}
 	*ret = v;
 	return 0;
@@ -92,7 +92,10 @@ static int parse_bracket(const char *s, size_t len, struct hl_part *p, char **er
 		r.width = lolen > 1 && s[i] == '0' ? (int)lolen : 0;
 		p->ranges = xreallocarray(p->ranges, p->n_ranges + 1, sizeof(*p->ranges));
 		p->ranges[p->n_ranges++] = r;
-		p->count += r.hi - r.lo + 1;
+		/* stays above the bound once there, never overflows */
+		p->count += r.hi - r.lo + 1 > HOSTLIST_MAX_HOSTS ? HOSTLIST_MAX_HOSTS + 1ull : r.hi - r.lo + 1;
+		if (p->count > HOSTLIST_MAX_HOSTS)
+			p->count = HOSTLIST_MAX_HOSTS + 1ull;
 		i = j + 1;
 	}
 	return 0;
@@ -142,7 +145,7 @@ static void bracket_value(struct strbuf *sb, const struct hl_part *p, unsigned l
 	for (size_t r = 0; r < p->n_ranges; r++) {
 		unsigned long long span = p->ranges[r].hi - p->ranges[r].lo + 1;
 		if (k < span) {
-			strbuf_addf(sb, "%0*lu", p->ranges[r].width, p->ranges[r].lo + (unsigned long)k);
+			strbuf_addf(sb, "%0*llu", p->ranges[r].width, p->ranges[r].lo + k);
 			return;
 		}
 		k -= span;
