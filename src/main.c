@@ -59,8 +59,9 @@ static const struct command cluster_subs[] = {
 			 "HOSTLIST (no launcher) each host runs `gpuready cluster facts` through the remote shell "
 			 "(--rsh, default `ssh -o BatchMode=yes {host}`), at most --parallel at once, each within "
 			 "--host-timeout; a host that cannot be reached, does not answer in time or answers with "
-			 "anything but its own record is an unreachable row naming why. Site "
-			 "expectations come from the command line and --config only, the same for every node. "
+			 "anything but its own record is an unreachable row naming why. With --snapshots, site "
+			 "expectations come from the command line and --config only, the same for every node; with "
+			 "--hosts each host applies its own. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
 			 "2 gpuready could not run." },
@@ -138,9 +139,10 @@ const struct command commands[] = {
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
 	  .usage = "check|facts [options]", .subs = cluster_subs, .n_subs = 2,
-	  .summary = "Cluster mode: compare many nodes' checks and facts (offline, from snapshots, for now)",
-	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process and "
-			 "shows which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
+	  .summary = "Cluster mode: compare many nodes' checks and facts (from snapshots or through a remote shell)",
+	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process, "
+			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "
+			 "show which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
 			 "prints this node's record, the file --expect reads." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .opts = plain_opts, .scope = SCOPE_SNAPSHOT, .min_args = 1,
 	  .max_args = 1,

@@ -152,9 +152,12 @@ static void bracket_value(struct strbuf *sb, const struct hl_part *p, unsigned l
 	}
 }
 
-/* The names of parts, odometer order (the last bracket varies fastest). */
+/* The names of parts, odometer order (the last bracket varies fastest).
+ * out grows once, not per name (strv_push reallocates every time). */
 static int emit_item(const struct hl_part *p, size_t n, unsigned long long count, struct strv *out, char **err)
 {
+	out->v = xreallocarray(out->v, out->n + (size_t)count + 1, sizeof(*out->v));
+	out->v[out->n] = NULL;
 	for (unsigned long long k = 0; k < count; k++) {
 		struct strbuf sb = STRBUF_INIT;
 		unsigned long long rest = k, div = count;
@@ -174,7 +177,8 @@ static int emit_item(const struct hl_part *p, size_t n, unsigned long long count
 			free(name);
 			return -EINVAL;
 		}
-		strv_push(out, name);
+		out->v[out->n++] = name;
+		out->v[out->n] = NULL;
 	}
 	return 0;
 }
@@ -280,11 +284,15 @@ void hostlist_unique(struct strv *hosts, struct strv *dropped)
 	for (size_t i = 1; i < hosts->n; i++)
 		dup[h[i].i] = !strcmp(h[i - 1].name, h[i].name);
 	size_t w = 0;
+	dropped->v = xreallocarray(dropped->v, dropped->n + hosts->n + 1, sizeof(*dropped->v));
+	dropped->v[dropped->n] = NULL;
 	for (size_t i = 0; i < hosts->n; i++) {
-		if (dup[i])
-			strv_push(dropped, hosts->v[i]);
-		else
+		if (dup[i]) {
+			dropped->v[dropped->n++] = hosts->v[i];
+			dropped->v[dropped->n] = NULL;
+		} else {
 			hosts->v[w++] = hosts->v[i];
+		}
 	}
 	hosts->n = w;
 	if (hosts->v)

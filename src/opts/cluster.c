@@ -25,7 +25,7 @@ static const struct opt cluster_rows[] = {
 	{ .name = "rsh", .type = OPT_STRING, .offset = OFF(cluster.rsh), .metavar = "TEMPLATE",
 	  .def = OPT_DEF_STR("ssh -o BatchMode=yes {host}"),
 	  .help = "The command that runs a command on {host}, split into words at blanks ('...' and \"...\" quote; "
-		  "no shell), e.g. 'pdsh -R ssh -w {host}' or 'kubectl exec {host} --'.",
+		  "no shell), e.g. 'pdsh -N -R ssh -w {host}' or 'kubectl exec {host} --'.",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "remote-gpuready", .type = OPT_STRING, .offset = OFF(cluster.remote), .metavar = "PATH",
 	  .def = OPT_DEF_STR("gpuready"), .help = "gpuready's path on the hosts (--hosts).",
