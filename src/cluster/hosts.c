@@ -331,6 +331,47 @@ static void poll_slots(struct slot *sl, size_t ns, struct pollfd *pf, size_t *wh
 			slot_read(&sl[who[k] / 2], who[k] % 2 == 0);
 }
 
+/* An interrupt (Ctrl-C, SIGTERM, SIGHUP) while hosts are asked: their
+ * process groups are not the terminal's, so they are killed here before
+ * the signal takes its course. */
+static volatile sig_atomic_t stop_signal;
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_STOP (sizeof(stop_signals) / sizeof(*stop_signals))
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void stop_handlers(bool install, struct sigaction *old)
+{
+	for (size_t i = 0; i < N_STOP; i++) {
+		if (install) {
+			/* an ignored signal (nohup's SIGHUP) stays ignored */
+			struct sigaction sa = { .sa_handler = on_stop };
+			sigemptyset(&sa.sa_mask);
+			sigaction(stop_signals[i], NULL, &old[i]);
+			if (old[i].sa_handler != SIG_IGN)
+				sigaction(stop_signals[i], &sa, NULL);
+		} else {
+			sigaction(stop_signals[i], &old[i], NULL);
+		}
+	}
+}
+
+/* Kills every host still running and re-raises the interrupt. */
+static void stop_all(struct slot *sl, size_t ns, struct sigaction *old)
+{
+	for (size_t i = 0; i < ns; i++)
+		if (sl[i].used && sl[i].pid > 0 && !sl[i].reaped)
+			kill(-sl[i].pid, SIGKILL);
+	stop_handlers(false, old);
+	raise(stop_signal);
+	/* handled by the caller's handler: the killed hosts end as rows */
+	stop_signal = 0;
+	stop_handlers(true, old);
+}
+
 int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o, struct node_record *recs,
 		  char **err)
 {
@@ -343,7 +384,12 @@ int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o
 	struct slot *sl = xcalloc(ns, sizeof(*sl));
 	struct pollfd *pf = xcalloc(2 * ns, sizeof(*pf));
 	size_t *who = xcalloc(2 * ns, sizeof(*who));
+	struct sigaction old[N_STOP];
+	stop_signal = 0;
+	stop_handlers(true, old);
 	while (done < n) {
+		if (stop_signal)
+			stop_all(sl, ns, old); /* returns only if the signal is ignored or handled */
 		for (size_t i = 0; i < ns && next < n; i++) {
 			if (sl[i].used)
 				continue;
@@ -360,6 +406,7 @@ int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o
 				done++;
 			}
 	}
+	stop_handlers(false, old);
 	free(sl);
 	free(pf);
 	free(who);
