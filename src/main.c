@@ -44,7 +44,7 @@ static const struct command bench_subs[] = {
 /* `cluster check` and `cluster facts`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
-	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] [--expect FILE] [--json] [--prom FILE] [--reason]",
+	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE] [--expect FILE] [--json] [--prom FILE] [--reason]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
 	  .description = "Reads each node's snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`), "
 			 "runs every check on it, and prints one line of counts (N nodes: pass, warn, fail, "
@@ -55,8 +55,13 @@ static const struct command cluster_subs[] = {
 			 "among nodes of one hardware shape (GPU model and count, NIC models); groups of fewer than "
 			 "three nodes cannot vote. --expect FILE compares every node of its shape with a known-good "
 			 "node's record as well. A node is named by the host name its snapshot recorded, else by its "
-			 "directory; a directory that cannot be read is an unreachable row with the reason. Site "
-			 "expectations come from the command line and --config only, the same for every node. "
+			 "directory; a directory that cannot be read is an unreachable row with the reason. With --hosts "
+			 "HOSTLIST (no launcher) each host runs `gpuready cluster facts` through the remote shell "
+			 "(--rsh, default `ssh -o BatchMode=yes {host}`), at most --parallel at once, each within "
+			 "--host-timeout; a host that cannot be reached, does not answer in time or answers with "
+			 "anything but its own record is an unreachable row naming why. With --snapshots, site "
+			 "expectations come from the command line and --config only, the same for every node; with "
+			 "--hosts each host applies its own. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
 			 "2 gpuready could not run." },
@@ -134,9 +139,10 @@ const struct command commands[] = {
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
 	  .usage = "check|facts [options]", .subs = cluster_subs, .n_subs = 2,
-	  .summary = "Cluster mode: compare many nodes' checks and facts (offline, from snapshots, for now)",
-	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process and "
-			 "shows which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
+	  .summary = "Cluster mode: compare many nodes' checks and facts (from snapshots or through a remote shell)",
+	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process, "
+			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "
+			 "show which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
 			 "prints this node's record, the file --expect reads." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .opts = plain_opts, .scope = SCOPE_SNAPSHOT, .min_args = 1,
 	  .max_args = 1,

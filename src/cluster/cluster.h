@@ -166,6 +166,27 @@ void drift_free(struct drift *d);
  * their last run of digits; runs keep their zero padding. */
 char *hostlist_compress(const struct node_record *recs, const size_t *idx, size_t n);
 
+/* ---- hostlist.c ---- */
+
+#define HOSTLIST_MAX_TEXT (1u << 20)  /* bytes of a host list (a file's too) */
+#define HOSTLIST_MAX_HOSTS 100000u    /* names a host list may expand to */
+#define HOST_NAME_MAX_LEN 255u        /* bytes of one host name */
+
+/* A host name gpuready passes to a remote shell: [A-Za-z0-9._-], 1 to
+ * HOST_NAME_MAX_LEN bytes, not starting with '-'. */
+bool host_name_valid(const char *h);
+/* Appends the names of a Slurm hostlist ("node[01-16,20],login1"; items
+ * separated by ',' or blanks; several brackets per name multiply) to out,
+ * in the order written. 0, or -EINVAL/-E2BIG with *err saying why (out
+ * may then hold some names). */
+int hostlist_expand(const char *text, size_t len, struct strv *out, char **err);
+/* The same for a file's text: one host or hostlist per line (or several),
+ * '#' starts a comment to the end of its line. */
+int hostlist_parse_file(const char *text, size_t len, struct strv *out, char **err);
+/* Removes the second and later copies of a name from hosts (keeping the
+ * order), moving them to dropped. O(n log n). */
+void hostlist_unique(struct strv *hosts, struct strv *dropped);
+
 /* Exit code of an aggregate: 1 when a node fails or is unreachable or a
  * fact drifts, else 0. */
 int cluster_exit_code(const struct node_record *recs, size_t n, const struct drift *d);

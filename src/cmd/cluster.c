@@ -2,6 +2,7 @@
  * options to a plan, the aggregate to an exit code. The record, the vote
  * and the renderers are src/cluster/'s. */
 #include "cmd.h"
+#include "cluster/hosts.h"
 #include "cluster/node.h"
 #include "config.h"
 #include "core/cleanup.h"
@@ -24,7 +25,8 @@ static double now_unix(void)
 int cmd_cluster(struct cmd_env *env)
 {
 	fprintf(stderr,
-		"usage: gpuready cluster facts [options] | gpuready cluster check --snapshots DIR... [options]\n"
+		"usage: gpuready cluster facts [options] | gpuready cluster check --snapshots DIR... [options] | "
+		"gpuready cluster check --hosts HOSTLIST [options]\n"
 		"(see `gpuready help cluster check`)\n");
 	(void)env;
 	return EXIT_TOOL_ERROR;
@@ -82,14 +84,15 @@ static int read_expect(struct cmd_env *env, struct node_record *ret)
 static int check_usage(struct cmd_env *env)
 {
 	struct settings *s = env->set;
-	if (!s->cluster.snapshots) {
-		fprintf(stderr, "%s: cluster check reads snapshots for now: give --snapshots DIR... (each taken with "
-				"`gpuready snapshot DIR` on its node)\n",
+	if (!s->cluster.snapshots == !s->cluster.hosts) {
+		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell) or "
+				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node): give one\n",
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
-	if (!env->args.n) {
-		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options]\n");
+	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
+		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
+				"gpuready cluster check --hosts HOSTLIST [options]\n");
 		return EXIT_TOOL_ERROR;
 	}
 	_cleanup_free_ char *err = NULL;
@@ -120,6 +123,65 @@ static int render(struct cmd_env *env, const struct node_record *recs, size_t n,
 	return r < 0 ? EXIT_TOOL_ERROR : ret;
 }
 
+/* The hosts of --hosts, each once; 0 or EXIT_TOOL_ERROR (said). */
+static int read_hosts(struct cmd_env *env, struct strv *ret)
+{
+	const char *v = env->set->cluster.hosts;
+	_cleanup_free_ char *err = NULL;
+	int r;
+	if (v[0] == '@') {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		if ((r = file_read_host(v + 1, HOSTLIST_MAX_TEXT + 1, &sb)) < 0) {
+			fprintf(stderr, "%s: --hosts: cannot read %s: %s\n", env->progname, v + 1, strerror(-r));
+			return EXIT_TOOL_ERROR;
+		}
+		r = hostlist_parse_file(sb.buf, sb.len, ret, &err);
+	} else {
+		r = hostlist_expand(v, strlen(v), ret, &err);
+	}
+	if (r < 0 || !ret->n) {
+		fprintf(stderr, "%s: --hosts: %s\n", env->progname, r < 0 ? err : "no host");
+		return EXIT_TOOL_ERROR;
+	}
+	_cleanup_(strv_freep) struct strv dup = STRV_INIT;
+	hostlist_unique(ret, &dup);
+	for (size_t i = 0; i < dup.n; i++)
+		fprintf(stderr, "%s: --hosts names %s more than once: asked once\n", env->progname, dup.v[i]);
+	return 0;
+}
+
+/* The records of the nodes: each snapshot read here, or each host asked
+ * through the remote shell. *ret_labels: where each came from. */
+static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struct node_record **ret, size_t *ret_n,
+		   struct strv *labels)
+{
+	struct settings *s = env->set;
+	if (s->cluster.snapshots) {
+		*ret_n = env->args.n;
+		*ret = xcalloc(*ret_n + 1, sizeof(**ret));
+		for (size_t i = 0; i < *ret_n; i++) {
+			cluster_node_snapshot(env->args.v[i], o, &(*ret)[i]);
+			strv_add(labels, env->args.v[i]);
+		}
+		return 0;
+	}
+	int r = read_hosts(env, labels);
+	if (r)
+		return r;
+	struct hosts_opts h = { .rsh = s->cluster.rsh, .remote = s->cluster.remote, .parallel = s->cluster.parallel,
+				.timeout_s = s->cluster.host_timeout };
+	_cleanup_free_ char *err = NULL;
+	*ret_n = labels->n;
+	*ret = xcalloc(*ret_n + 1, sizeof(**ret));
+	if (hosts_collect((const char *const *)labels->v, labels->n, &h, *ret, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		free(*ret);
+		*ret = NULL;
+		return EXIT_TOOL_ERROR;
+	}
+	return 0;
+}
+
 int cmd_cluster_check(struct cmd_env *env)
 {
 	struct settings *s = env->set;
@@ -131,12 +193,15 @@ int cmd_cluster_check(struct cmd_env *env)
 	double now = now_unix();
 	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
 				       .skip = &s->skip, .python = s->python, .force = s->force };
-	size_t n = env->args.n;
-	struct node_record *recs = xcalloc(n, sizeof(*recs));
-	for (size_t i = 0; i < n; i++)
-		cluster_node_snapshot(env->args.v[i], &o, &recs[i]);
+	size_t n = 0;
+	struct node_record *recs = NULL;
+	_cleanup_(strv_freep) struct strv labels = STRV_INIT;
+	if ((ret = collect(env, &o, &recs, &n, &labels))) {
+		record_free(&golden);
+		return ret;
+	}
 	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
-	cluster_nodes_unique(recs, n, (const char *const *)env->args.v, &notes);
+	cluster_nodes_unique(recs, n, (const char *const *)labels.v, &notes);
 	for (size_t i = 0; i < notes.n; i++)
 		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
 	cluster_nodes_sort(recs, n);

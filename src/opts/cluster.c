@@ -18,5 +18,23 @@ static const struct opt cluster_rows[] = {
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
 	  .help = "This node's name in the record (default: $SLURMD_NODENAME under Slurm, else the host name).",
 	  .scope = SCOPE_CLUSTER_FACTS },
+	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
+	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
+		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
+	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "rsh", .type = OPT_STRING, .offset = OFF(cluster.rsh), .metavar = "TEMPLATE",
+	  .def = OPT_DEF_STR("ssh -o BatchMode=yes {host}"),
+	  .help = "The command that runs a command on {host}, split into words at blanks ('...' and \"...\" quote; "
+		  "no shell), e.g. 'pdsh -N -R ssh -w {host}' or 'kubectl exec {host} --'.",
+	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "remote-gpuready", .type = OPT_STRING, .offset = OFF(cluster.remote), .metavar = "PATH",
+	  .def = OPT_DEF_STR("gpuready"), .help = "gpuready's path on the hosts (--hosts).",
+	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "parallel", .type = OPT_INT, .offset = OFF(cluster.parallel), .metavar = "N", .def = OPT_DEF_INT(32),
+	  .min = 1, .max = 1024, .help = "Ask at most N hosts at once (--hosts).", .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "host-timeout", .type = OPT_INT, .offset = OFF(cluster.host_timeout), .metavar = "SEC",
+	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
+	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts).",
+	  .scope = SCOPE_CLUSTER_CHECK },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);

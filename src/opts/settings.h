@@ -69,6 +69,11 @@ struct settings {
 		bool snapshots;    /* the arguments are snapshot directories */
 		char *expect;      /* the golden record (cluster facts' output) */
 		char *node_name;   /* cluster facts: this node's name */
+		char *hosts;       /* cluster check: the hosts to ask (hostlist or @FILE) */
+		char *rsh;         /* the remote-shell template */
+		char *remote;      /* gpuready's path on the hosts */
+		int parallel;      /* hosts asked at once */
+		int host_timeout;  /* seconds per host */
 	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {

@@ -17,6 +17,12 @@
 # judges a group of two; an incomplete snapshot is a row unless --force;
 # --reason, --prom, duplicate host names, exit
 # codes. GPUREADY_UPDATE=1 rewrites the expected file.
+#
+# --hosts (no launcher) runs the same fleet through tests/cli/fake-rsh.sh,
+# a remote shell that gives each host its tree with --sysroot, beside hosts
+# that refuse the connection, never answer, print garbage or answer with
+# another node's record: each is a row naming why, the run ends within the
+# deadline, and the drift is the same as --snapshots finds.
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -135,8 +141,60 @@ cp -a "$F/gpu01" "$F/again"
 expect_exit 0 "$BIN" cluster check --snapshots "$F/gpu01" "$F/again" "$F/gpu02"
 contains "$TMP/err" "both record the host name gpu01: the second is named gpu01_2" "duplicate host names"
 
+# --hosts: the nodes asked through a remote shell
+hosts_fleet() {
+	rsh="sh '$SRC/tests/cli/fake-rsh.sh' {host}"
+	t0=$(date +%s)
+	GPUREADY_FAKE_RSH_DIR=$F expect_exit 1 "$BIN" cluster check --hosts 'gpu[01-06],refused1,hang1,garbage1,liar1' \
+		--rsh "$rsh" --remote-gpuready "$BIN" --host-timeout 3 --parallel 4 && pass "--hosts: exit 1"
+	t1=$(date +%s)
+	[ $((t1 - t0)) -lt 30 ] && pass "--hosts: a host that never answers ends the run ($((t1 - t0)) s)" ||
+		fail "--hosts: the run took $((t1 - t0)) s"
+	out=$TMP/hosts.txt
+	cp "$TMP/out" "$out"
+	contains "$out" "10 nodes: 4 pass, 2 warn, 0 fail, 4 unreachable" "--hosts: summary"
+	contains "$out" "unreachable  refused1: remote shell exited with 255: ssh: connect to host refused1 port 22: Connection refused" \
+		"--hosts: a refused connection is a row with ssh's words"
+	contains "$out" "unreachable  hang1: no answer within 3 s" "--hosts: a host that never answers is a row"
+	contains "$out" "unreachable  garbage1: no node record: " "--hosts: garbage is a row"
+	contains "$out" "unreachable  liar1: answered with the record of another node, 'gpu01'" \
+		"--hosts: a record with another node's name is refused"
+	contains "$out" "gpu03: 28.36.1010,28.39.1002" "--hosts: gpu03's firmware named"
+	contains "$out" "gpu05: 4200,9000" "--hosts: gpu05's MTU named"
+	contains "$out" "gpu06: 106" "--hosts: gpu06's NCCL_IB_TC named"
+	lacks "$out" "gpu01:" "--hosts: gpu01 is not named"
+	# the same nodes as snapshots: the same drift, by the same code
+	"$BIN" cluster check --snapshots "$F/gpu01" "$F/gpu02" "$F/gpu03" "$F/gpu04" "$F/gpu05" "$F/gpu06" \
+		>"$TMP/snap6.txt" 2>/dev/null
+	sed -n '/^Drift/,$p' "$TMP/snap6.txt" >"$TMP/snap6.drift"
+	sed -n '/^Drift/,$p' "$out" >"$TMP/hosts.drift"
+	cmp -s "$TMP/snap6.drift" "$TMP/hosts.drift" && pass "--hosts: the drift equals --snapshots'" ||
+		{ fail "--hosts: drift differs from --snapshots"; diff "$TMP/snap6.drift" "$TMP/hosts.drift" >&2; }
+	GPUREADY_FAKE_RSH_DIR=$F "$BIN" cluster check --hosts 'gpu[01-02],hang1' --rsh "$rsh" --remote-gpuready "$BIN" \
+		--host-timeout 2 --json >"$TMP/hosts.json" 2>/dev/null
+	schema_ok cluster.schema.json "cluster check --hosts" "$TMP/hosts.json"
+	# a hosts file: comments, blank lines, a name given twice
+	printf '# rack 1\ngpu[01-02]  # two\n\ngpu04,gpu01\n' >"$TMP/hosts"
+	GPUREADY_FAKE_RSH_DIR=$F expect_exit 0 "$BIN" cluster check --hosts "@$TMP/hosts" --rsh "$rsh" \
+		--remote-gpuready "$BIN" && contains "$TMP/out" "3 nodes: 3 pass" "--hosts @FILE: three nodes"
+	contains "$TMP/err" "--hosts names gpu01 more than once: asked once" "--hosts: a duplicate is said"
+	# refused before anything starts
+	expect_exit 2 "$BIN" cluster check --hosts 'gpu[01-' && contains "$TMP/err" "unbalanced" "--hosts: a bad hostlist"
+	expect_exit 2 "$BIN" cluster check --hosts '-oProxyCommand=x' &&
+		contains "$TMP/err" "is no host name" "--hosts: an option is no host name"
+	expect_exit 2 "$BIN" cluster check --hosts 'n[0-999999]' && contains "$TMP/err" "more than 100000 hosts" \
+		"--hosts: the bound on hosts"
+	expect_exit 2 "$BIN" cluster check --hosts gpu01 --rsh 'ssh gpu01' && contains "$TMP/err" "no {host}" \
+		"--rsh without {host}"
+	expect_exit 2 "$BIN" cluster check --hosts "@$TMP/nonexistent" && contains "$TMP/err" "cannot read" \
+		"--hosts @FILE: a missing file"
+	expect_exit 2 "$BIN" cluster check --hosts gpu01 --snapshots "$F/gpu01" && pass "--hosts with --snapshots: usage"
+	expect_exit 2 "$BIN" cluster check --hosts gpu01 "$F/gpu01" && pass "--hosts with arguments: usage"
+}
+hosts_fleet
+
 # Usage
-expect_exit 2 "$BIN" cluster check "$F/gpu01" && contains "$TMP/err" "give --snapshots" "cluster check needs --snapshots"
+expect_exit 2 "$BIN" cluster check "$F/gpu01" && contains "$TMP/err" "--snapshots DIR... (each" "cluster check needs --snapshots or --hosts"
 expect_exit 2 "$BIN" cluster && pass "cluster alone: usage"
 
 [ "$FAILS" -eq 0 ] || exit 1

@@ -4,7 +4,7 @@
  * the same NCCL_* assignments), limits.conf, GIDs, NCCL list syntax, config
  * values, NCCL's INFO log, the launchers' host lists and addresses, and
  * every message of `bench net`'s control protocol, and cluster mode's node
- * record). The
+ * record, and the Slurm hostlists of `cluster check --hosts`). The
  * first byte picks the parser so one corpus covers all. */
 #include "bench/nccl_log.h"
 #include "cluster/cluster.h"
@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = size - 1;
 	char *s = xstrndup(text, len); /* C-string view (stops at NUL) */
 
-	switch (sel % 32) {
+	switch (sel % 33) {
 	case 0: {
 		uint64_t u;
 		int64_t i;
@@ -351,6 +351,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(out);
 		}
 		free(err);
+		break;
+	}
+	case 32: {
+		/* --hosts: a hostlist (raw bytes) and a hosts file; every name
+		 * it gives is a valid host name, and compressing and expanding
+		 * again gives the same set */
+		struct strv out = STRV_INIT, again = STRV_INIT, dropped = STRV_INIT;
+		char *err = NULL;
+		if (hostlist_expand(text, len, &out, &err) == 0) {
+			hostlist_unique(&out, &dropped);
+			struct node_record *r = xcalloc(out.n + 1, sizeof(*r));
+			size_t *idx = xcalloc(out.n + 1, sizeof(*idx));
+			for (size_t i = 0; i < out.n; i++) {
+				if (!host_name_valid(out.v[i]))
+					abort();
+				r[i].node = out.v[i];
+				idx[i] = i;
+			}
+			char *c = hostlist_compress(r, idx, out.n);
+			if (strlen(c) <= HOSTLIST_MAX_TEXT &&
+			    (hostlist_expand(c, strlen(c), &again, &err) != 0 || again.n != out.n))
+				abort();
+			free(c);
+			free(r);
+			free(idx);
+		}
+		free(err);
+		err = NULL;
+		if (hostlist_parse_file(text, len, &again, &err) < 0)
+			free(err);
+		sink += (unsigned)(out.n + again.n);
+		strv_free(&out);
+		strv_free(&again);
+		strv_free(&dropped);
 		break;
 	}
 	}
