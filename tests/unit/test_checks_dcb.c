@@ -3,6 +3,7 @@
  * record "unsupported" or the error, never hang), and the policy of
  * rdma.roce_pfc on inventories built by hand: one active RoCE port mlx5_0
  * on ens1f0np0, the expected ToS 104 (DSCP 26). */
+#include "core/spawn.h"
 #include "testutil.h"
 #include "checks/check.h"
 #include "checks/rdma/common.h"
@@ -153,26 +154,25 @@ static void test_probe_no_dcb(void **state)
 static void test_probe_veth_netns(void **state)
 {
 	(void)state;
-	char self[4096], cmd[8192];
+	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	assert_true(n > 0);
 	self[n] = '\0';
-	snprintf(cmd, sizeof(cmd),
-		 "unshare -rn sh -c 'ip link add gr-v0 type veth peer name gr-v1 && exec \"$0\" --probe gr-v0 gr-v1' "
-		 "'%s' 2>/dev/null",
-		 self);
-	FILE *p = popen(cmd, "r");
-	assert_non_null(p);
-	struct strbuf out = STRBUF_INIT;
-	char buf[512];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof(buf), p)) > 0)
-		strbuf_add(&out, buf, got);
-	int rc = pclose(p);
-	if (rc != 0 || !out.len) {
-		strbuf_release(&out);
+	/* the project's spawn helper: no outer shell, a deadline (the shell
+	 * inside the namespace makes the pair, then becomes this test) */
+	const char *const argv[] = { "unshare", "-rn", "sh", "-c",
+				     "ip link add gr-v0 type veth peer name gr-v1 && exec \"$0\" --probe gr-v0 gr-v1", self,
+				     NULL };
+	struct spawn_result res;
+	if (spawn_run(argv, NULL, 30000, &res) < 0)
+		skip(); /* no unshare(1) */
+	if (res.exit_code != 0 || !res.out.len) {
+		spawn_result_free(&res);
 		skip();
 	}
+	struct strbuf out = res.out;
+	res.out = (struct strbuf)STRBUF_INIT;
+	spawn_result_free(&res);
 	struct dcb_info di = { 0 };
 	dcb_parse(out.buf, out.len, &di);
 	assert_int_equal(di.bad, 0);
