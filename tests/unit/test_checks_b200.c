@@ -19,22 +19,10 @@
 
 #define MGMT_BDF "0000:e9:00.0"
 
-static void assert_has(const char *s, const char *part)
-{
-	if (!s || !strstr(s, part))
-		fail_msg("\"%s\" lacks \"%s\"", s ? s : "(null)", part);
-}
-
 /* The finding of id about subject (the last one), failing when none. */
 static const struct finding *find(const struct report *rep, const char *id, const char *subject)
 {
-	const struct finding *got = NULL;
-	for (size_t i = 0; i < rep->n; i++)
-		if (!strcmp(rep->v[i]->id, id) && !strcmp(rep->v[i]->subject, subject))
-			got = rep->v[i];
-	if (!got)
-		fail_msg("no finding %s about %s", id, subject);
-	return got;
+	return tu_finding(rep, id, subject);
 }
 
 static void run_check(struct inventory *inv, const char *id, struct report *rep)
@@ -126,13 +114,13 @@ static void test_fixture_vpd(void **state)
 	run_check(inv, "rdma.link_rate", &rep);
 	const struct finding *f = find(&rep, "rdma.link_rate", "mlx5_8/1");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "NVSwitch management port (VPD SW_MNG)");
+	tu_assert_has(f->message, "NVSwitch management port (VPD SW_MNG)");
 	assert_int_equal(find(&rep, "rdma.link_rate", "mlx5_0/1")->status, STATUS_OK);
 	report_free(&rep);
 	/* their firmware is compared among themselves, not with the rails' */
 	run_check(inv, "rdma.firmware", &rep);
-	assert_has(find(&rep, "rdma.firmware", "NVSwitch management port")->message, "4 NICs");
-	assert_has(find(&rep, "rdma.firmware", "ConnectX-7")->message, "8 NICs");
+	tu_assert_has(find(&rep, "rdma.firmware", "NVSwitch management port")->message, "4 NICs");
+	tu_assert_has(find(&rep, "rdma.firmware", "ConnectX-7")->message, "8 NICs");
 	report_free(&rep);
 	inventory_free(inv);
 	free(dir);
@@ -174,8 +162,8 @@ static void test_vpd_unreadable(void **state)
 	run_check(inv, "gpu.nvlsm", &rep);
 	const struct finding *f = find(&rep, "gpu.nvlsm", "nvlsm");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "cannot tell");
-	assert_has(f->message, "0000:e9:00.0/vpd: Permission denied");
+	tu_assert_has(f->message, "cannot tell");
+	tu_assert_has(f->message, "0000:e9:00.0/vpd: Permission denied");
 	report_free(&rep);
 	inventory_free(inv);
 
@@ -188,7 +176,7 @@ static void test_vpd_unreadable(void **state)
 	run_check(inv, "gpu.nvlsm", &rep);
 	f = find(&rep, "gpu.nvlsm", "nvlsm");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "not an NVLink 5 baseboard");
+	tu_assert_has(f->message, "not an NVLink 5 baseboard");
 	report_free(&rep);
 	inventory_free(inv);
 	tu_rmtree(dir);
@@ -240,9 +228,9 @@ static void expect_one(struct node *n, const char *id, const char *subject, enum
 	run_check(&n->inv, id, &n->rep);
 	const struct finding *f = find(&n->rep, id, subject);
 	assert_int_equal(f->status, st);
-	assert_has(f->message, part);
+	tu_assert_has(f->message, part);
 	if (hint)
-		assert_has(f->hint, hint);
+		tu_assert_has(f->hint, hint);
 	node_done(n);
 }
 
@@ -276,8 +264,8 @@ static void test_nvlsm(void **state)
 	run_check(&n.inv, "gpu.nvlsm", &n.rep);
 	const struct finding *f = find(&n.rep, "gpu.nvlsm", "ib_umad");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "nvlsm has no /dev/infiniband/umad*");
-	assert_has(f->hint, "`modprobe ib_umad && echo ib_umad > /etc/modules-load.d/ib_umad.conf`");
+	tu_assert_has(f->message, "nvlsm has no /dev/infiniband/umad*");
+	tu_assert_has(f->hint, "`modprobe ib_umad && echo ib_umad > /etc/modules-load.d/ib_umad.conf`");
 	assert_int_equal(find(&n.rep, "gpu.nvlsm", "mlx5_ib")->status, STATUS_OK);
 	strv_free(&n.inv.modules.builtin);
 	node_done(&n);
@@ -326,7 +314,7 @@ static void test_port_state_mgmt(void **state)
 	run_check(&n.inv, "rdma.port_state", &n.rep);
 	const struct finding *f = find(&n.rep, "rdma.port_state", "mlx5_8/1");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "not judged against the compute fabric");
+	tu_assert_has(f->message, "not judged against the compute fabric");
 	node_done(&n);
 	/* the same port on a rail fails */
 	node_init(&n, false);

@@ -68,19 +68,7 @@ static void node_run(struct node *n, const char *id)
 
 static const struct finding *find(const struct node *n, const char *id, const char *subject)
 {
-	const struct finding *got = NULL;
-	for (size_t i = 0; i < n->rep.n; i++)
-		if (!strcmp(n->rep.v[i]->id, id) && !strcmp(n->rep.v[i]->subject, subject))
-			got = n->rep.v[i];
-	if (!got)
-		fail_msg("no finding %s about %s", id, subject);
-	return got;
-}
-
-static void assert_has(const char *s, const char *part)
-{
-	if (!s || !strstr(s, part))
-		fail_msg("\"%s\" lacks \"%s\"", s ? s : "(null)", part);
+	return tu_finding(&n->rep, id, subject);
 }
 
 /* No finding of id is a warn or fail. */
@@ -105,7 +93,7 @@ static void test_live_only(void **state)
 		node_run(&n, ids[k]);
 		const struct finding *f = find(&n, ids[k], "gpu");
 		assert_int_equal(f->status, STATUS_SKIP);
-		assert_has(f->message, "needs the live machine");
+		tu_assert_has(f->message, "needs the live machine");
 		report_free(&n.rep);
 
 		node_init(&n, 2, false);
@@ -113,7 +101,7 @@ static void test_live_only(void **state)
 		node_run(&n, ids[k]);
 		f = find(&n, ids[k], "nvml");
 		assert_int_equal(f->status, STATUS_SKIP);
-		assert_has(f->message, "gpu.nvml says why");
+		tu_assert_has(f->message, "gpu.nvml says why");
 		report_free(&n.rep);
 	}
 }
@@ -130,13 +118,13 @@ static void test_compute_mode(void **state)
 	assert_int_equal(find(&n, "gpu.compute_mode", "0000:18:00.0")->status, STATUS_OK);
 	const struct finding *f = find(&n, "gpu.compute_mode", "0000:28:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "Prohibited");
-	assert_has(f->hint, "`nvidia-smi -i 1 -c DEFAULT`");
+	tu_assert_has(f->message, "Prohibited");
+	tu_assert_has(f->hint, "`nvidia-smi -i 1 -c DEFAULT`");
 	f = find(&n, "gpu.compute_mode", "0000:38:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "Exclusive_Process");
-	assert_has(f->message, "CUDA error 46");
-	assert_has(f->hint, "`nvidia-smi -i 2 -c DEFAULT`");
+	tu_assert_has(f->message, "Exclusive_Process");
+	tu_assert_has(f->message, "CUDA error 46");
+	tu_assert_has(f->hint, "`nvidia-smi -i 2 -c DEFAULT`");
 	assert_int_equal(find(&n, "gpu.compute_mode", "0000:48:00.0")->status, STATUS_SKIP);
 	report_free(&n.rep);
 }
@@ -156,20 +144,20 @@ static void test_power_clocks(void **state)
 	node_run(&n, "gpu.power_clocks");
 	const struct finding *f = find(&n, "gpu.power_clocks", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_OK);
-	assert_has(f->message, "power limit 700 W (default 700 W)");
+	tu_assert_has(f->message, "power limit 700 W (default 700 W)");
 	f = find(&n, "gpu.power_clocks", "0000:28:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "power limit 500 W, 29% below the default 700 W");
-	assert_has(f->hint, "`nvidia-smi -i 1 -pl 700`");
+	tu_assert_has(f->message, "power limit 500 W, 29% below the default 700 W");
+	tu_assert_has(f->hint, "`nvidia-smi -i 1 -pl 700`");
 	f = find(&n, "gpu.power_clocks", "0000:38:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "power limit 600 W, 14% below the default 700 W");
-	assert_has(f->message, "the limit set through NVML is 700 W");
-	assert_has(f->hint, "`nvidia-smi -q -d POWER -i 2`");
+	tu_assert_has(f->message, "power limit 600 W, 14% below the default 700 W");
+	tu_assert_has(f->message, "the limit set through NVML is 700 W");
+	tu_assert_has(f->hint, "`nvidia-smi -q -d POWER -i 2`");
 	f = find(&n, "gpu.power_clocks", "0000:48:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "graphics application clock 1500 MHz, 24% below the default 1980 MHz (maximum 1980 MHz)");
-	assert_has(f->hint, "`nvidia-smi -i 3 -rac`");
+	tu_assert_has(f->message, "graphics application clock 1500 MHz, 24% below the default 1980 MHz (maximum 1980 MHz)");
+	tu_assert_has(f->hint, "`nvidia-smi -i 3 -rac`");
 	report_free(&n.rep);
 
 	/* a default application clock below the maximum is by design;
@@ -193,7 +181,7 @@ static void test_fabric(void **state)
 	node_run(&n, "gpu.fabric");
 	const struct finding *f = find(&n, "gpu.fabric", "nvml");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "not applicable");
+	tu_assert_has(f->message, "not applicable");
 	report_free(&n.rep);
 
 	node_init(&n, 4, true);
@@ -208,18 +196,18 @@ static void test_fabric(void **state)
 	node_run(&n, "gpu.fabric");
 	f = find(&n, "gpu.fabric", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_OK);
-	assert_has(f->message, "healthy (health mask 0xaa)");
+	tu_assert_has(f->message, "healthy (health mask 0xaa)");
 	f = find(&n, "gpu.fabric", "0000:28:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "state In Progress (2)");
-	assert_has(f->hint, "`systemctl status nvidia-fabricmanager`");
-	assert_has(f->hint, "`nvidia-smi -r -i 1`");
+	tu_assert_has(f->message, "state In Progress (2)");
+	tu_assert_has(f->hint, "`systemctl status nvidia-fabricmanager`");
+	tu_assert_has(f->hint, "`nvidia-smi -r -i 1`");
 	f = find(&n, "gpu.fabric", "0000:38:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "completed with an error: In use by another client (19)");
+	tu_assert_has(f->message, "completed with an error: In use by another client (19)");
 	f = find(&n, "gpu.fabric", "0000:48:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "bandwidth degraded (health mask 0xa9)");
+	tu_assert_has(f->message, "bandwidth degraded (health mask 0xa9)");
 	report_free(&n.rep);
 
 	/* recovery in progress: warn; a wrong configuration: fail; one GPU
@@ -232,14 +220,14 @@ static void test_fabric(void **state)
 	node_run(&n, "gpu.fabric");
 	f = find(&n, "gpu.fabric", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "route recovery in progress");
-	assert_has(f->hint, "NVLink switch trays");
+	tu_assert_has(f->message, "route recovery in progress");
+	tu_assert_has(f->hint, "NVLink switch trays");
 	f = find(&n, "gpu.fabric", "0000:28:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "incorrect configuration: insufficient NVLinks");
+	tu_assert_has(f->message, "incorrect configuration: insufficient NVLinks");
 	f = find(&n, "gpu.fabric", "0000:38:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "while 2 other GPUs of this node do");
+	tu_assert_has(f->message, "while 2 other GPUs of this node do");
 	report_free(&n.rep);
 }
 
@@ -253,9 +241,9 @@ static void test_p2p(void **state)
 	node_run(&n, "gpu.nvml_p2p");
 	const struct finding *f = find(&n, "gpu.nvml_p2p", "0000:28:00.0<->0000:38:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "read disabled by registry key, write OK");
-	assert_has(f->hint, "`nvidia-smi -r -i 1`");
-	assert_has(f->hint, "`nvidia-smi topo -p2p r`");
+	tu_assert_has(f->message, "read disabled by registry key, write OK");
+	tu_assert_has(f->hint, "`nvidia-smi -r -i 1`");
+	tu_assert_has(f->hint, "`nvidia-smi topo -p2p r`");
 	report_free(&n.rep);
 
 	/* the variable that hides it is named */
@@ -267,8 +255,8 @@ static void test_p2p(void **state)
 	node_run(&n, "gpu.nvml_p2p");
 	f = find(&n, "gpu.nvml_p2p", "0000:18:00.0<->0000:28:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "NCCL_IGNORE_DISABLED_P2P=1 is set (/etc/nccl.conf)");
-	assert_has(f->hint, "remove NCCL_IGNORE_DISABLED_P2P");
+	tu_assert_has(f->message, "NCCL_IGNORE_DISABLED_P2P=1 is set (/etc/nccl.conf)");
+	tu_assert_has(f->hint, "remove NCCL_IGNORE_DISABLED_P2P");
 	report_free(&n.rep);
 
 	/* bridged cards: a pair without a bridge between them is not judged */
@@ -278,7 +266,7 @@ static void test_p2p(void **state)
 	assert_clean(&n, "gpu.nvml_p2p");
 	f = find(&n, "gpu.nvml_p2p", "nvml");
 	assert_int_equal(f->status, STATUS_OK);
-	assert_has(f->message, "5 pairs of GPUs (the other pairs are not joined by NVLink)");
+	tu_assert_has(f->message, "5 pairs of GPUs (the other pairs are not joined by NVLink)");
 	report_free(&n.rep);
 
 	/* a status NVML could not give is a warn, never OK */
@@ -287,7 +275,7 @@ static void test_p2p(void **state)
 	node_run(&n, "gpu.nvml_p2p");
 	f = find(&n, "gpu.nvml_p2p", "0000:18:00.0<->0000:28:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "read not reported");
+	tu_assert_has(f->message, "read not reported");
 	report_free(&n.rep);
 
 	/* fewer than two GPUs with NVLinks up: not applicable */
@@ -296,7 +284,7 @@ static void test_p2p(void **state)
 	node_run(&n, "gpu.nvml_p2p");
 	f = find(&n, "gpu.nvml_p2p", "nvml");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "1 GPU with NVLinks up");
+	tu_assert_has(f->message, "1 GPU with NVLinks up");
 	report_free(&n.rep);
 }
 

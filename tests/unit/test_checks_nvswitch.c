@@ -77,19 +77,7 @@ static void node_done(struct node *n)
 /* The finding of id about subject (the last one), failing when none. */
 static const struct finding *find(const struct node *n, const char *id, const char *subject)
 {
-	const struct finding *got = NULL;
-	for (size_t i = 0; i < n->rep.n; i++)
-		if (!strcmp(n->rep.v[i]->id, id) && !strcmp(n->rep.v[i]->subject, subject))
-			got = n->rep.v[i];
-	if (!got)
-		fail_msg("no finding %s about %s", id, subject);
-	return got;
-}
-
-static void assert_has(const char *s, const char *part)
-{
-	if (!s || !strstr(s, part))
-		fail_msg("\"%s\" lacks \"%s\"", s ? s : "(null)", part);
+	return tu_finding(&n->rep, id, subject);
 }
 
 /* ---- gpu.fabricmanager (F01, F02, T08) ---- */
@@ -102,13 +90,13 @@ static void test_fm_absent_disabled_stopped(void **state)
 	node_run(&n, "gpu.fabricmanager");
 	const struct finding *f = find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "not installed on a node with 1 NVSwitch");
-	assert_has(f->hint, "`apt install nvidia-fabricmanager-570`");
+	tu_assert_has(f->message, "not installed on a node with 1 NVSwitch");
+	tu_assert_has(f->hint, "`apt install nvidia-fabricmanager-570`");
 	node_done(&n);
 	node_init(&n, 0x2330, true);
 	n.inv.nvidia.version = (char *)"580.95.05";
 	node_run(&n, "gpu.fabricmanager");
-	assert_has(find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service")->hint,
+	tu_assert_has(find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service")->hint,
 		   "`apt install nvidia-fabricmanager` ");
 	node_done(&n);
 
@@ -118,8 +106,8 @@ static void test_fm_absent_disabled_stopped(void **state)
 	node_run(&n, "gpu.fabricmanager");
 	f = find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "not enabled, so it does not start at boot, and not running");
-	assert_has(f->hint, "`systemctl enable --now nvidia-fabricmanager`");
+	tu_assert_has(f->message, "not enabled, so it does not start at boot, and not running");
+	tu_assert_has(f->hint, "`systemctl enable --now nvidia-fabricmanager`");
 	node_done(&n);
 
 	/* enabled, running unknown: skip, never ok */
@@ -130,7 +118,7 @@ static void test_fm_absent_disabled_stopped(void **state)
 	node_run(&n, "gpu.fabricmanager");
 	f = find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service");
 	assert_int_equal(f->status, STATUS_SKIP);
-	assert_has(f->message, "/run/systemd/units: missing");
+	tu_assert_has(f->message, "/run/systemd/units: missing");
 	node_done(&n);
 
 	/* no NVSwitch: nothing to manage (T08) */
@@ -155,8 +143,8 @@ static void test_fm_version(void **state)
 	assert_int_equal(find(&n, "gpu.fabricmanager", "nvidia-fabricmanager.service")->status, STATUS_OK);
 	const struct finding *f = find(&n, "gpu.fabricmanager", "nvidia-fabricmanager-570");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "570.86.15 differs from the driver 570.124.06");
-	assert_has(f->hint, "`apt install nvidia-fabricmanager-570=570.124.06-1`");
+	tu_assert_has(f->message, "570.86.15 differs from the driver 570.124.06");
+	tu_assert_has(f->hint, "`apt install nvidia-fabricmanager-570=570.124.06-1`");
 	node_done(&n);
 
 	node_init(&n, 0x2330, true);
@@ -173,7 +161,7 @@ static void test_fm_version(void **state)
 	node_run(&n, "gpu.fabricmanager");
 	const struct finding *s = find(&n, "gpu.fabricmanager", "nvidia-fabricmanager version");
 	assert_int_equal(s->status, STATUS_SKIP);
-	assert_has(s->message, "RPM");
+	tu_assert_has(s->message, "RPM");
 	node_done(&n);
 }
 
@@ -266,7 +254,7 @@ static void test_imex(void **state)
 	node_run(&n, "gpu.imex");
 	const struct finding *f = find(&n, "gpu.imex", "/dev/nvidia-caps-imex-channels");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->hint, "NVreg_CreateImexChannel0=1");
+	tu_assert_has(f->hint, "NVreg_CreateImexChannel0=1");
 	node_done(&n);
 
 	node_init(&n, 0x2941, false);
@@ -300,8 +288,8 @@ static void test_mig(void **state)
 	node_run(&n, "gpu.mig");
 	const struct finding *f = find(&n, "gpu.mig", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "2 GPU instances (gi1, gi2)");
-	assert_has(f->hint, "nvidia-smi -i 0000:18:00.0 -mig 0");
+	tu_assert_has(f->message, "2 GPU instances (gi1, gi2)");
+	tu_assert_has(f->hint, "nvidia-smi -i 0000:18:00.0 -mig 0");
 	node_done(&n);
 
 	/* the mig directory alone is on every MIG-capable GPU (T10) */
@@ -334,8 +322,8 @@ static void test_vbios(void **state)
 	assert_int_equal(find(&n, "gpu.vbios", "0000:4b:00.0")->status, STATUS_OK);
 	const struct finding *f = find(&n, "gpu.vbios", "0000:3a:00.0");
 	assert_int_equal(f->status, STATUS_WARN);
-	assert_has(f->message, "96.00.74.00.11 differs from 96.00.99.00.01");
-	assert_has(f->hint, "vbios_version");
+	tu_assert_has(f->message, "96.00.74.00.11 differs from 96.00.99.00.01");
+	tu_assert_has(f->hint, "vbios_version");
 	node_done(&n);
 
 	node_init(&n, 0x2330, false);
@@ -357,8 +345,8 @@ static void test_blackwell_proprietary(void **state)
 	node_run(&n, "gpu.driver");
 	const struct finding *f = find(&n, "gpu.driver", "nvidia");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "cannot drive 0000:18:00.0 (10de:2901");
-	assert_has(f->hint, "`apt install nvidia-driver-570-open`");
+	tu_assert_has(f->message, "cannot drive 0000:18:00.0 (10de:2901");
+	tu_assert_has(f->hint, "`apt install nvidia-driver-570-open`");
 	node_done(&n);
 
 	/* the open module on Blackwell, and the proprietary one on Hopper, are fine */
@@ -399,7 +387,7 @@ static void test_xid_catalog(void **state)
 		const struct xid_advice *a = xid_advise(xid_lookup(reset[i])->action);
 		assert_int_equal(a->status, STATUS_FAIL);
 		assert_string_equal(a->bucket, "RESET_GPU");
-		assert_has(a->hint, "nvidia-smi -r -i %1$s");
+		tu_assert_has(a->hint, "nvidia-smi -r -i %1$s");
 	}
 	/* 92 is IGNORE and 94 RESTART_APP: a warning to look at ECC, no failure */
 	assert_int_equal(xid_advise(xid_lookup(92)->action)->status, STATUS_WARN);
@@ -448,14 +436,14 @@ static void test_xid_findings(void **state)
 	node_run(&n, "gpu.xid");
 	assert_int_equal(n.rep.n, 4);
 	assert_int_equal(n.rep.v[0]->status, STATUS_FAIL);
-	assert_has(n.rep.v[0]->message, "reset the GPU (RESET_GPU)");
-	assert_has(n.rep.v[0]->hint, "`nvidia-smi -r -i 0000:18:00.0`");
+	tu_assert_has(n.rep.v[0]->message, "reset the GPU (RESET_GPU)");
+	tu_assert_has(n.rep.v[0]->hint, "`nvidia-smi -r -i 0000:18:00.0`");
 	assert_int_equal(n.rep.v[1]->status, STATUS_OK);
-	assert_has(n.rep.v[1]->message, "restart the application");
+	tu_assert_has(n.rep.v[1]->message, "restart the application");
 	assert_null(n.rep.v[1]->hint);
 	assert_int_equal(n.rep.v[2]->status, STATUS_OK);
 	assert_int_equal(n.rep.v[3]->status, STATUS_WARN);
-	assert_has(n.rep.v[3]->message, "not in NVIDIA's Xid catalog");
+	tu_assert_has(n.rep.v[3]->message, "not in NVIDIA's Xid catalog");
 	assert_non_null(n.rep.v[3]->hint);
 	n.inv.xid = (struct xid_info){ 0 };
 	node_done(&n);
@@ -503,7 +491,7 @@ static void test_mig_live(void **state)
 	run_live(&n, v, 1, "gpu.mig");
 	const struct finding *f = find(&n, "gpu.mig", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_FAIL);
-	assert_has(f->message, "pending: on after the next GPU reset");
+	tu_assert_has(f->message, "pending: on after the next GPU reset");
 	node_done(&n);
 
 	node_init(&n, 0x2330, false);
@@ -513,7 +501,7 @@ static void test_mig_live(void **state)
 	run_live(&n, v, 1, "gpu.mig");
 	f = find(&n, "gpu.mig", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_OK);
-	assert_has(f->message, "MIG mode off, none pending (NVML)");
+	tu_assert_has(f->message, "MIG mode off, none pending (NVML)");
 	node_done(&n);
 }
 
@@ -529,7 +517,7 @@ static void test_nvlink_bridged(void **state)
 	run_nvml(&n, v, 2);
 	const struct finding *f = find(&n, "gpu.nvml", "0000:18:00.0");
 	assert_int_equal(f->status, STATUS_OK);
-	assert_has(f->message, "12 of 18 NVLinks up as on every NVIDIA H100 NVL");
+	tu_assert_has(f->message, "12 of 18 NVLinks up as on every NVIDIA H100 NVL");
 	node_done(&n);
 
 	/* one card with fewer links than its peer: a fault */

@@ -147,3 +147,20 @@ int tu_worst(const struct report *r, const char *id, const char *subject)
 	}
 	return best;
 }
+
+const struct finding *tu_finding(const struct report *r, const char *id, const char *subject)
+{
+	const struct finding *got = NULL;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i]->id, id) && !strcmp(r->v[i]->subject, subject))
+			got = r->v[i];
+	if (!got)
+		fail_msg("no finding %s about %s", id, subject);
+	return got;
+}
+
+void tu_assert_has(const char *s, const char *part)
+{
+	if (!s || !strstr(s, part))
+		fail_msg("\"%s\" lacks \"%s\"", s ? s : "(null)", part);
+}

@@ -34,6 +34,11 @@ struct report;
 /* The worst status (fail > warn > skip > ok > info) among the findings of
  * check id about subject, or -1 when there is none. */
 int tu_worst(const struct report *r, const char *id, const char *subject);
+/* The finding of check id about subject (the last one), failing the test
+ * when there is none. */
+const struct finding *tu_finding(const struct report *r, const char *id, const char *subject);
+/* Fails the test unless s (NULL allowed) contains part. */
+void tu_assert_has(const char *s, const char *part);
 
 struct strbuf;
 /* Deterministic garbage for parsers: out becomes `count` picks (a linear
