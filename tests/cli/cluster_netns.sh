@@ -1,0 +1,124 @@
+#!/bin/sh
+# Cluster mode over real ssh on a virtual cluster (tests/cli/vcluster.sh):
+# ten network namespaces joined by a bridge, each node with its own host
+# name (UTS namespace) and OpenSSH sshd, asked by
+# `gpuready cluster check --hosts` through `ssh -F CONFIG {host}`; host
+# names resolve through the ssh config, never /etc/hosts.
+#
+#   node01..node08  answer with their own machine tree, a copy of
+#                   h100-8x-cx7-roce: node03 has one NIC on other firmware,
+#                   node05 one RoCE netdev at MTU 4200, node06 NCCL_IB_TC=106
+#                   in /etc/profile.d/nccl-rdma.sh, the others are equal
+#   node09          its sshd answers, its gpuready never does
+#   node10          down: no sshd, connections are refused
+#
+# It asserts that each broken node is a row with its reason within the
+# --host-timeout, that every drifted fact and node is named and no healthy
+# node is, in the text and in the JSON; then (mpi_over_ssh) that OpenMPI's
+# mpirun with a hostfile and ssh as its agent starts one process in each of
+# the eight namespaces, which print eight distinct host names.
+#
+# Needs root, ip netns, unshare and sshd/ssh (Debian's openssh-server and
+# openssh-client): otherwise exit 77, meson's skip. Every wait is bounded;
+# a trap removes every namespace and process it made, also on failure.
+set -u
+
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/vcluster.sh"
+
+vc_skip_unless_able
+trap 'vc_down; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+
+V=$TMP/vc
+vc_up 10 "$V" "$BIN" || { fail "the virtual cluster could not be set up"; exit 1; }
+H100=$FIX/h100-8x-cx7-roce/root
+# the equal nodes read the fixture itself (gpuready only reads a tree)
+for n in node01 node02 node04 node07 node08 node09; do ln -s "$H100" "$V/trees/$n"; done
+for n in node03 node05 node06; do
+	cp -a "$H100" "$V/trees/$n"
+	echo "$n" >"$V/trees/$n/proc/sys/kernel/hostname"
+done
+echo 28.36.1010 >"$V/trees/node03/sys/class/infiniband/mlx5_3/fw_ver"
+echo 4200 >"$V/trees/node05/sys/class/net/ens3f0np0/mtu"
+sed -i 's/NCCL_IB_TC=104/NCCL_IB_TC=106/' "$V/trees/node06/etc/profile.d/nccl-rdma.sh"
+: >"$V/hang/node09"
+for k in 1 2 3 4 5 6 7 8 9; do vc_sshd "$k"; done
+vc_wait_ssh 10 1 2 3 4 5 6 7 8 9 || { fail "sshd did not start"; cat "$V"/log/* >&2; exit 1; }
+pass "nine sshd listening in their namespaces"
+RSH="ssh -F $V/ssh_config {host}"
+
+cluster_over_ssh() {
+	t0=$(date +%s)
+	# the text and the JSON at once: each waits the 10 s for node09
+	vc_hub "$BIN" cluster check --hosts 'node[01-10]' --rsh "$RSH" --remote-gpuready "$V/remote-gpuready" \
+		--host-timeout 10 >"$TMP/check.txt" 2>/dev/null &
+	text=$!
+	vc_hub "$BIN" cluster check --hosts 'node[01-10]' --rsh "$RSH" --remote-gpuready "$V/remote-gpuready" \
+		--host-timeout 10 --json >"$TMP/check.json" 2>"$TMP/check.err"
+	rc=$?
+	wait "$text"
+	t1=$(date +%s)
+	[ "$rc" -eq 1 ] && pass "cluster check --hosts over ssh: exit 1" || fail "exit $rc (want 1)"
+	[ $((t1 - t0)) -le 20 ] && pass "the run ends within the deadline ($((t1 - t0)) s)" ||
+		fail "the run took $((t1 - t0)) s (host timeout 10 s)"
+	schema_ok cluster.schema.json "cluster check --hosts over ssh" "$TMP/check.json"
+	python3 - "$TMP/check.json" <<'EOF' && pass "JSON: states, reasons, drift" || fail "JSON: states, reasons, drift"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["summary"]["nodes"] == 10 and d["summary"]["unreachable"] == 2, d["summary"]
+nodes = {n["node"]: n for n in d["nodes"]}
+assert sorted(nodes) == ["node%02d" % k for k in range(1, 11)], sorted(nodes)
+assert nodes["node09"]["state"] == "unreachable" and "no answer within 10 s" in nodes["node09"]["unreachable"], nodes["node09"]
+assert nodes["node10"]["state"] == "unreachable" and "Connection refused" in nodes["node10"]["unreachable"], nodes["node10"]
+for k in range(1, 9):
+    assert nodes["node%02d" % k]["state"] in ("pass", "warn"), nodes["node%02d" % k]
+named = {}
+for r in d["drift"]:
+    for v in r["values"][1:]:
+        for n in v["nodes"]:
+            named.setdefault(n, set()).add((r["fact"], v["value"]))
+assert named.get("node03") == {("nic.fw.ConnectX-7", "28.36.1010,28.39.1002")}, named
+assert ("nccl_var.NCCL_IB_TC", "106") in named.get("node06", set()), named
+assert any(f.startswith("rdma.mtu.") and v == "4200,9000" for f, v in named.get("node05", set())), named
+assert set(named) == {"node03", "node05", "node06"}, named
+assert {n for n in nodes if nodes[n].get("drift")} == set(named), nodes
+EOF
+	out=$TMP/check.txt
+	contains "$out" "10 nodes: " "text: ten nodes"
+	contains "$out" "unreachable  node09: no answer within 10 s" "text: a node that never answers is a row"
+	contains "$out" "unreachable  node10: remote shell exited with 255: ssh: connect to host $(vc_addr 10) port 22: Connection refused" \
+		"text: a node that is down is a row with ssh's words"
+	contains "$out" "node03: 28.36.1010,28.39.1002" "text: node03's firmware named"
+	contains "$out" "node05: 4200,9000" "text: node05's MTU named"
+	contains "$out" "node06: 106" "text: node06's NCCL_IB_TC named"
+	for healthy in node01 node02 node04 node07 node08; do
+		lacks "$out" "$healthy:" "text: $healthy is not named"
+	done
+}
+
+# mpirun in the hub starts one process per namespace through ssh; the orted
+# on each node connects back to mpirun at the bridge's address.
+mpi_over_ssh() {
+	if ! command -v mpirun >/dev/null 2>&1; then
+		echo "mpirun missing (Debian's openmpi-bin): the MPI part is skipped"
+		return
+	fi
+	for k in 1 2 3 4 5 6 7 8; do echo "$(vc_name "$k") slots=1"; done >"$TMP/hostfile"
+	VC_TIMEOUT=40 vc_hub mpirun --allow-run-as-root --hostfile "$TMP/hostfile" \
+		--map-by ppr:1:node -mca plm_rsh_agent "ssh -F $V/ssh_config" -mca plm_rsh_no_tree_spawn 1 \
+		-mca oob_tcp_if_include "$VC_NET.0/24" -mca btl self,tcp -mca btl_tcp_if_include "$VC_NET.0/24" \
+		hostname >"$TMP/mpi.out" 2>"$TMP/mpi.err"
+	rc=$?
+	[ "$rc" -eq 0 ] && pass "mpirun over ssh: exit 0" || { fail "mpirun over ssh: exit $rc"; head -20 "$TMP/mpi.err" >&2; }
+	sort -u "$TMP/mpi.out" >"$TMP/mpi.names"
+	for k in 1 2 3 4 5 6 7 8; do echo "$(vc_name "$k")"; done >"$TMP/mpi.want"
+	cmp -s "$TMP/mpi.want" "$TMP/mpi.names" && [ "$(wc -l <"$TMP/mpi.out")" -eq 8 ] &&
+		pass "mpirun over ssh: eight distinct host names, one process each" ||
+		{ fail "mpirun over ssh: host names"; cat "$TMP/mpi.out" >&2; }
+}
+
+cluster_over_ssh
+mpi_over_ssh
+
+[ "$FAILS" -eq 0 ] || exit 1
