@@ -9,7 +9,9 @@
 # mount namespace.
 #
 #   vc_skip_unless_able        exit 77 (meson's skip) unless root with ip
-#                              netns, unshare, sshd, ssh and ssh-keygen
+#                              netns, unshare, sshd, ssh and ssh-keygen, and
+#                              a namespace with a bridge and a veth pair
+#                              can be made
 #   vc_up N DIR BIN            the namespaces, keys, sshd configs, an ssh
 #                              config DIR/ssh_config naming node01..nodeNN,
 #                              and DIR/remote-gpuready, a wrapper that runs
@@ -19,6 +21,10 @@
 #   vc_wait_ssh DEADLINE K...  polls port 22 of nodes K... (at most
 #                              DEADLINE seconds); 0 when all listen
 #   vc_hub CMD...              runs CMD in the hub namespace
+#   vc_mpirun HOSTFILE CMD...  mpirun in the hub, ssh as its agent, one
+#                              process per node of HOSTFILE, Open MPI's TCP
+#                              traffic on the /24 (the daemons on the nodes
+#                              connect back to mpirun at the bridge's address)
 #   vc_down                    kills every process in the namespaces and
 #                              deletes them (the bridge goes with the hub)
 #
@@ -33,15 +39,19 @@ VC_NET=10.213.$(($$ % 250 + 1))
 VC_DIR=
 
 vc_skip_unless_able() {
-	[ "$(id -u)" -eq 0 ] || { echo "skip: not root (network namespaces need it)"; exit 77; }
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: not root (network namespaces need it)"; exit 77; }
 	for t in ip unshare /usr/sbin/sshd ssh ssh-keygen; do
-		command -v "$t" >/dev/null 2>&1 || { echo "skip: $t is missing"; exit 77; }
+		command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t is missing"; exit 77; }
 	done
-	ip netns add "$VC_NS-probe" 2>/dev/null || { echo "skip: cannot create a network namespace"; exit 77; }
+	ip netns add "$VC_NS-probe" 2>/dev/null || { echo "SKIP: cannot create a network namespace"; exit 77; }
+	ip -n "$VC_NS-probe" link add vcprobe0 type bridge 2>/dev/null &&
+		ip -n "$VC_NS-probe" link add vcprobe1 type veth peer name vcprobe2 2>/dev/null
+	ok=$?
 	ip netns del "$VC_NS-probe"
+	[ "$ok" -eq 0 ] || { echo "SKIP: cannot create a bridge or a veth pair in a network namespace"; exit 77; }
 }
 
-vc_name() { printf 'node%02d' "$1"; }
+vc_name() { printf 'node%02d\n' "$1"; }
 vc_addr() { echo "$VC_NET.$(($1 + 1))"; }
 # every command in the hub has a deadline (VC_TIMEOUT seconds, default 60)
 vc_hub() { timeout -k 2 "${VC_TIMEOUT:-60}" ip netns exec "$VC_NS-hub" "$@"; }
@@ -148,15 +158,23 @@ sys.exit(1 if todo else 0)
 EOF
 }
 
+vc_mpirun() {
+	hf=$1; shift
+	vc_hub mpirun --allow-run-as-root --hostfile "$hf" --map-by ppr:1:node \
+		-mca plm_rsh_agent "ssh -F $VC_DIR/ssh_config" -mca oob_tcp_if_include "$VC_NET.0/24" \
+		-mca btl self,tcp -mca btl_tcp_if_include "$VC_NET.0/24" "$@"
+}
+
 vc_down() {
 	k=1
 	while [ "$k" -le "$VC_NODES" ]; do
 		ns=$VC_NS-$(vc_name "$k")
-		# shellcheck disable=SC2046
+		# shellcheck disable=SC2086
 		pids=$(ip netns pids "$ns" 2>/dev/null) && [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
 		k=$((k + 1))
 	done
+	# shellcheck disable=SC2086
 	pids=$(ip netns pids "$VC_NS-hub" 2>/dev/null) && [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
 	ip netns del "$VC_NS-hub" 2>/dev/null
 	VC_NODES=0
