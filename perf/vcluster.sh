@@ -5,8 +5,8 @@
 # names, a bridge in a namespace of its own) with every node on the
 # h100-8x-cx7-roce fixture, node03 on other NIC firmware. Prints the time
 # of each step: namespaces and keys, sshd up, `cluster check --hosts` (the
-# default --parallel 32), and mpirun over ssh starting one `hostname` per
-# node (when mpirun is installed). Not a test: timings depend on the
+# default --parallel 32), and mpirun over ssh (when installed) starting one
+# `hostname` per node, then `cluster check` as one rank per node. Not a test: timings depend on the
 # machine and its load. Needs root; leaves nothing behind.
 #
 # usage: perf/vcluster.sh [BUILD_DIR (build)] [N (32)]
@@ -34,7 +34,7 @@ while [ "$k" -le "$n" ]; do
 	ln -s "$fix" "$tmp/trees/$(vc_name "$k")"
 	k=$((k + 1))
 done
-rm "$tmp/trees/node03" && cp -a "$fix" "$tmp/trees/node03" && echo 28.36.1010 >"$tmp/trees/node03/sys/class/infiniband/mlx5_3/fw_ver"
+rm "$tmp/trees/node03" && vc_tree 3 "$fix" && vc_tree_set 3 sys/class/infiniband/mlx5_3/fw_ver 28.36.1010 || exit 1
 t1=$(now)
 all=$(seq 1 "$n")
 # shellcheck disable=SC2086
@@ -58,4 +58,11 @@ if command -v mpirun >/dev/null 2>&1; then
 	rc=$?
 	t4=$(now)
 	took "$t3" "$t4" "mpirun hostname over ssh (exit $rc, $(sort -u "$tmp/mpi.out" | wc -l) names)"
+	vc_launch_wrapper "$n" || exit 1
+	VC_TIMEOUT=120 vc_mpirun "$tmp/hostfile" "$tmp/launch-gpuready" cluster check --host-timeout 60 \
+		>"$tmp/launch.txt" 2>"$tmp/launch.err"
+	rc=$?
+	t5=$(now)
+	took "$t4" "$t5" "mpirun cluster check over ssh (exit $rc)"
+	grep -E "^[0-9]+ nodes:" "$tmp/launch.txt" | sed 's/^/    /'
 fi

@@ -32,7 +32,7 @@ int cmd_cluster(struct cmd_env *env)
 	return EXIT_TOOL_ERROR;
 }
 
-int cmd_cluster_facts(struct cmd_env *env)
+int cluster_record_here(struct cmd_env *env, struct node_record *ret)
 {
 	struct settings *s = env->set;
 	_cleanup_root_ struct root *root = NULL;
@@ -49,12 +49,19 @@ int cmd_cluster_facts(struct cmd_env *env)
 		.python = s->python, .node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
 		.fallback_name = "unknown", .root_dir = root_dir(root),
 	};
-	struct node_record rec;
 	_cleanup_free_ char *err = NULL;
-	if (cluster_node_record(inv, &o, &rec, &err) < 0) {
+	if (cluster_node_record(inv, &o, ret, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", env->progname, err);
 		return EXIT_TOOL_ERROR;
 	}
+	return 0;
+}
+
+int cmd_cluster_facts(struct cmd_env *env)
+{
+	struct node_record rec;
+	if (cluster_record_here(env, &rec))
+		return EXIT_TOOL_ERROR;
 	int r = record_write_json(&rec, stdout);
 	record_free(&rec);
 	return r < 0 ? EXIT_TOOL_ERROR : EXIT_OK;
@@ -84,15 +91,17 @@ static int read_expect(struct cmd_env *env, struct node_record *ret)
 static int check_usage(struct cmd_env *env)
 {
 	struct settings *s = env->set;
-	if (!s->cluster.snapshots == !s->cluster.hosts) {
-		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell) or "
-				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node): give one\n",
+	if (s->cluster.snapshots && s->cluster.hosts) {
+		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell), "
+				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node), or, with "
+				"neither, from one process per node under a launcher: give one\n",
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
-				"gpuready cluster check --hosts HOSTLIST [options]\n");
+				"gpuready cluster check --hosts HOSTLIST [options] | "
+				"srun --ntasks-per-node=1 gpuready cluster check [options]\n");
 		return EXIT_TOOL_ERROR;
 	}
 	_cleanup_free_ char *err = NULL;
@@ -182,6 +191,22 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 	return 0;
 }
 
+/* Unique names, sorted, the vote and the output; the exit code. */
+static int aggregate(struct cmd_env *env, struct node_record *recs, size_t n, const struct strv *labels,
+		     const struct node_record *golden, double now)
+{
+	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
+	cluster_nodes_unique(recs, n, (const char *const *)labels->v, &notes);
+	for (size_t i = 0; i < notes.n; i++)
+		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
+	cluster_nodes_sort(recs, n);
+	struct drift d;
+	drift_compute(recs, n, golden, &d);
+	int ret = render(env, recs, n, &d, golden, now);
+	drift_free(&d);
+	return ret;
+}
+
 int cmd_cluster_check(struct cmd_env *env)
 {
 	struct settings *s = env->set;
@@ -193,22 +218,20 @@ int cmd_cluster_check(struct cmd_env *env)
 	double now = now_unix();
 	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
 				       .skip = &s->skip, .python = s->python, .force = s->force };
+	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
+	struct session ss;
 	size_t n = 0;
 	struct node_record *recs = NULL;
 	_cleanup_(strv_freep) struct strv labels = STRV_INIT;
-	if ((ret = collect(env, &o, &recs, &n, &labels))) {
+	if (launched && (ret = cluster_job_open(env, &ss))) {
 		record_free(&golden);
 		return ret;
 	}
-	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
-	cluster_nodes_unique(recs, n, (const char *const *)labels.v, &notes);
-	for (size_t i = 0; i < notes.n; i++)
-		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
-	cluster_nodes_sort(recs, n);
-	struct drift d;
-	drift_compute(recs, n, s->cluster.expect ? &golden : NULL, &d);
-	ret = render(env, recs, n, &d, s->cluster.expect ? &golden : NULL, now);
-	drift_free(&d);
+	ret = launched ? cluster_job_collect(env, &ss, &recs, &n, &labels) : collect(env, &o, &recs, &n, &labels);
+	if (!ret && (!launched || ss.proc == 0))
+		ret = aggregate(env, recs, n, &labels, s->cluster.expect ? &golden : NULL, now);
+	if (launched)
+		ret = session_close(&ss, ret);
 	for (size_t i = 0; i < n; i++)
 		record_free(&recs[i]);
 	free(recs);

@@ -73,7 +73,8 @@ struct settings {
 		char *rsh;         /* the remote-shell template */
 		char *remote;      /* gpuready's path on the hosts */
 		int parallel;      /* hosts asked at once */
-		int host_timeout;  /* seconds per host */
+		int host_timeout;  /* seconds per host (under a launcher: per rank) */
+		char *bootstrap;   /* under a launcher: "auto", "tcp" or "mpi" */
 	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {

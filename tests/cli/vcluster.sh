@@ -20,7 +20,17 @@
 #                              is down: its address refuses connections)
 #   vc_wait_ssh DEADLINE K...  polls port 22 of nodes K... (at most
 #                              DEADLINE seconds); 0 when all listen
+#   vc_tree K SRC              node K's machine tree: a copy of SRC, made of
+#                              hard links where it can (gpuready only reads)
+#   vc_tree_set K PATH TEXT    writes TEXT into PATH of node K's tree as a
+#                              new file (never through a hard link)
 #   vc_hub CMD...              runs CMD in the hub namespace
+#   vc_launch_wrapper N        DIR/launch-gpuready: BIN for `mpirun ...
+#                              cluster check` on nodes 1..N, rank R reading
+#                              node R+1's tree through the test-only
+#                              GPUREADY_TEST_RANK_TREES (the R-th directory
+#                              of DIR/ranktrees, named by it); it refuses to
+#                              run when that is not its own host name
 #   vc_mpirun HOSTFILE CMD...  mpirun in the hub, ssh as its agent, one
 #                              process per node of HOSTFILE, Open MPI's TCP
 #                              traffic on the /24 (the daemons on the nodes
@@ -94,9 +104,41 @@ h=\$(hostname)
 exec "$3" "\$@" --sysroot "$VC_DIR/trees/\$h"
 EOF
 	chmod 755 "$VC_DIR/remote-gpuready"
+	VC_BIN=$3
+}
+
+vc_launch_wrapper() {
+	mkdir -p "$VC_DIR/ranktrees" || return 1
+	k=1
+	while [ "$k" -le "$1" ]; do
+		ln -s "$VC_DIR/trees/$(vc_name "$k")" "$VC_DIR/ranktrees/" || return 1
+		k=$((k + 1))
+	done
+	cat >"$VC_DIR/launch-gpuready" <<EOF
+#!/bin/sh
+# gpuready cluster check under mpirun on a virtual node: rank R's tree is
+# the R-th of ranktrees/, which must be this node's own.
+h=\$(hostname)
+mine=\$(ls "$VC_DIR/ranktrees" | sed -n "\$((\${OMPI_COMM_WORLD_RANK:-0} + 1))p")
+[ "\$mine" = "\$h" ] || { echo "rank \${OMPI_COMM_WORLD_RANK:-?} on \$h would read the tree of '\$mine'" >&2; exit 2; }
+# Open MPI leaks at exit (as tests/meson.build says for the mpi tests)
+ASAN_OPTIONS=detect_leaks=0 GPUREADY_JOB_TOKEN=vcluster-$$ GPUREADY_TEST_RANK_TREES="$VC_DIR/ranktrees" \\
+	exec "$VC_BIN" "\$@"
+EOF
+	chmod 755 "$VC_DIR/launch-gpuready"
 }
 
 # vc_node K: namespace, veth into the bridge, address, sshd_config.
+vc_tree() {
+	t=$VC_DIR/trees/$(vc_name "$1")
+	cp -al "$2" "$t" 2>/dev/null || { rm -rf "$t" && cp -a "$2" "$t"; }
+}
+
+vc_tree_set() {
+	f=$VC_DIR/trees/$(vc_name "$1")/$2
+	rm -f "$f" && printf '%s\n' "$3" >"$f"
+}
+
 vc_node() {
 	ns=$VC_NS-$(vc_name "$1") addr=$(vc_addr "$1")
 	ip netns add "$ns" || return 1
