@@ -27,7 +27,8 @@ set -u
 . "$(dirname "$0")/vcluster.sh"
 
 vc_skip_unless_able
-trap 'vc_down; rm -rf "$TMP"' EXIT
+launch=
+trap '[ -n "$launch" ] && kill "$launch" 2>/dev/null; vc_down; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
 V=$TMP/vc
@@ -162,6 +163,7 @@ if command -v mpirun >/dev/null 2>&1; then
 	launch=$!
 	cluster_over_ssh
 	wait "$launch"
+	launch=
 	mpi_launch_ok
 else
 	echo "SKIP: mpirun missing (Debian's openmpi-bin): the MPI part"

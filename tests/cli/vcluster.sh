@@ -63,8 +63,13 @@ vc_skip_unless_able() {
 
 vc_name() { printf 'node%02d\n' "$1"; }
 vc_addr() { echo "$VC_NET.$(($1 + 1))"; }
-# every command in the hub has a deadline (VC_TIMEOUT seconds, default 60)
-vc_hub() { timeout -k 2 "${VC_TIMEOUT:-60}" ip netns exec "$VC_NS-hub" "$@"; }
+# Every command in the hub has a deadline (VC_TIMEOUT seconds, default 60),
+# and runs in the background under `wait`, which a signal interrupts: the
+# caller's trap runs at once instead of when the command ends.
+vc_hub() {
+	timeout -k 2 "${VC_TIMEOUT:-60}" ip netns exec "$VC_NS-hub" "$@" <&0 &
+	wait "$!"
+}
 
 vc_up() {
 	VC_DIR=$2
