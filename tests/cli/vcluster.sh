@@ -6,7 +6,7 @@
 # the machine's own network namespace or files: the /24 and the bridge exist
 # only inside this run's namespaces, the names carry the caller's PID, and
 # sshd's privilege-separation directory (/run/sshd) is a tmpfs in a private
-# mount namespace.
+# mount namespace, where root's shell startup files are hidden too.
 #
 #   vc_skip_unless_able        exit 77 (meson's skip) unless root with ip
 #                              netns, unshare, sshd, ssh and ssh-keygen, and
@@ -168,17 +168,24 @@ StrictModes no
 UseDNS no
 PrintMotd no
 PrintLastLog no
+PermitUserRC no
 MaxStartups 200
 LogLevel ERROR
 EOF
 }
 
+# sshd in node K's own UTS and mount namespaces. Root's shell startup files
+# (~/.bashrc, which bash reads for a command over ssh, and ~/.zshenv) are
+# hidden there under /dev/null: a node runs what it is asked, not the
+# machine's login setup (which may wait on locks or print to stdout).
 vc_sshd() {
+	home=$(getent passwd root | cut -d: -f6)
 	# shellcheck disable=SC2016
 	ip netns exec "$VC_NS-$(vc_name "$1")" unshare --uts --mount --propagation private sh -c \
-		'mount -t tmpfs -o mode=755 vcluster /run && mkdir -m 755 /run/sshd && hostname "$1" &&
-		exec /usr/sbin/sshd -D -f "$2" -E "$3"' sh "$(vc_name "$1")" "$VC_DIR/sshd_config.$1" \
-		"$VC_DIR/log/sshd.$1" </dev/null >/dev/null 2>&1 &
+		'mount -t tmpfs -o mode=755 vcluster /run && mkdir -m 755 /run/sshd &&
+		for f in "$4/.bashrc" "$4/.zshenv"; do [ ! -f "$f" ] || mount --bind /dev/null "$f" || exit 1; done &&
+		hostname "$1" && exec /usr/sbin/sshd -D -f "$2" -E "$3"' sh "$(vc_name "$1")" "$VC_DIR/sshd_config.$1" \
+		"$VC_DIR/log/sshd.$1" "${home:-/root}" </dev/null >/dev/null 2>&1 &
 }
 
 vc_wait_ssh() {
