@@ -159,6 +159,29 @@ static int read_hosts(struct cmd_env *env, struct strv *ret)
 	return 0;
 }
 
+/* --only and --skip as words for the hosts' `cluster facts`: check IDs
+ * and areas only, since a remote shell (ssh) would expand glob characters
+ * on the host; 0 or EXIT_TOOL_ERROR (said). */
+static int selection_words(struct cmd_env *env, struct strv *ret)
+{
+	const struct strv *lists[] = { &env->set->only, &env->set->skip };
+	const char *names[] = { "--only", "--skip" };
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			const char *p = lists[l]->v[i];
+			if (!*p || strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,-") != strlen(p) ||
+			    p[0] == '-') {
+				fprintf(stderr, "%s: %s %s: with --hosts, give check IDs and areas (rdma, gpu.fabric; "
+						"comma-separated): a remote shell would expand glob characters on the host\n",
+					env->progname, names[l], p);
+				return EXIT_TOOL_ERROR;
+			}
+			strv_add(ret, names[l]);
+			strv_add(ret, p);
+		}
+	return 0;
+}
+
 /* The records of the nodes: each snapshot read here, or each host asked
  * through the remote shell. *ret_labels: where each came from. */
 static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struct node_record **ret, size_t *ret_n,
@@ -177,8 +200,11 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 	int r = read_hosts(env, labels);
 	if (r)
 		return r;
+	_cleanup_(strv_freep) struct strv extra = STRV_INIT;
+	if ((r = selection_words(env, &extra)))
+		return r;
 	struct hosts_opts h = { .rsh = s->cluster.rsh, .remote = s->cluster.remote, .parallel = s->cluster.parallel,
-				.timeout_s = s->cluster.host_timeout };
+				.timeout_s = s->cluster.host_timeout, .extra = (const char *const *)extra.v };
 	_cleanup_free_ char *err = NULL;
 	*ret_n = labels->n;
 	*ret = xcalloc(*ret_n + 1, sizeof(**ret));

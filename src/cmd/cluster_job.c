@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* A part on the wire: one kind byte, then the record's JSON or the text
  * of why this rank has none. */
@@ -196,11 +197,24 @@ static const char *bootstrap(struct cmd_env *env)
 	return "socket";
 }
 
+/* Rank 0 holds one connection per process: the soft limit on open files
+ * (1024 on most distributions) goes up to the hard one, which a launcher
+ * on a large cluster usually sets high (`ulimit -Hn`). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int cluster_job_open(struct cmd_env *env, struct session *ss)
 {
 	const char *backend = bootstrap(env);
 	if (!backend)
 		return EXIT_TOOL_ERROR;
+	raise_nofile();
 	struct session_plan plan = cmd_session_plan(env->set);
 	/* a part is one record and its kind byte; the data header and slack */
 	plan.max_frame = RECORD_MAX_BYTES + 4096;

@@ -161,7 +161,14 @@ hosts_fleet() {
 	GPUREADY_FAKE_RSH_DIR=$F expect_exit 0 "$BIN" cluster check --hosts "@$TMP/hosts" --rsh "$rsh" \
 		--remote-gpuready "$BIN" && contains "$TMP/out" "3 nodes: 3 pass" "--hosts @FILE: three nodes"
 	contains "$TMP/err" "--hosts names gpu01 more than once: asked once" "--hosts: a duplicate is said"
+	# --only and --skip go to the hosts: gpu05's MTU warning is not checked there
+	GPUREADY_FAKE_RSH_DIR=$F expect_exit 1 "$BIN" cluster check --hosts 'gpu[03-05]' --rsh "$rsh" \
+		--remote-gpuready "$BIN" --skip rdma.mtu,gpu && contains "$TMP/out" "3 nodes: 2 pass, 1 warn" \
+		"--hosts --skip: applied on the hosts"
+	lacks "$TMP/out" "warn         gpu05" "--hosts --skip rdma.mtu: gpu05 does not warn"
 	# refused before anything starts
+	expect_exit 2 "$BIN" cluster check --hosts gpu01 --only 'rdma.*' && contains "$TMP/err" \
+		"with --hosts, give check IDs and areas" "--hosts --only with a glob: refused"
 	expect_exit 2 "$BIN" cluster check --hosts 'gpu[01-' && contains "$TMP/err" "unbalanced" "--hosts: a bad hostlist"
 	expect_exit 2 "$BIN" cluster check --hosts '-oProxyCommand=x' &&
 		contains "$TMP/err" "is no host name" "--hosts: an option is no host name"
