@@ -131,15 +131,22 @@ mpi_hostname() {
 # Then `gpuready cluster check` under the launcher, one rank per namespace:
 # rank 0 gathers the records over gpuready's control plane (its address
 # from MPI: --bootstrap auto and the gpuready-mpi module next to the
-# binary); each rank reads its node's tree (vc_launch_wrapper).
+# binary, else --master; VC_TEST_MASTER=1 forces --master); each rank reads
+# its node's tree (vc_launch_wrapper).
 # mpi_launch_run runs it (JSON, then text) while --hosts waits for node09;
 # mpi_launch_ok asserts.
 mpi_launch_run() {
 	vc_launch_wrapper 8 || { echo 2 >"$TMP/launch.rc"; return; }
-	VC_TIMEOUT=30 vc_mpirun "$TMP/hostfile" "$V/launch-gpuready" cluster check --host-timeout 10 --json \
+	# a build without the module: rank 0 (node01) named by --master, a port
+	# that is free in node01's own network namespace
+	boot=
+	[ -f "$(dirname "$BIN")/gpuready-mpi.so" ] && [ -z "${VC_TEST_MASTER:-}" ] || boot="--master $(vc_addr 1):29400"
+	# shellcheck disable=SC2086
+	VC_TIMEOUT=30 vc_mpirun "$TMP/hostfile" "$V/launch-gpuready" cluster check --host-timeout 10 --json $boot \
 		>"$TMP/launch.json" 2>"$TMP/launch.err"
 	echo $? >"$TMP/launch.rc"
-	VC_TIMEOUT=30 vc_mpirun "$TMP/hostfile" "$V/launch-gpuready" cluster check --host-timeout 10 \
+	# shellcheck disable=SC2086
+	VC_TIMEOUT=30 vc_mpirun "$TMP/hostfile" "$V/launch-gpuready" cluster check --host-timeout 10 $boot \
 		>"$TMP/launch.txt" 2>"$TMP/launch.txt.err"
 }
 
