@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* The option tables each kind of command reads (opts/settings.h). */
-static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, NULL };
+static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, &cluster_opts, NULL };
 static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
 static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };

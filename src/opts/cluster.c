@@ -17,7 +17,7 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
 	  .help = "This node's name in the record (default: $SLURMD_NODENAME under Slurm, else the host name).",
-	  .scope = SCOPE_CLUSTER_FACTS },
+	  .scope = SCOPE_CLUSTER_FACTS | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -36,5 +36,30 @@ static const struct opt cluster_rows[] = {
 	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
 	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts).",
 	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "drain", .type = OPT_FLAG, .offset = OFF(cluster.drain),
+	  .help = "Print `scontrol update NodeName=NODE State=DRAIN Reason=\"gpuready: ...\"` for each failing node "
+		  "(with check --health: this node) instead of the report; --apply runs them. Warning and unreachable "
+		  "nodes are not drained, and a node drained for another reason is left alone.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "resume", .type = OPT_FLAG, .offset = OFF(cluster.resume),
+	  .help = "Return to service (`scontrol update NodeName=NODE State=RESUME`) each node that passes or only warns "
+		  "now and that Slurm shows drained with a reason starting \"gpuready:\"; never a node drained for "
+		  "another reason. Prints the commands; --apply runs them.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "apply", .type = OPT_FLAG, .offset = OFF(cluster.apply),
+	  .help = "Run the scontrol commands of --drain and --resume (each within 30 s, no shell) instead of printing them.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "scontrol", .type = OPT_STRING, .offset = OFF(cluster.scontrol), .metavar = "PATH",
+	  .def = OPT_DEF_STR("scontrol"), .help = "Slurm's scontrol (--drain, --resume; default: found on PATH).",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "health", .type = OPT_FLAG, .offset = OFF(cluster.health),
+	  .help = "Health-check mode for Slurm's HealthCheckProgram and job prologs: the checks that fit --budget, one "
+		  "line (the --reason line), exit 0 healthy (pass or warn), 1 unhealthy (a fail), 2 could not run.",
+	  .scope = SCOPE_CHECK },
+	{ .name = "budget", .type = OPT_INT, .offset = OFF(cluster.budget), .metavar = "SEC", .def = OPT_DEF_INT(10),
+	  .min = 1, .max = 3600,
+	  .help = "check --health: the live probes (NVML, CUDA, PyTorch, GPU memory registration, verbs, DCB) are cut "
+		  "off when SEC seconds have passed; the checks then judge from files only and the line says so.",
+	  .scope = SCOPE_CHECK },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);
