@@ -60,8 +60,9 @@ static int node_record(struct cmd_env *env, bool live, struct node_record *rec)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	/* Slurm's name for the node where slurmd runs the program (it sets
-	 * SLURMD_NODENAME for HealthCheckProgram, prologs and job steps) */
-	const char *slurm = root_is_live(root) ? getenv("SLURMD_NODENAME") : NULL;
+	 * SLURMD_NODENAME for job steps and prologs): the node this run
+	 * drains, whatever tree it read (a --sysroot tree is a test's) */
+	const char *slurm = getenv("SLURMD_NODENAME");
 	struct site_expect expect = settings_expect(s);
 	struct cluster_node_opts o = {
 		.version = GPUREADY_VERSION, .now = (double)ts.tv_sec + ts.tv_nsec / 1e9, .expect = &expect,
