@@ -62,9 +62,15 @@ static const struct command cluster_subs[] = {
 			 "anything but its own record is an unreachable row naming why. With --snapshots, site "
 			 "expectations come from the command line and --config only, the same for every node; with "
 			 "--hosts each host applies its own. "
+			 "--drain prints, instead of the report, a shell script: `scontrol update NodeName=NODE "
+			 "State=DRAIN Reason=\"gpuready: ...\"` for each failing node and a # comment for each warning "
+			 "or unreachable node (never drained); --resume adds `scontrol update NodeName=NODE State=RESUME` "
+			 "for each node that passes or warns and that Slurm shows drained with a reason starting "
+			 "\"gpuready:\"; --apply runs them (--scontrol PATH). A node drained for another reason is left "
+			 "alone. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
-			 "2 gpuready could not run." },
+			 "2 gpuready could not run, or an scontrol command failed." },
 	{ .name = "cluster facts", .fn = cmd_cluster_facts, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_FACTS,
 	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME]",
 	  .summary = "Print this node's record as JSON: verdict counts, reason, problems and the facts nodes compare",
@@ -82,7 +88,11 @@ const struct command commands[] = {
 	  .summary = "Run every check on this node (GPUs, GPUDirect RDMA, RDMA stack, NCCL configuration, host tuning)",
 	  .description = "Runs the checks of every area (gpu, gpudirect, rdma) against the machine (or the tree "
 			 "given with --sysroot) and prints one report; it takes the site expectations of every area. "
-			 "Each finding is ok, warn, fail or skip; warn and fail carry the command that fixes them." },
+			 "Each finding is ok, warn, fail or skip; warn and fail carry the command that fixes them. "
+			 "With --health (Slurm's HealthCheckProgram, job prologs) it prints one line, the --reason line, "
+			 "and ends within --budget seconds (live probes cut off at it); exit status 0 healthy (pass or "
+			 "warn), 1 unhealthy (a check fails), 2 could not run or an scontrol command failed; --drain and "
+			 "--resume [--apply] act on this node (--node-name, else $SLURMD_NODENAME, else the host name)." },
 	{ .name = "rdma", .fn = cmd_rdma, .opts = check_opts, .scope = SCOPE_RDMA, .max_args = 0,
 	  .usage = "[options]",
 	  .alias = "verify-rdma",
