@@ -23,9 +23,11 @@
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,48 @@ static bool reap(pid_t pid, double deadline)
 	}
 }
 
+/* After the child was killed: the processes it started in process groups
+ * of their own (spawn_run's, e.g. the PyTorch probe's Python) were
+ * reparented to this process (a child subreaper, prctl(2)); each is killed
+ * with its group, and reaped within a second. */
+static void kill_orphans(void)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	pid_t self = getpid();
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end = NULL;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || *end)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, so from the last ')' */
+		const char *p = strrchr(buf, ')');
+		char state;
+		long ppid;
+		if (p && sscanf(p + 1, " %c %ld", &state, &ppid) == 2 && ppid == self) {
+			kill(-(pid_t)pid, SIGKILL);
+			kill((pid_t)pid, SIGKILL);
+		}
+	}
+	closedir(d);
+	double until = mono() + 1;
+	while (mono() < until && waitpid(-1, NULL, WNOHANG) >= 0) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The record of the live machine within the budget: *cut true when the
  * live probes did not finish in time (the files-only record is given). */
 static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
@@ -153,6 +197,7 @@ static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
 	fflush(NULL);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return node_record(env, false, rec) ? EXIT_TOOL_ERROR : (*cut = true, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
@@ -179,6 +224,7 @@ static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
 		record_free(&files);
 		return 0;
 	}
+	kill_orphans();
 	if (r)
 		return r;
 	*cut = true;

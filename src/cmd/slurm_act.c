@@ -120,6 +120,11 @@ int slurm_usage(struct cmd_env *env, bool cluster)
 		bad = "--drain and --resume print scontrol commands: not with --json or --reason";
 	else if (!cluster && !s->cluster.health && (s->cluster.drain || s->cluster.resume))
 		bad = "--drain and --resume on this node need --health (or use `gpuready cluster check`)";
+	else if (!cluster && !s->cluster.health &&
+		 (opt_seen_name(env->cli, "budget") || opt_seen_name(env->cli, "node-name")))
+		bad = "--budget and --node-name are for check --health";
+	else if (!cluster && s->cluster.health && opt_seen_name(env->cli, "strict"))
+		bad = "check --health counts warnings as healthy (NHC's convention): not with --strict";
 	if (bad)
 		fprintf(stderr, "%s: %s\n", env->progname, bad);
 	return bad ? EXIT_TOOL_ERROR : 0;

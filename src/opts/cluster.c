@@ -16,7 +16,8 @@ static const struct opt cluster_rows[] = {
 		  "on a known-good node) as well as by majority vote; groups of one or two nodes are then judged too.",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
-	  .help = "This node's name in the record (default: $SLURMD_NODENAME under Slurm, else the host name).",
+	  .help = "This node's name: in its record (cluster facts), and the node check --health drains and resumes "
+		  "(default: $SLURMD_NODENAME under Slurm, else the host name).",
 	  .scope = SCOPE_CLUSTER_FACTS | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "

@@ -138,7 +138,6 @@ t_fake() {
 	expect_exit 0 "$BIN" check --health --sysroot "$F/n01" --node-name n03 --resume --apply --scontrol "$FAKE" \
 		&& pass "check --health on a healthy node: exit 0"
 	state_is n03 IDLE "" "check --health --resume --apply resumes it (--node-name)"
-	n=$(wc -l <"$TMP/out")
 	contains "$TMP/out" "gpuready ok:" "healthy: the ok line"
 	expect_exit 0 "$BIN" check --health --sysroot "$F/n01"
 	n=$(wc -l <"$TMP/out")
@@ -149,6 +148,14 @@ t_fake() {
 	expect_exit 2 "$BIN" cluster check --snapshots "$F/n01" --drain --json && pass "--drain --json refused"
 	expect_exit 2 "$BIN" check --sysroot "$F/n01" --drain && contains "$TMP/err" "need --health" "check --drain needs --health"
 	expect_exit 2 "$BIN" check --health --json --sysroot "$F/n01" && pass "check --health --json refused"
+	expect_exit 2 "$BIN" check --budget 5 --sysroot "$F/n01" && contains "$TMP/err" "are for check --health" \
+		"check --budget needs --health"
+	expect_exit 2 "$BIN" check --health --strict --sysroot "$F/n01" && pass "check --health --strict refused"
+	# the printed form of the health mode: the line, then the command
+	expect_exit 1 "$BIN" check --health --sysroot "$F/n06" --drain --scontrol "$FAKE"
+	sed -n 2p "$TMP/out" >"$TMP/line2"
+	contains "$TMP/line2" "$FAKE update NodeName=n06 State=DRAIN Reason=\"gpuready: 1 fail" \
+		"check --health --drain prints the drain command after the line"
 
 	# a live probe that never returns is cut off at the budget: the run
 	# ends and says so (the fake NVML blocks in nvmlDeviceGetTemperature)
