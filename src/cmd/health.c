@@ -57,7 +57,8 @@ static int node_record(struct cmd_env *env, bool live, struct node_record *rec)
 		/* the files alone: the live-only checks skip as on a recorded tree */
 		inv->live = false;
 		if (!inv->rdma.verbs_status)
-			inv->rdma.verbs_status = xasprintf("cut off at the %d s budget of check --health", s->cluster.budget);
+			inv->rdma.verbs_status = xasprintf("not queried within the %d s budget of check --health",
+							   s->cluster.budget);
 	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -188,15 +189,20 @@ static void kill_orphans(void)
 	}
 }
 
-/* The record of the live machine within the budget: *cut true when the
- * live probes did not finish in time (the files-only record is given). */
-static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
+/* The record of the live machine within the budget. When the live probes
+ * did not give one in time, or failed, the files-only record is given and
+ * note (size NOTE_MAX) says why; "" otherwise. */
+#define NOTE_MAX 200
+static int live_record(struct cmd_env *env, struct node_record *rec, char *note)
 {
-	double deadline = mono() + env->set->cluster.budget;
+	int budget = env->set->cluster.budget;
+	double deadline = mono() + budget;
 	int p[2];
 	fflush(NULL);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return node_record(env, false, rec) ? EXIT_TOOL_ERROR : (*cut = true, 0);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(note, NOTE_MAX, "live probes not run: pipe: %s", strerror(errno));
+		return node_record(env, false, rec);
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
@@ -208,8 +214,8 @@ static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
 	}
 	close(p[1]);
 	if (pid < 0) {
+		snprintf(note, NOTE_MAX, "live probes not run: fork: %s", strerror(errno));
 		close(p[0]);
-		*cut = true;
 		return node_record(env, false, rec);
 	}
 	setpgid(pid, pid);
@@ -227,7 +233,10 @@ static int live_record(struct cmd_env *env, struct node_record *rec, bool *cut)
 	kill_orphans();
 	if (r)
 		return r;
-	*cut = true;
+	if (ended)
+		snprintf(note, NOTE_MAX, "live probes failed: %s", ok ? err : "their process ended without a record");
+	else
+		snprintf(note, NOTE_MAX, "live probes cut off at the %d s budget", budget);
 	*rec = files;
 	return 0;
 }
@@ -240,21 +249,20 @@ int run_health(struct cmd_env *env)
 		return EXIT_TOOL_ERROR;
 	}
 	const char *dir = s->sysroot ? s->sysroot : "/";
-	bool live = false, cut = false;
+	bool live = false;
+	char note[NOTE_MAX] = "";
 	{
 		_cleanup_root_ struct root *root = NULL;
 		live = root_open(dir, &root) == 0 && root_is_live(root);
 	}
 	struct node_record rec;
-	int ret = live ? live_record(env, &rec, &cut) : node_record(env, true, &rec);
+	int ret = live ? live_record(env, &rec, note) : node_record(env, true, &rec);
 	if (ret)
 		return ret;
 	enum node_state st = record_state(&rec);
 	printf("%s", rec.reason);
-	if (cut)
-		printf(" (live probes cut off at the %d s budget: NVML, CUDA, PyTorch, GPU memory registration, verbs "
-		       "and DCB checks skipped)",
-		       s->cluster.budget);
+	if (*note)
+		printf(" (%s: NVML, CUDA, PyTorch, GPU memory registration, verbs and DCB checks skipped)", note);
 	printf("\n");
 	ret = st == NODE_FAIL ? EXIT_CHECK_FAILED : EXIT_OK;
 	if (s->cluster.drain || s->cluster.resume) {

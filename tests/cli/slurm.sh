@@ -168,6 +168,27 @@ t_fake() {
 			|| fail "check --health did not end"
 		contains "$TMP/out" "live probes cut off at the 2 s budget" "the line says the live probes were cut off"
 	fi
+	# the PyTorch probe's Python, in a process group of its own, is killed
+	# with the rest at the budget: the fixture's /sys (with GPUs) over the
+	# live one in a private mount namespace, and a "python" that never ends
+	if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+		printf '#!/bin/sh\necho $$ >"%s"\nexec sleep 300\n' "$TMP/py.pid" >"$TMP/slowpy"
+		chmod +x "$TMP/slowpy"
+		GPUREADY_PROBE_TIMEOUT=1 timeout 60 unshare -m sh -c 'mount --bind "$1/sys" /sys && exec "$2" check --health --budget 4 --python "$3"' \
+			sh "$H100" "$BIN" "$TMP/slowpy" >"$TMP/out" 2>"$TMP/err"
+		contains "$TMP/out" "live probes cut off at the 4 s budget" "a Python that never ends is cut off"
+		if [ -s "$TMP/py.pid" ]; then
+			pid=$(cat "$TMP/py.pid") i=0
+			while kill -0 "$pid" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+			if kill -0 "$pid" 2>/dev/null; then
+				fail "the probe's Python ($pid) outlived check --health"; kill -9 "$pid"
+			else
+				pass "the probe's Python is gone with check --health"
+			fi
+		else
+			echo "(the PyTorch probe did not start within the budget here: not asserted)"
+		fi
+	fi
 }
 
 # ---- a real one-node Slurm ----
