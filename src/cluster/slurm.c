@@ -138,8 +138,8 @@ static bool has_flag(const char *state, const char *flag)
 	return false;
 }
 
-/* The reason text: from after "Reason=" to the line's end, less the
- * " [USER@TIME]" Slurm appends (node_info.c prints "Reason=%s [%s@%s]"). */
+/* The reason text: from after "Reason=" to end, less the " [USER@TIME]"
+ * Slurm appends (node_info.c prints "Reason=%s [%s@%s]"). */
 static char *reason_text(const char *p, const char *end)
 {
 	const char *close = end;
@@ -186,8 +186,20 @@ int slurm_parse_node(const char *text, size_t len, const char *node, struct slur
 		return -EINVAL;
 	}
 	struct slurm_node r = { .state = xstrndup(st, n) };
-	const char *rs = strstr(st + n, " Reason=");
-	r.reason = rs ? reason_text(rs + 8, line + len) : xstrdup("");
+	/* the fields Slurm prints after Reason= (node_info.c); a Reason= that
+	 * comes after one of them is inside its text (a Comment= saying
+	 * "Reason=gpuready: ..." on a node drained without a reason) */
+	static const char *const after[] = { " Comment=", " Extra=", " InstanceId=", " InstanceType=",
+					     " ReservationName=" };
+	const char *rs = strstr(st + n, " Reason="), *end = line + len;
+	for (size_t i = 0; rs && i < sizeof(after) / sizeof(after[0]); i++) {
+		const char *a = strstr(st + n, after[i]);
+		if (a && a < rs)
+			rs = NULL;
+		else if (a && a < end)
+			end = a;
+	}
+	r.reason = rs ? reason_text(rs + 8, end) : xstrdup("");
 	r.drain = has_flag(r.state, "DRAIN") || has_flag(r.state, "DRAINED") || has_flag(r.state, "DRAINING");
 	r.by_gpuready = r.drain && !strncmp(r.reason, SLURM_REASON_PREFIX, strlen(SLURM_REASON_PREFIX));
 	*ret = r;

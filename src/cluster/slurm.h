@@ -61,8 +61,10 @@ void slurm_node_free(struct slurm_node *n);
 /* Parses the output of `scontrol show node -o NODE`: one line of at most
  * SLURM_SHOW_MAX bytes (a final newline allowed), starting
  * "NodeName=NODE ", with a " State=" field (its value [A-Z_+*~#!%$@^-]) and,
- * after it, an optional " Reason=" field that runs to the line's end or to
- * the " [USER@TIME]" Slurm appends. 0 with *ret filled, or -EINVAL with
+ * after it, an optional " Reason=" field (before any Comment=, Extra=,
+ * InstanceId=, InstanceType= or ReservationName=, which Slurm prints after
+ * it) that runs to the next of those or the line's end, less the
+ * " [USER@TIME]" Slurm appends. 0 with *ret filled, or -EINVAL with
  * *err (malloc'd) saying what is wrong; *ret is untouched on failure. */
 int slurm_parse_node(const char *text, size_t len, const char *node, struct slurm_node *ret, char **err);
 

@@ -110,6 +110,18 @@ static void test_parse(void **state)
 	assert_int_equal(parse("NodeName=gpu08 State=IDLE Reason=x State=IDLE+DRAIN", &n, &err), 0);
 	assert_false(n.drain);
 	slurm_node_free(&n);
+	/* Slurm 24's fields after the reason; a Comment= that says Reason= on a
+	 * node drained without a reason is no reason of gpuready's */
+	assert_int_equal(parse("NodeName=gpu08 State=IDLE+DRAIN Reason=gpuready: 1 fail [root@t] Comment=x Extra=y",
+			       &n, &err),
+			 0);
+	assert_string_equal(n.reason, "gpuready: 1 fail");
+	assert_true(n.by_gpuready);
+	slurm_node_free(&n);
+	assert_int_equal(parse("NodeName=gpu08 State=IDLE+DRAIN Comment=see Reason=gpuready: x", &n, &err), 0);
+	assert_false(n.by_gpuready);
+	assert_string_equal(n.reason, "");
+	slurm_node_free(&n);
 	/* refused */
 	const char *bad[] = {
 		"",
