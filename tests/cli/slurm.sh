@@ -208,6 +208,13 @@ stop_daemons() {
 		sleep 0.1; i=$((i + 1))
 	done
 	for p in $SLURMD_PID $CTLD_PID; do kill -9 "$p" 2>/dev/null; done
+	# what this Slurm started and left (a slurmstepd, a task): the
+	# processes whose environment names this test's slurm.conf, by pid
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}; p=${p%/environ}
+		[ "$p" = $$ ] && continue
+		tr '\0' '\n' <"$e" 2>/dev/null | grep -qxF "SLURM_CONF=$S/slurm.conf" && kill -9 "$p" 2>/dev/null
+	done
 	[ -n "$MUNGED_PID" ] && kill "$MUNGED_PID" 2>/dev/null
 	[ -f "$S/munged.pid" ] && kill "$(cat "$S/munged.pid")" 2>/dev/null
 	SLURMD_PID="" CTLD_PID="" MUNGED_PID=""
