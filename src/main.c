@@ -44,7 +44,8 @@ static const struct command bench_subs[] = {
 /* `cluster check` and `cluster facts`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
-	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE] [--expect FILE] [--json] [--prom FILE] [--reason]",
+	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE] [--expect FILE] [--json] [--prom FILE] [--reason] "
+		    "[--drain] [--resume] [--apply]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
 	  .description = "Reads each node's snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`), "
 			 "runs every check on it, and prints one line of counts (N nodes: pass, warn, fail, "
@@ -66,8 +67,8 @@ static const struct command cluster_subs[] = {
 			 "State=DRAIN Reason=\"gpuready: ...\"` for each failing node and a # comment for each warning "
 			 "or unreachable node (never drained); --resume adds `scontrol update NodeName=NODE State=RESUME` "
 			 "for each node that passes or warns and that Slurm shows drained with a reason starting "
-			 "\"gpuready:\"; --apply runs them (--scontrol PATH). A node drained for another reason is left "
-			 "alone. "
+			 "\"gpuready:\"; --apply runs them (--scontrol PATH), leaving alone a node Slurm shows drained for "
+			 "another reason. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
 			 "2 gpuready could not run, or an scontrol command failed." },

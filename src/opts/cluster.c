@@ -39,8 +39,8 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "drain", .type = OPT_FLAG, .offset = OFF(cluster.drain),
 	  .help = "Print `scontrol update NodeName=NODE State=DRAIN Reason=\"gpuready: ...\"` for each failing node "
-		  "(with check --health: this node) instead of the report; --apply runs them. Warning and unreachable "
-		  "nodes are not drained, and a node drained for another reason is left alone.",
+		  "(with check --health: this node) instead of the report; --apply runs them, leaving alone a node Slurm "
+		  "shows drained for another reason. Warning and unreachable nodes are not drained.",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
 	{ .name = "resume", .type = OPT_FLAG, .offset = OFF(cluster.resume),
 	  .help = "Return to service (`scontrol update NodeName=NODE State=RESUME`) each node that passes or only warns "
