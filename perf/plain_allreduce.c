@@ -12,11 +12,37 @@
  * 4 MiB up (docs/benchmarks.md, "How the numbers compare with the
  * anchors").
  *
+ * With PLAIN_WAKER=1 a second thread wakes the way gpuready's control-plane
+ * receiver thread does while a benchmark runs (src/job/watchdog.c: a
+ * poll() that times out every 250 ms, and a heartbeat written to a socket
+ * and read on the other side once a second): the same loop with the same
+ * interruptions, to tell what that thread costs from what the harness
+ * costs.
+ *
  * usage: plain_allreduce MIN_BYTES MAX_BYTES ITERS WARMUP */
 #include <mpi.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int waker_fds[2];
+
+static void *waker(void *arg)
+{
+	(void)arg;
+	char beat[24] = { 0 };
+	for (unsigned k = 1;; k++) {
+		struct pollfd pf = { .fd = waker_fds[1], .events = POLLIN };
+		if (poll(&pf, 1, 250) > 0 && read(waker_fds[1], beat, sizeof(beat)) <= 0)
+			return NULL;
+		if (k % 4 == 0 && write(waker_fds[0], beat, sizeof(beat)) < 0)
+			return NULL;
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -29,6 +55,13 @@ int main(int argc, char **argv)
 	int iters = atoi(argv[3]), warmup = atoi(argv[4]), rank, n;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	const char *w = getenv("PLAIN_WAKER");
+	pthread_t th;
+	if (w && !strcmp(w, "1") &&
+	    (socketpair(AF_UNIX, SOCK_STREAM, 0, waker_fds) || pthread_create(&th, NULL, waker, NULL))) {
+		fprintf(stderr, "%s: cannot start the waker thread\n", argv[0]);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	size_t len = (size_t)max + 64;
 	void *send = NULL, *recv = NULL;
 	if (posix_memalign(&send, 4096, len) || posix_memalign(&recv, 4096, len)) {

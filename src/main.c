@@ -23,7 +23,7 @@ static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
 static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
 static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
-static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &cluster_opts, NULL };
+static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
 
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
@@ -44,11 +44,15 @@ static const struct command bench_subs[] = {
 /* `cluster check` and `cluster facts`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
-	  .max_args = 100000, .usage = "--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE] [--expect FILE] [--json] [--prom FILE] [--reason] "
+	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--expect FILE] [--json] [--prom FILE] [--reason] "
 		    "[--drain] [--resume] [--apply]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
-	  .description = "Reads each node's snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`), "
-			 "runs every check on it, and prints one line of counts (N nodes: pass, warn, fail, "
+	  .description = "Started as one process per node under a launcher (`srun --ntasks-per-node=1`, `mpirun "
+			 "--map-by ppr:1:node`, torchrun, a Kubernetes Indexed Job), every process runs the node checks "
+			 "and sends its record to rank 0 over gpuready's control plane (every rank must run the same "
+			 "gpuready version), which prints the result; with --snapshots DIR... it reads each node's "
+			 "snapshot (taken on every node, e.g. `srun sh -c 'gpuready snapshot DIR/$(hostname)'`) and "
+			 "runs every check on it. It prints one line of counts (N nodes: pass, warn, fail, "
 			 "unreachable), the --reason line of each failing and warning node, and the drift table: for "
 			 "each fact that should agree (kernel, driver and flavour, firmware per NIC model, link rates, "
 			 "MTUs, ToS, GID index, GPU model and count, effective NCCL_* values, RDMA and NVIDIA modules, "

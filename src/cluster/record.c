@@ -419,6 +419,33 @@ static int parse_object(json_object *o, struct node_record *r, char **err)
 	return 0;
 }
 
+/* The JSON values in text, counted without building them (a value is a
+ * scalar, an array or an object; separators and opening brackets count
+ * one each, outside strings): a record has at most a few per finding and
+ * fact, so text with more is refused before json-c builds a tree of it
+ * (4 MiB of "[0,0,..." would be two million objects). */
+#define RECORD_MAX_VALUES (8u * (RECORD_MAX_FINDINGS + RECORD_MAX_FACTS) + 64u)
+
+static size_t json_values(const char *text, size_t len)
+{
+	size_t n = 1;
+	bool in_str = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == ',' || c == '[' || c == '{') {
+			n++;
+		}
+	}
+	return n;
+}
+
 int record_parse(const char *text, size_t len, struct node_record *ret, char **err)
 {
 	if (len > RECORD_MAX_BYTES) {
@@ -428,6 +455,10 @@ int record_parse(const char *text, size_t len, struct node_record *ret, char **e
 	if (len > INT_MAX || memchr(text, '\0', len)) {
 		*err = xstrdup("the record holds a NUL byte");
 		return -EINVAL;
+	}
+	if (json_values(text, len) > RECORD_MAX_VALUES) {
+		*err = xasprintf("the record holds more than %u JSON values", RECORD_MAX_VALUES);
+		return -E2BIG;
 	}
 	struct json_tokener *tok = json_tokener_new_ex(RECORD_MAX_DEPTH);
 	if (!tok) {

@@ -32,7 +32,7 @@ int cmd_cluster(struct cmd_env *env)
 	return EXIT_TOOL_ERROR;
 }
 
-int cmd_cluster_facts(struct cmd_env *env)
+int cluster_record_here(struct cmd_env *env, struct node_record *ret)
 {
 	struct settings *s = env->set;
 	_cleanup_root_ struct root *root = NULL;
@@ -49,12 +49,19 @@ int cmd_cluster_facts(struct cmd_env *env)
 		.python = s->python, .node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
 		.fallback_name = "unknown", .root_dir = root_dir(root),
 	};
-	struct node_record rec;
 	_cleanup_free_ char *err = NULL;
-	if (cluster_node_record(inv, &o, &rec, &err) < 0) {
+	if (cluster_node_record(inv, &o, ret, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", env->progname, err);
 		return EXIT_TOOL_ERROR;
 	}
+	return 0;
+}
+
+int cmd_cluster_facts(struct cmd_env *env)
+{
+	struct node_record rec;
+	if (cluster_record_here(env, &rec))
+		return EXIT_TOOL_ERROR;
 	int r = record_write_json(&rec, stdout);
 	record_free(&rec);
 	return r < 0 ? EXIT_TOOL_ERROR : EXIT_OK;
@@ -84,15 +91,17 @@ static int read_expect(struct cmd_env *env, struct node_record *ret)
 static int check_usage(struct cmd_env *env)
 {
 	struct settings *s = env->set;
-	if (!s->cluster.snapshots == !s->cluster.hosts) {
-		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell) or "
-				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node): give one\n",
+	if (s->cluster.snapshots && s->cluster.hosts) {
+		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell), "
+				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node), or, with "
+				"neither, from one process per node under a launcher: give one\n",
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
-				"gpuready cluster check --hosts HOSTLIST [options]\n");
+				"gpuready cluster check --hosts HOSTLIST [options] | "
+				"srun --ntasks-per-node=1 gpuready cluster check [options]\n");
 		return EXIT_TOOL_ERROR;
 	}
 	_cleanup_free_ char *err = NULL;
@@ -177,6 +186,29 @@ static int read_hosts(struct cmd_env *env, struct strv *ret)
 	return 0;
 }
 
+/* --only and --skip as words for the hosts' `cluster facts`: check IDs
+ * and areas only, since a remote shell (ssh) would expand glob characters
+ * on the host; 0 or EXIT_TOOL_ERROR (said). */
+static int selection_words(struct cmd_env *env, struct strv *ret)
+{
+	const struct strv *lists[] = { &env->set->only, &env->set->skip };
+	const char *names[] = { "--only", "--skip" };
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < lists[l]->n; i++) {
+			const char *p = lists[l]->v[i];
+			if (!*p || strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,-") != strlen(p) ||
+			    p[0] == '-') {
+				fprintf(stderr, "%s: %s %s: with --hosts, give check IDs and areas (rdma, gpu.fabric; "
+						"comma-separated): a remote shell would expand glob characters on the host\n",
+					env->progname, names[l], p);
+				return EXIT_TOOL_ERROR;
+			}
+			strv_add(ret, names[l]);
+			strv_add(ret, p);
+		}
+	return 0;
+}
+
 /* The records of the nodes: each snapshot read here, or each host asked
  * through the remote shell. *ret_labels: where each came from. */
 static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struct node_record **ret, size_t *ret_n,
@@ -195,8 +227,11 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 	int r = read_hosts(env, labels);
 	if (r)
 		return r;
+	_cleanup_(strv_freep) struct strv extra = STRV_INIT;
+	if ((r = selection_words(env, &extra)))
+		return r;
 	struct hosts_opts h = { .rsh = s->cluster.rsh, .remote = s->cluster.remote, .parallel = s->cluster.parallel,
-				.timeout_s = s->cluster.host_timeout };
+				.timeout_s = s->cluster.host_timeout, .extra = (const char *const *)extra.v };
 	_cleanup_free_ char *err = NULL;
 	*ret_n = labels->n;
 	*ret = xcalloc(*ret_n + 1, sizeof(**ret));
@@ -207,6 +242,22 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 		return EXIT_TOOL_ERROR;
 	}
 	return 0;
+}
+
+/* Unique names, sorted, the vote and the output; the exit code. */
+static int aggregate(struct cmd_env *env, struct node_record *recs, size_t n, const struct strv *labels,
+		     const struct node_record *golden, double now)
+{
+	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
+	cluster_nodes_unique(recs, n, (const char *const *)labels->v, &notes);
+	for (size_t i = 0; i < notes.n; i++)
+		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
+	cluster_nodes_sort(recs, n);
+	struct drift d;
+	drift_compute(recs, n, golden, &d);
+	int ret = render(env, recs, n, &d, golden, now);
+	drift_free(&d);
+	return ret;
 }
 
 int cmd_cluster_check(struct cmd_env *env)
@@ -222,22 +273,20 @@ int cmd_cluster_check(struct cmd_env *env)
 	double now = now_unix();
 	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
 				       .skip = &s->skip, .python = s->python, .force = s->force };
+	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
+	struct session ss;
 	size_t n = 0;
 	struct node_record *recs = NULL;
 	_cleanup_(strv_freep) struct strv labels = STRV_INIT;
-	if ((ret = collect(env, &o, &recs, &n, &labels))) {
+	if (launched && (ret = cluster_job_open(env, &ss))) {
 		record_free(&golden);
 		return ret;
 	}
-	_cleanup_(strv_freep) struct strv notes = STRV_INIT;
-	cluster_nodes_unique(recs, n, (const char *const *)labels.v, &notes);
-	for (size_t i = 0; i < notes.n; i++)
-		fprintf(stderr, "%s: %s\n", env->progname, notes.v[i]);
-	cluster_nodes_sort(recs, n);
-	struct drift d;
-	drift_compute(recs, n, s->cluster.expect ? &golden : NULL, &d);
-	ret = render(env, recs, n, &d, s->cluster.expect ? &golden : NULL, now);
-	drift_free(&d);
+	ret = launched ? cluster_job_collect(env, &ss, &recs, &n, &labels) : collect(env, &o, &recs, &n, &labels);
+	if (!ret && (!launched || ss.proc == 0))
+		ret = aggregate(env, recs, n, &labels, s->cluster.expect ? &golden : NULL, now);
+	if (launched)
+		ret = session_close(&ss, ret);
 	for (size_t i = 0; i < n; i++)
 		record_free(&recs[i]);
 	free(recs);

@@ -22,6 +22,7 @@
  * not sent. */
 #define _GNU_SOURCE
 #include "job_int.h"
+#include "config.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
@@ -61,6 +62,11 @@ struct admit {
 	struct pending v[ADMIT_PENDING_MAX];
 	size_t n;
 	int arrived;
+	/* the rendezvous: processes refused for running another gpuready
+	 * version (a proven HELLO of this job), each once, and their list */
+	bool *odd;
+	int nodd;
+	struct strbuf *odd_list;
 };
 
 /* Records what became of a connection: during the rendezvous in the list
@@ -194,7 +200,18 @@ static void admit_one(struct admit *a, size_t i)
  * once the job formed) it is told why not. */
 static void settle(struct admit *a, size_t i)
 {
-	_cleanup_free_ char *why = job_problem(a->c, &a->v[i].h, !a->rejected);
+	struct pending *p = &a->v[i];
+	_cleanup_free_ char *why = job_problem(a->c, &p->h, !a->rejected);
+	if (!why && a->odd && strcmp(p->h.version, GPUREADY_VERSION)) {
+		why = xasprintf("it runs gpuready %s and rank 0 runs %s: every rank needs the same version", p->h.version,
+				GPUREADY_VERSION);
+		if (!a->odd[p->h.proc]) {
+			a->odd[p->h.proc] = true;
+			a->nodd++;
+			strbuf_addf(a->odd_list, "%srank %u (%s, pid %u) runs %s", a->odd_list->len ? "; " : "",
+				    p->h.proc, p->h.host, p->h.pid, p->h.version);
+		}
+	}
 	if (why)
 		refuse(a, i, why);
 	else
@@ -208,6 +225,7 @@ static void on_hello(struct admit *a, size_t i)
 	struct job *c = a->c;
 	job_hello_decode(p->buf, &p->h);
 	str_printable(p->h.host, false);
+	str_printable(p->h.version, false);
 	p->hello = true;
 	_cleanup_free_ char *why = door_problem(c, &p->h);
 	if (why) {
@@ -344,16 +362,18 @@ static void door_free(struct admit *a)
 	free(a);
 }
 
-/* Accepts until everyone is here (0) or the job's deadline passes
- * (-ETIMEDOUT). */
-int job_admit_all(struct job *c, struct strbuf *rejected)
+/* Accepts until everyone is here (0), every process not here was refused
+ * for running another gpuready version (-EPROTO, odd lists them), or the
+ * job's deadline passes (-ETIMEDOUT). */
+int job_admit_all(struct job *c, struct strbuf *rejected, struct strbuf *odd)
 {
 	struct admit *a = xcalloc(1, sizeof(*a));
 	struct pollfd pf[JOB_DOOR_FDS];
 	int r = 0;
 
-	*a = (struct admit){ .c = c, .rejected = rejected, .arrived = 1 };
-	while (a->arrived < c->o.nprocs) {
+	*a = (struct admit){ .c = c, .rejected = rejected, .arrived = 1, .odd = xcalloc((size_t)c->o.nprocs, 1),
+			     .odd_list = odd };
+	while (a->arrived + a->nodd < c->o.nprocs) {
 		double now = clock_now(), wake = c->o.deadline;
 		if (now >= c->o.deadline) {
 			r = -ETIMEDOUT;
@@ -369,6 +389,9 @@ int job_admit_all(struct job *c, struct strbuf *rejected)
 		if (n > 0)
 			door_handle(a, pf);
 	}
+	if (r == 0 && a->nodd)
+		r = -EPROTO;
+	free(a->odd);
 	door_free(a);
 	return r;
 }

@@ -23,11 +23,11 @@
 
 /* ---- data exchanges (main thread) ---- */
 
-enum { OP_BCAST = 1, OP_GATHER, OP_SCATTER, OP_BARRIER, OP_ALLREDUCE };
+enum { OP_BCAST = 1, OP_GATHER, OP_SCATTER, OP_BARRIER, OP_ALLREDUCE, OP_GATHERV };
 
 static const char *op_name(uint32_t op)
 {
-	static const char *const names[] = { "?", "broadcast", "gather", "scatter", "barrier", "allreduce" };
+	static const char *const names[] = { "?", "broadcast", "gather", "scatter", "barrier", "allreduce", "gather" };
 	return op < ARRAY_SIZE(names) ? names[op] : "?";
 }
 
@@ -46,15 +46,13 @@ static int send_data(struct job *c, int i, uint32_t op, const void *buf, size_t 
 	return r;
 }
 
-/* Waits for the next DATA frame from peer i and copies its body to buf. */
-static int recv_data(struct job *c, int i, uint32_t op, void *buf, size_t len, double deadline, char **err)
+/* Takes the next DATA frame from peer i, waiting until the deadline:
+ * 0 and *ret, -ETIMEDOUT, or -ECONNRESET when the peer is gone. */
+static int take_frame(struct job *c, int i, double deadline, struct frame **ret)
 {
 	struct peer *p = &c->peers[i];
-	struct frame *f = NULL;
-	char d[128];
 	int r = 0;
-
-	job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
+	*ret = NULL;
 	pthread_mutex_lock(&c->m);
 	while (!p->head && !p->dead) {
 		if (deadline > 0 && clock_now() >= deadline) {
@@ -71,32 +69,57 @@ static int recv_data(struct job *c, int i, uint32_t op, void *buf, size_t len, d
 		pthread_cond_timedwait(&c->cv, &c->m, &ts);
 	}
 	if (p->head) {
-		f = p->head;
-		p->head = f->next;
+		*ret = p->head;
+		p->head = (*ret)->next;
 		if (!p->head)
 			p->tail = &p->head;
+		r = 0;
 	} else if (!r) {
 		r = -ECONNRESET;
 	}
 	pthread_mutex_unlock(&c->m);
-	if (!f) {
+	return r;
+}
+
+static void frame_free(struct frame *f)
+{
+	if (f)
+		free(f->buf);
+	free(f);
+}
+
+/* Why frame f (of peer description d) is not this exchange's: NULL when
+ * it is (op and sequence number match, and the body is len bytes, or any
+ * length when len is SIZE_MAX). */
+static char *frame_mismatch(const struct job *c, const struct frame *f, uint32_t op, size_t len, const char *d)
+{
+	struct data_hdr dh;
+	bool whole = job_data_hdr_decode(f->buf, f->len, &dh);
+	if (whole && dh.op == op && dh.seq == c->op_seq && (len == SIZE_MAX || f->len == JOB_DATA_HDR_LEN + len))
+		return NULL;
+	return xasprintf("%s: %s sent a %s of %zu bytes (#%llu) where this process expected %zu bytes (#%llu): "
+			 "the ranks run different gpuready versions or options",
+			 op_name(op), d, whole ? op_name(dh.op) : "?", whole ? f->len - JOB_DATA_HDR_LEN : 0,
+			 (unsigned long long)dh.seq, len == SIZE_MAX ? 0 : len, (unsigned long long)c->op_seq);
+}
+
+/* Waits for the next DATA frame from peer i and copies its body to buf. */
+static int recv_data(struct job *c, int i, uint32_t op, void *buf, size_t len, double deadline, char **err)
+{
+	struct frame *f = NULL;
+	char d[128];
+	job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
+	int r = take_frame(c, i, deadline, &f);
+	if (r < 0) {
 		*err = xasprintf("%s: waiting for %s: %s", op_name(op), d,
 				 r == -ETIMEDOUT ? "timed out" : "it disconnected");
 		return r;
 	}
-	struct data_hdr dh;
-	bool whole = job_data_hdr_decode(f->buf, f->len, &dh);
-	if (f->len != JOB_DATA_HDR_LEN + len || dh.op != op || dh.seq != c->op_seq) {
-		*err = xasprintf("%s: %s sent a %s of %zu bytes (#%llu) where this process expected %zu bytes (#%llu): "
-				 "the ranks run different gpuready versions or options",
-				 op_name(op), d, whole ? op_name(dh.op) : "?", whole ? f->len - JOB_DATA_HDR_LEN : 0,
-				 (unsigned long long)dh.seq, len, (unsigned long long)c->op_seq);
+	if ((*err = frame_mismatch(c, f, op, len, d)))
 		r = -EPROTO;
-	} else if (len) {
+	else if (len)
 		memcpy(buf, f->buf + JOB_DATA_HDR_LEN, len);
-	}
-	free(f->buf);
-	free(f);
+	frame_free(f);
 	return r;
 }
 
@@ -122,6 +145,33 @@ int job_gather(struct job *c, const void *mine, size_t len, void *all, double de
 	for (int i = 1; i < c->o.nprocs && r == 0; i++)
 		r = recv_data(c, i, OP_GATHER, (char *)all + (size_t)i * len, len, deadline, err);
 	return r;
+}
+
+int job_gatherv(struct job *c, const void *mine, size_t len, struct job_part *parts, double deadline, char **err)
+{
+	c->op_seq++;
+	if (c->o.proc != 0)
+		return send_data(c, 0, OP_GATHERV, mine, len, deadline, err);
+	parts[0] = (struct job_part){ .buf = xcalloc(1, len + 1), .len = len };
+	memcpy(parts[0].buf, mine, len);
+	double start = clock_now();
+	for (int i = 1; i < c->o.nprocs; i++) {
+		struct frame *f = NULL;
+		char d[128];
+		job_describe(c, i, d, sizeof(d));
+		int r = take_frame(c, i, deadline, &f);
+		parts[i] = (struct job_part){ 0 };
+		if (r < 0)
+			parts[i].err = r == -ETIMEDOUT ? xasprintf("sent nothing within %.0f s", deadline - start)
+						       : xstrdup("disconnected");
+		else if (!(parts[i].err = frame_mismatch(c, f, OP_GATHERV, SIZE_MAX, d))) {
+			parts[i].len = f->len - JOB_DATA_HDR_LEN;
+			parts[i].buf = xcalloc(1, parts[i].len + 1);
+			memcpy(parts[i].buf, f->buf + JOB_DATA_HDR_LEN, parts[i].len);
+		}
+		frame_free(f);
+	}
+	return 0;
 }
 
 int job_scatter(struct job *c, const void *all, void *mine, size_t len, double deadline, char **err)

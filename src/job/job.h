@@ -74,6 +74,8 @@ struct job_opts {
 	const struct auth_key *key; /* the job token's key (core/auth.h), or NULL: copied */
 	job_fatal_fn on_fatal;
 	job_note_fn on_late;    /* may be NULL */
+	uint64_t max_frame;     /* a frame longer than this is a protocol error (0: 16 GiB, the socket
+				 * backend's largest gather) */
 	void *fatal_ctx;        /* for on_fatal and on_late */
 };
 
@@ -111,6 +113,19 @@ int job_bcast(struct job *c, void *buf, size_t len, double deadline, char **err)
 int job_gather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err);
 /* Process 0 sends part p of all (nprocs * len) to process p. */
 int job_scatter(struct job *c, const void *all, void *mine, size_t len, double deadline, char **err);
+/* Variable-sized gather into process 0, which waits for each process until
+ * the deadline and goes on without those that sent nothing by then:
+ * parts[p] (process 0 only, nprocs entries) gets process p's bytes
+ * (malloc'd, the caller frees; part 0 is a copy of mine) and their length,
+ * or buf NULL and err saying why not ("sent nothing within 120 s",
+ * malloc'd). Returns 0, or -errno with *err when this process could not
+ * send its part. A part is at most the job's max_frame. */
+struct job_part {
+	char *buf;
+	size_t len;
+	char *err;
+};
+int job_gatherv(struct job *c, const void *mine, size_t len, struct job_part *parts, double deadline, char **err);
 int job_allgather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err);
 int job_barrier(struct job *c, double deadline, char **err);
 enum job_op { JOB_SUM, JOB_MIN, JOB_MAX };

@@ -23,8 +23,10 @@ enum msg {
  * 16 GiB covers the socket backend's largest gather. */
 #define MAX_FRAME (16ull << 30)
 /* The last byte is the protocol's version: 2 added the job token's
- * challenge-response (flags and nonce in HELLO, CHALLENGE, PROOF). */
-#define MAGIC "GPURDY\0\2"
+ * challenge-response (flags and nonce in HELLO, CHALLENGE, PROOF), 3 the
+ * sender's gpuready version at the end of HELLO (a run needs one version
+ * on every rank). */
+#define MAGIC "GPURDY\0\3"
 #define HELLO_HAS_TOKEN 1u   /* hello.flags: this process holds a job token */
 
 /* Every process's receiver thread says it is alive this often, with the
@@ -35,7 +37,7 @@ enum msg {
 
 /* The fixed parts of the frames, as wire.c encodes them. */
 #define JOB_HDR_LEN 16
-#define JOB_HELLO_LEN 256
+#define JOB_HELLO_LEN 288
 #define JOB_MEMBER_LEN 80
 #define JOB_DATA_HDR_LEN 16
 
@@ -55,6 +57,7 @@ struct hello {
 	char host[64];              /* always terminated */
 	char job[128];              /* as it came: not always terminated */
 	unsigned char nonce[32];    /* the connector's nonce (core/auth.h) */
+	char version[32];           /* gpuready's version (always terminated) */
 };
 
 struct data_hdr {
@@ -146,7 +149,7 @@ int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double d
 void job_set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host);
 /* admit.c: process 0 admits every other process by c->o.deadline; 0 or
  * -ETIMEDOUT, refusals and dropped connections appended to rejected. */
-int job_admit_all(struct job *c, struct strbuf *rejected);
+int job_admit_all(struct job *c, struct strbuf *rejected, struct strbuf *odd);
 /* Once the job formed, the door stays open: job_door_open notes the time
  * and makes c->door; the receiver thread puts up to JOB_DOOR_FDS fds in
  * its poll set (job_door_poll, which drops the connections whose HELLO

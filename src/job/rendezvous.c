@@ -3,6 +3,7 @@
  * with the roster (WELCOME); the others connect and wait for it. */
 #define _GNU_SOURCE
 #include "job_int.h"
+#include "config.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
@@ -127,6 +128,7 @@ static void fill_hello(const struct job *c, struct hello *h)
 	auth_nonce(h->nonce);
 	snprintf(h->host, sizeof(h->host), "%s", c->host);
 	snprintf(h->job, sizeof(h->job), "%s", c->job);
+	snprintf(h->version, sizeof(h->version), "%s", GPUREADY_VERSION);
 }
 
 void job_set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host)
@@ -156,17 +158,21 @@ static char *missing_list(const struct job *c)
 
 static int join_as_root(struct job *c, char **err)
 {
-	_cleanup_strbuf_ struct strbuf rejected = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf rejected = STRBUF_INIT, odd = STRBUF_INIT;
 	double start = clock_now();
-	int r = job_admit_all(c, &rejected);
+	int r = job_admit_all(c, &rejected, &odd);
 
 	if (r < 0) {
 		_cleanup_free_ char *missing = missing_list(c);
-		*err = xasprintf("rendezvous on port %d: rank%s %s did not arrive within %.0f s%s%s", job_port(c),
-				 strchr(missing, ',') || strchr(missing, '-') ? "s" : "", missing, clock_now() - start,
-				 rejected.len ? ";" : "", rejected.buf);
+		if (r == -EPROTO)
+			*err = xasprintf("rendezvous on port %d: not every rank runs gpuready %s: %s", job_port(c),
+					 GPUREADY_VERSION, odd.buf);
+		else
+			*err = xasprintf("rendezvous on port %d: rank%s %s did not arrive within %.0f s%s%s", job_port(c),
+					 strchr(missing, ',') || strchr(missing, '-') ? "s" : "", missing,
+					 clock_now() - start, rejected.len ? ";" : "", rejected.buf);
 		/* those that did come learn why the run ends (ABORT: a rank is
-		 * missing, not something wrong with them) */
+		 * missing or odd, not something wrong with them) */
 		for (int i = 1; i < c->o.nprocs; i++)
 			if (c->peers[i].fd >= 0)
 				job_send_code(c, i, MSG_ABORT, 3, *err, clock_now() + 2.0, -1);

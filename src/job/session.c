@@ -300,7 +300,8 @@ static int open_mpi(struct session *s, double deadline, char **err)
 		bind = "";
 	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = 1, .local_rank = local_rank,
 				  .host = bind, .port = 0, .job = "mpi", .deadline = deadline, .on_fatal = on_fatal,
-				  .on_late = on_late, .fatal_ctx = s, .key = &s->key };
+				  .on_late = on_late, .fatal_ctx = s, .key = &s->key,
+				  .max_frame = s->plan.max_frame };
 	r = job_create(&o, &s->cl, err);
 	if (r == 0 && s->proc == 0)
 		snprintf(addr, sizeof(addr), "%d %s", job_port(s->cl), *bind ? bind : hosts);
@@ -365,7 +366,8 @@ static int open_launcher(struct session *s, const struct session_plan *plan, int
 	struct job_opts o = { .proc = s->proc, .nprocs = s->nprocs, .ranks_per_proc = local,
 				  .local_rank = s->launch.local_rank, .host = addrs ? addrs : "",
 				  .port = s->launch.master_port, .job = s->launch.job, .deadline = deadline,
-				  .on_fatal = on_fatal, .on_late = on_late, .fatal_ctx = s, .key = &s->key };
+				  .on_fatal = on_fatal, .on_late = on_late, .fatal_ctx = s, .key = &s->key,
+				  .max_frame = s->plan.max_frame };
 	r = job_create(&o, &s->cl, err);
 	if (r == 0)
 		r = job_join(s->cl, s->launch.master_host, s->launch.master_port, err);

@@ -14,6 +14,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "bench/backend.h"
 #include "core/auth.h"
@@ -34,6 +35,7 @@ struct session_plan {
 	bool memory;                 /* -M */
 	int reg;                     /* -R */
 	const char *nccl_lib;        /* --nccl-lib */
+	uint64_t max_frame;          /* the control plane's largest frame (job_opts; 0: its default) */
 };
 
 struct session {

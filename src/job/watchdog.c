@@ -291,7 +291,7 @@ static void peer_readable(struct job *c, int i)
 		if (p->got == JOB_HDR_LEN) {
 			p->hdr = job_hdr_decode(p->raw_hdr);
 			uint64_t len = p->hdr.len;
-			if (len > MAX_FRAME) {
+			if (len > (c->o.max_frame ? c->o.max_frame : MAX_FRAME)) {
 				peer_lost(c, i, "sent a malformed frame");
 				return;
 			}

@@ -6,7 +6,7 @@
  * 16-byte header {u32 type, u32 reserved, u64 length} and the payload.
  * HELLO (sent bare, before any frame) is {char magic[8], u32 proc, nprocs,
  * ranks_per_proc, local_rank, pid, flags, char host[64], char job[128],
- * u8 nonce[32]}; with a job token, process 0 answers it with CHALLENGE
+ * u8 nonce[32], char version[32]}; with a job token, process 0 answers it with CHALLENGE
  * {u8 nonce[32], u8 proof[32]} and the process with PROOF {u8 proof[32]}
  * (core/auth.h); WELCOME's roster is one {u32 proc, pid, local_rank, reserved,
  * char host[64]} per process. DATA payloads start with {u32 op, u32
@@ -60,6 +60,7 @@ void job_hello_encode(const struct hello *h, uint8_t out[JOB_HELLO_LEN])
 	wire_put_str(&w, h->host, sizeof(h->host));
 	wire_put_str(&w, h->job, sizeof(h->job));
 	wire_put_bytes(&w, h->nonce, sizeof(h->nonce));
+	wire_put_str(&w, h->version, sizeof(h->version));
 }
 
 void job_hello_decode(const uint8_t in[JOB_HELLO_LEN], struct hello *h)
@@ -75,6 +76,7 @@ void job_hello_decode(const uint8_t in[JOB_HELLO_LEN], struct hello *h)
 	(void)wire_get_str(&r, h->host, sizeof(h->host));
 	wire_get_bytes(&r, h->job, sizeof(h->job)); /* compared as it came */
 	wire_get_bytes(&r, h->nonce, sizeof(h->nonce));
+	(void)wire_get_str(&r, h->version, sizeof(h->version));
 }
 
 void job_roster_encode(const struct job_member *m, int n, uint8_t *out)

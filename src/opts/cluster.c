@@ -3,8 +3,14 @@
 #include "opts/settings.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #define OFF(f) offsetof(struct settings, f)
+
+static const char *bootstrap_form(const char *v)
+{
+	return strcmp(v, "auto") && strcmp(v, "tcp") && strcmp(v, "mpi") ? "auto, tcp or mpi" : NULL;
+}
 
 static const struct opt cluster_rows[] = {
 	{ .name = "snapshots", .type = OPT_FLAG, .offset = OFF(cluster.snapshots),
@@ -16,9 +22,9 @@ static const struct opt cluster_rows[] = {
 		  "on a known-good node) as well as by majority vote; groups of one or two nodes are then judged too.",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
-	  .help = "This node's name: in its record (cluster facts), and the node check --health drains and resumes "
-		  "(default: $SLURMD_NODENAME under Slurm, else the host name).",
-	  .scope = SCOPE_CLUSTER_FACTS | SCOPE_CHECK },
+	  .help = "This node's name: in its record (cluster facts, cluster check under a launcher), and the node "
+		  "check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host name).",
+	  .scope = SCOPE_CLUSTER | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -35,7 +41,14 @@ static const struct opt cluster_rows[] = {
 	  .min = 1, .max = 1024, .help = "Ask at most N hosts at once (--hosts).", .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "host-timeout", .type = OPT_INT, .offset = OFF(cluster.host_timeout), .metavar = "SEC",
 	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
-	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts).",
+	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts); under a "
+		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported.",
+	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "bootstrap", .type = OPT_STRING, .offset = OFF(cluster.bootstrap), .metavar = "HOW",
+	  .def = OPT_DEF_STR("auto"), .valid = bootstrap_form,
+	  .help = "Under a launcher, how the processes find rank 0: tcp (the launcher's variables, --master or "
+		  "MASTER_ADDR), mpi (MPI_Init and a broadcast: the gpuready-mpi module), or auto (mpi under "
+		  "mpirun when nothing names rank 0's address and the ranks span nodes, else tcp).",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "drain", .type = OPT_FLAG, .offset = OFF(cluster.drain),
 	  .help = "Print `scontrol update NodeName=NODE State=DRAIN Reason=\"gpuready: ...\"` for each failing node "

@@ -73,7 +73,8 @@ struct settings {
 		char *rsh;         /* the remote-shell template */
 		char *remote;      /* gpuready's path on the hosts */
 		int parallel;      /* hosts asked at once */
-		int host_timeout;  /* seconds per host */
+		int host_timeout;  /* seconds per host (under a launcher: per rank) */
+		char *bootstrap;   /* under a launcher: "auto", "tcp" or "mpi" */
 		bool drain;        /* drain failing nodes (print, or run with apply) */
 		bool resume;       /* resume the nodes gpuready drained that pass now */
 		bool apply;        /* run the scontrol commands instead of printing them */

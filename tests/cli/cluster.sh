@@ -1,14 +1,8 @@
 #!/bin/sh
 # Cluster mode offline (docs/cluster.md): `gpuready cluster check --snapshots`
-# on a fleet of snapshot-like trees built from the fixtures.
-#
-#   gpu01..gpu08   copies of h100-8x-cx7-roce with their own host names;
-#                  gpu03 has one NIC on other firmware, gpu05 one RoCE
-#                  netdev at MTU 4200, gpu06 NCCL_IB_TC=106 in profile.d,
-#                  gpu08 is the scenario F02-fabricmanager-version (a
-#                  failing node whose fabric manager differs)
-#   gh01           gh200-cx7-64k: another hardware shape, alone in its
-#                  group, never flagged
+# on a fleet of snapshot-like trees built from the fixtures (tests/cli/fleet.sh:
+# gpu01..gpu08 with drift on gpu03, gpu05, gpu06 and a failing gpu08, and a
+# GH200 node gh01), and two more rows:
 #   missing, empty a directory that does not exist and one that is no tree
 #
 # It asserts: the text equals tests/cli/expected/cluster/check.txt; each
@@ -26,21 +20,10 @@
 set -u
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fleet.sh"
 
-H100=$FIX/h100-8x-cx7-roce/root
 F=$TMP/fleet
-mkdir -p "$F"
-for i in 01 02 03 04 05 06 07; do
-	cp -a "$H100" "$F/gpu$i"
-	echo "gpu$i" >"$F/gpu$i/proc/sys/kernel/hostname"
-done
-sh "$FIX/scenario.sh" F02-fabricmanager-version "$F/gpu08" || fail "scenario.sh F02"
-echo gpu08 >"$F/gpu08/proc/sys/kernel/hostname"
-cp -a "$FIX/gh200-cx7-64k/root" "$F/gh01"
-echo gh01 >"$F/gh01/proc/sys/kernel/hostname"
-echo 28.36.1010 >"$F/gpu03/sys/class/infiniband/mlx5_3/fw_ver"
-echo 4200 >"$F/gpu05/sys/class/net/ens3f0np0/mtu"
-sed -i 's/NCCL_IB_TC=104/NCCL_IB_TC=106/' "$F/gpu06/etc/profile.d/nccl-rdma.sh"
+make_fleet "$F"
 mkdir "$F/empty"
 
 ALL="$F/gpu01 $F/gpu02 $F/gpu03 $F/gpu04 $F/gpu05 $F/gpu06 $F/gpu07 $F/gpu08 $F/gh01 $F/missing $F/empty"
@@ -178,7 +161,14 @@ hosts_fleet() {
 	GPUREADY_FAKE_RSH_DIR=$F expect_exit 0 "$BIN" cluster check --hosts "@$TMP/hosts" --rsh "$rsh" \
 		--remote-gpuready "$BIN" && contains "$TMP/out" "3 nodes: 3 pass" "--hosts @FILE: three nodes"
 	contains "$TMP/err" "--hosts names gpu01 more than once: asked once" "--hosts: a duplicate is said"
+	# --only and --skip go to the hosts: gpu05's MTU warning is not checked there
+	GPUREADY_FAKE_RSH_DIR=$F expect_exit 1 "$BIN" cluster check --hosts 'gpu[03-05]' --rsh "$rsh" \
+		--remote-gpuready "$BIN" --skip rdma.mtu,gpu && contains "$TMP/out" "3 nodes: 2 pass, 1 warn" \
+		"--hosts --skip: applied on the hosts"
+	lacks "$TMP/out" "warn         gpu05" "--hosts --skip rdma.mtu: gpu05 does not warn"
 	# refused before anything starts
+	expect_exit 2 "$BIN" cluster check --hosts gpu01 --only 'rdma.*' && contains "$TMP/err" \
+		"with --hosts, give check IDs and areas" "--hosts --only with a glob: refused"
 	expect_exit 2 "$BIN" cluster check --hosts 'gpu[01-' && contains "$TMP/err" "unbalanced" "--hosts: a bad hostlist"
 	expect_exit 2 "$BIN" cluster check --hosts '-oProxyCommand=x' &&
 		contains "$TMP/err" "is no host name" "--hosts: an option is no host name"
@@ -194,7 +184,8 @@ hosts_fleet() {
 hosts_fleet
 
 # Usage
-expect_exit 2 "$BIN" cluster check "$F/gpu01" && contains "$TMP/err" "--snapshots DIR... (each" "cluster check needs --snapshots or --hosts"
+expect_exit 2 "$BIN" cluster check "$F/gpu01" && contains "$TMP/err" "usage: gpuready cluster check --snapshots DIR" "arguments without --snapshots: usage"
+expect_exit 2 "$BIN" cluster check && contains "$TMP/err" "cluster check needs its nodes" "no nodes and no launcher: usage"
 expect_exit 2 "$BIN" cluster && pass "cluster alone: usage"
 
 [ "$FAILS" -eq 0 ] || exit 1

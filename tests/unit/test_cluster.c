@@ -193,6 +193,24 @@ static void test_record_hostile(void **state)
 		strbuf_addch(&sb, ' ');
 	assert_int_equal(parse_err(sb.buf, &err), -E2BIG);
 	free(err);
+	err = NULL;
+	/* a million tiny values is refused before json-c builds them; commas
+	 * inside strings do not count */
+	strbuf_reset(&sb);
+	strbuf_adds(&sb, HEAD ",\"facts\":[],\"x\":[0");
+	for (unsigned i = 0; i < 1000000; i++)
+		strbuf_adds(&sb, ",0");
+	strbuf_adds(&sb, "]}");
+	assert_int_equal(parse_err(sb.buf, &err), -E2BIG);
+	assert_non_null(strstr(err, "JSON values"));
+	free(err);
+	err = NULL;
+	strbuf_reset(&sb);
+	strbuf_adds(&sb, HEAD ",\"facts\":[\"a=");
+	for (unsigned i = 0; i < RECORD_MAX_STRING / 2 - 8; i++)
+		strbuf_adds(&sb, ",[");
+	strbuf_adds(&sb, "\"]}");
+	assert_int_equal(parse_err(sb.buf, &err), 0);
 	strbuf_release(&sb);
 }
 

@@ -5,6 +5,7 @@
  * join, and who comes too late: once the job has formed. */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "config.h"
 #include "job/job.h"
 #include "job/job_int.h"
 #include "job/launch.h"
@@ -515,18 +516,57 @@ static int raw_connect(int port)
 	return fd;
 }
 
-/* A stranger's HELLO for process proc of job1 (2 or 3 processes); flags
- * HELLO_HAS_TOKEN claims a job token. */
-static void raw_hello(int fd, int proc, int n, uint32_t flags)
+/* A stranger's HELLO for process proc of job1 (2 or 3 processes) from a
+ * process of gpuready `version`; flags HELLO_HAS_TOKEN claims a job token. */
+static void raw_hello_version(int fd, int proc, int n, uint32_t flags, const char *version)
 {
 	struct hello h = { .proc = (uint32_t)proc, .nprocs = (uint32_t)n, .ranks_per_proc = 1, .pid = 4242,
 			   .flags = flags };
 	uint8_t raw[JOB_HELLO_LEN];
 	memcpy(h.magic, MAGIC, sizeof(h.magic));
+	snprintf(h.version, sizeof(h.version), "%s", version);
 	snprintf(h.host, sizeof(h.host), "rogue\033[2J");
 	snprintf(h.job, sizeof(h.job), "job1");
 	job_hello_encode(&h, raw);
 	assert_int_equal(tcp_write_all(fd, raw, sizeof(raw), clock_now() + 5), 0);
+}
+
+static void raw_hello(int fd, int proc, int n, uint32_t flags)
+{
+	raw_hello_version(fd, proc, n, flags, GPUREADY_VERSION);
+}
+
+/* Rank 2 runs another gpuready version: it is refused, and once every
+ * other rank is here, rank 0 ends the rendezvous at once naming it (no
+ * wait for the deadline), and rank 1 learns why. */
+static void test_mixed_versions(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(2);
+	double t0 = clock_now();
+	pid_t p0 = spawn_barrier(0, 3, port, 60, &out[0], NULL);
+	pid_t p1 = spawn_barrier(1, 3, port, 60, &out[1], NULL);
+	int odd = raw_connect(port);
+	raw_hello_version(odd, 2, 3, 0, "0.0.1-old");
+	enum msg type;
+	char *payload = NULL;
+	size_t len = 0;
+	assert_int_equal(job_read_frame(odd, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, MSG_REJECT);
+	if (!strstr(payload, "runs gpuready 0.0.1-old and rank 0 runs " GPUREADY_VERSION))
+		fail_msg("the odd rank was told: %s", payload);
+	free(payload);
+	close(odd);
+	assert_int_equal(wait_child(p0), 2);
+	if (!strstr(out[0].err, "not every rank runs gpuready " GPUREADY_VERSION) ||
+	    !strstr(out[0].err, "rank 2 (rogue?[2J, pid 4242) runs 0.0.1-old"))
+		fail_msg("rank 0 said: %s", out[0].err);
+	assert_int_not_equal(wait_child(p1), 0);
+	if (!strstr(out[1].err, "rank 2 (rogue?[2J, pid 4242) runs 0.0.1-old"))
+		fail_msg("rank 1 said: %s", out[1].err);
+	assert_true(clock_now() - t0 < 30); /* long before the 60 s deadline */
+	munmap(out, sizeof(*out) * 2);
 }
 
 /* A process that is not of the job takes rank 1 first: the real rank 1 is
@@ -937,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_other_job_refused),
 		cmocka_unit_test(test_lost_process),
 		cmocka_unit_test(test_rogue_rank),
+		cmocka_unit_test(test_mixed_versions),
 		cmocka_unit_test(test_silent_connections),
 		cmocka_unit_test(test_job_token),
 		cmocka_unit_test(test_fake_rank0),
