@@ -75,7 +75,8 @@ static const struct command cluster_subs[] = {
 			 "another reason. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
-			 "2 gpuready could not run, or an scontrol command failed." },
+			 "2 gpuready could not run (also: ranks of other gpuready versions) or an scontrol command failed; "
+			 "3 under a launcher, a rank did not arrive or was lost." },
 	{ .name = "cluster facts", .fn = cmd_cluster_facts, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_FACTS,
 	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME]",
 	  .summary = "Print this node's record as JSON: verdict counts, reason, problems and the facts nodes compare",

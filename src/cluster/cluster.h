@@ -196,6 +196,9 @@ int cluster_write_text(const struct node_record *recs, size_t n, const struct dr
 int cluster_write_reasons(const struct node_record *recs, size_t n, FILE *out);
 int cluster_write_json(const struct node_record *recs, size_t n, const struct drift *d, const char *expect_node,
 		       FILE *out);
+/* The --prom FILE of a cluster check that ended before its result:
+ * gpuready_cluster_run_failed 1 and the time, nothing else (atomically). */
+int cluster_write_prom_failed(const char *path, double now);
 /* Prometheus series per node (a `node` label), written to path atomically;
  * now is the run's Unix time. */
 int cluster_write_prom(const struct node_record *recs, size_t n, const struct drift *d, const char *path,

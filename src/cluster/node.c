@@ -143,3 +143,21 @@ void cluster_nodes_sort(struct node_record *recs, size_t n)
 {
 	qsort(recs, n, sizeof(*recs), by_name);
 }
+
+void cluster_nodes_refuse_shared(struct node_record *recs, size_t n, const char *const *labels)
+{
+	_cleanup_free_ bool *shared = xcalloc(n + 1, sizeof(bool));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (!strcmp(recs[i].node, recs[j].node))
+				shared[i] = shared[j] = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!shared[i])
+			continue;
+		_cleanup_free_ char *name = xstrdup(recs[i].node);
+		_cleanup_free_ char *why = xasprintf("%s gave the node name %s, which another rank gave too: each node "
+						     "needs a name of its own (--node-name)", labels[i], name);
+		record_free(&recs[i]);
+		record_unreachable(&recs[i], name, why);
+	}
+}

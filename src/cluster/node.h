@@ -44,6 +44,11 @@ void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, s
  * names are unique; dirs[i] is where record i came from. Each rename is
  * said in notes. */
 void cluster_nodes_unique(struct node_record *recs, size_t n, const char *const *dirs, struct strv *notes);
+/* Under a launcher every process is a node of its own: records that give
+ * one node name are all refused (an unreachable row each, naming
+ * labels[i], where it came from), never renamed, so that no rank can take
+ * another node's row. */
+void cluster_nodes_refuse_shared(struct node_record *recs, size_t n, const char *const *labels);
 /* Sorts records by name. */
 void cluster_nodes_sort(struct node_record *recs, size_t n);
 

@@ -414,3 +414,21 @@ int cluster_write_prom(const struct node_record *recs, size_t n, const struct dr
 	struct prom_ctx c = { .recs = recs, .n = n, .d = d, .now = now };
 	return file_write_atomic(path, prom_cb, &c);
 }
+
+static int prom_failed_cb(FILE *f, void *ctx)
+{
+	double now = *(const double *)ctx;
+	fprintf(f, "# HELP gpuready_cluster_run_failed The last cluster check ended before its result (value 1); "
+		   "gpuready's standard error says why.\n# TYPE gpuready_cluster_run_failed gauge\n"
+		   "gpuready_cluster_run_failed{scope=\"cluster\"} 1\n"
+		   "# HELP gpuready_last_run_timestamp_seconds When gpuready last ran, as Unix time.\n"
+		   "# TYPE gpuready_last_run_timestamp_seconds gauge\n"
+		   "gpuready_last_run_timestamp_seconds{scope=\"cluster\"} %.3f\n",
+		now);
+	return ferror(f) ? -EIO : 0;
+}
+
+int cluster_write_prom_failed(const char *path, double now)
+{
+	return file_write_atomic(path, prom_failed_cb, &now);
+}

@@ -86,11 +86,37 @@ static int read_expect(struct cmd_env *env, struct node_record *ret)
 	return 0;
 }
 
+/* Options of one way of finding the nodes, given with another: refused,
+ * never silently ignored. 0 or EXIT_TOOL_ERROR (said). */
+static int mode_options(struct cmd_env *env)
+{
+	static const char *const launcher[] = { "rank", "nranks", "master", "bind", "token-file", "connect-timeout",
+						"bootstrap", "node-name", NULL };
+	static const char *const hosts[] = { "rsh", "parallel", "remote-gpuready", NULL };
+	const struct settings *s = env->set;
+	const char *mode = s->cluster.snapshots ? "--snapshots" : s->cluster.hosts ? "--hosts" : NULL;
+	const char *bad = NULL, *where = NULL;
+	for (size_t i = 0; mode && launcher[i] && !bad; i++)
+		if (opt_seen_name(env->cli, launcher[i]))
+			bad = launcher[i], where = "under a launcher (without --snapshots and --hosts)";
+	for (size_t i = 0; !s->cluster.hosts && hosts[i] && !bad; i++)
+		if (opt_seen_name(env->cli, hosts[i]))
+			bad = hosts[i], where = "with --hosts";
+	if (!bad && s->cluster.snapshots && opt_seen_name(env->cli, "host-timeout"))
+		bad = "host-timeout", where = "with --hosts or under a launcher";
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: --%s applies only %s, not %s\n", env->progname, bad, where,
+		mode ? mode : "under a launcher");
+	return EXIT_TOOL_ERROR;
+}
+
 /* Site expectations: the command line and --config only, the same for
  * every node (a snapshot's own /etc/gpuready.conf is not read). */
 static int check_usage(struct cmd_env *env)
 {
 	struct settings *s = env->set;
+	int r;
 	if (s->cluster.snapshots && s->cluster.hosts) {
 		fprintf(stderr, "%s: cluster check reads its nodes from --hosts HOSTLIST (through a remote shell), "
 				"--snapshots DIR... (each taken with `gpuready snapshot DIR` on its node), or, with "
@@ -98,6 +124,8 @@ static int check_usage(struct cmd_env *env)
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
+	if ((r = mode_options(env)) || (r = slurm_usage(env, true)))
+		return r;
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
 				"gpuready cluster check --hosts HOSTLIST [options] | "
@@ -264,26 +292,27 @@ int cmd_cluster_check(struct cmd_env *env)
 {
 	struct settings *s = env->set;
 	struct node_record golden = { 0 };
-	int ret = check_usage(env);
-	if (!ret)
-		ret = slurm_usage(env, true);
-	if (ret || (s->cluster.expect && (ret = read_expect(env, &golden))))
+	int ret = check_usage(env), bad_expect = 0;
+	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
+	struct session ss;
+	if (ret || (launched && (ret = cluster_job_open(env, &ss))))
 		return ret;
+	/* only rank 0 reads --expect; under a launcher a bad file still lets
+	 * every rank take part in the exchange before the run ends */
+	bool root = !launched || ss.proc == 0;
+	if (root && s->cluster.expect && (bad_expect = read_expect(env, &golden)) && !launched)
+		return bad_expect;
 	struct site_expect expect = settings_expect(s);
 	double now = now_unix();
 	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
 				       .skip = &s->skip, .python = s->python, .force = s->force };
-	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
-	struct session ss;
 	size_t n = 0;
 	struct node_record *recs = NULL;
 	_cleanup_(strv_freep) struct strv labels = STRV_INIT;
-	if (launched && (ret = cluster_job_open(env, &ss))) {
-		record_free(&golden);
-		return ret;
-	}
 	ret = launched ? cluster_job_collect(env, &ss, &recs, &n, &labels) : collect(env, &o, &recs, &n, &labels);
-	if (!ret && (!launched || ss.proc == 0))
+	if (!ret && bad_expect)
+		ret = bad_expect;
+	else if (!ret && root)
 		ret = aggregate(env, recs, n, &labels, s->cluster.expect ? &golden : NULL, now);
 	if (launched)
 		ret = session_close(&ss, ret);

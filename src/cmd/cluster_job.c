@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 /* A part on the wire: one kind byte, then the record's JSON or the text
  * of why this rank has none. */
@@ -68,6 +70,21 @@ static int test_tree(int proc, char **dir, char **name, char **err)
 	return r;
 }
 
+/* Test-only, with GPUREADY_TEST_RANK_TREES: GPUREADY_TEST_RANK_DELAY=R:SEC[,R:SEC...]
+ * makes process R take SEC seconds longer over its checks, as a node whose
+ * checks hang. */
+static void test_delay(int proc)
+{
+	const char *v = getenv("GPUREADY_TEST_RANK_DELAY");
+	int r, n;
+	unsigned sec;
+	while (v && sscanf(v, "%d:%u%n", &r, &sec, &n) == 2) {
+		while (r == proc && sec > 0)
+			sec = sleep(sec);
+		v = v[n] == ',' ? v + n + 1 : NULL;
+	}
+}
+
 /* This process's part: its record, or why it has none. */
 static void my_part(struct cmd_env *env, int proc, struct strbuf *out)
 {
@@ -79,6 +96,7 @@ static void my_part(struct cmd_env *env, int proc, struct strbuf *out)
 		return;
 	}
 	if (r > 0) {
+		test_delay(proc);
 		free(s->sysroot);
 		s->sysroot = xstrdup(dir);
 		if (!s->cluster.node_name)
@@ -93,6 +111,9 @@ static void my_part(struct cmd_env *env, int proc, struct strbuf *out)
 		strbuf_addf(out, "%ccould not write its record: %s", PART_ERROR, strerror(errno));
 	else if (record_write_json(&rec, f) < 0 || fclose(f))
 		strbuf_addf(out, "%ccould not write its record", PART_ERROR);
+	else if (len > RECORD_MAX_BYTES)
+		strbuf_addf(out, "%cits record is %zu bytes, more than the %u a record may have", PART_ERROR, len,
+			    RECORD_MAX_BYTES);
 	else {
 		strbuf_addch(out, PART_RECORD);
 		strbuf_add(out, buf, len);
@@ -102,7 +123,7 @@ static void my_part(struct cmd_env *env, int proc, struct strbuf *out)
 
 /* Process 0: the record of each part, or an unreachable row saying why
  * not; labels[p] says which rank it came from. */
-static void parts_to_records(struct session *ss, struct job_part *parts, struct node_record *recs,
+static void parts_to_records(struct session *ss, struct job_part *parts, int timeout, struct node_record *recs,
 			     struct strv *labels)
 {
 	const struct job_member *m = job_members(ss->cl);
@@ -112,7 +133,9 @@ static void parts_to_records(struct session *ss, struct job_part *parts, struct 
 		strv_add(labels, who);
 		_cleanup_free_ char *name = node_name_clean(m[p].host), *err = NULL, *why = NULL;
 		struct job_part *x = &parts[p];
-		if (!x->buf)
+		if (!x->buf && x->timed_out)
+			why = xasprintf("%s sent no record within %d s of the rendezvous (--host-timeout)", who, timeout);
+		else if (!x->buf)
 			why = xasprintf("%s %s", who, x->err);
 		else if (!x->len || (x->buf[0] != PART_RECORD && x->buf[0] != PART_ERROR))
 			why = xasprintf("%s sent no node record", who);
@@ -125,6 +148,7 @@ static void parts_to_records(struct session *ss, struct job_part *parts, struct 
 		free(x->buf);
 		free(x->err);
 	}
+	cluster_nodes_refuse_shared(recs, (size_t)ss->nprocs, (const char *const *)labels->v);
 }
 
 int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_record **ret, size_t *ret_n,
@@ -133,11 +157,12 @@ int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_rec
 	struct settings *s = env->set;
 	_cleanup_strbuf_ struct strbuf mine = STRBUF_INIT;
 	_cleanup_free_ char *err = NULL;
-	/* no deadline of the watchdog's: process 0 reports a rank that sends
-	 * nothing by --host-timeout as a row; the phase names a rank that
-	 * disconnects */
+	/* process 0 reports a rank that sends nothing by --host-timeout as a
+	 * row and leaves the phase then; its watchdog names process 0 itself
+	 * if its own checks outlast the deadline, and the phase names a rank
+	 * that disconnects */
 	double deadline = clock_now() + s->cluster.host_timeout;
-	job_phase(ss->cl, "the node checks", 0);
+	job_phase(ss->cl, "the node checks", deadline);
 	my_part(env, ss->proc, &mine);
 	struct job_part *parts = ss->proc == 0 ? xcalloc((size_t)ss->nprocs, sizeof(*parts)) : NULL;
 	int r = job_gatherv(ss->cl, mine.buf, mine.len, parts, deadline, &err);
@@ -147,10 +172,14 @@ int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_rec
 	*ret_n = ss->proc == 0 ? (size_t)ss->nprocs : 0;
 	*ret = xcalloc(*ret_n + 1, sizeof(**ret));
 	if (ss->proc == 0)
-		parts_to_records(ss, parts, *ret, labels);
+		parts_to_records(ss, parts, s->cluster.host_timeout, *ret, labels);
 	free(parts);
 	return 0;
 }
+
+#define ONE_PER_NODE                                                                                                   \
+	"cluster check runs one process per node (`srun --ntasks-per-node=1`, `mpirun --map-by ppr:1:node`, "        \
+	"`torchrun --nproc-per-node=1`)"
 
 /* Under Open MPI, MPICH or PMIx with nothing naming rank 0's address, only
  * MPI can tell the processes where rank 0 listens. */
@@ -188,10 +217,8 @@ static const char *bootstrap(struct cmd_env *env)
 		return NULL;
 	}
 	if (local > 1 && !test_trees()) {
-		fprintf(stderr, "%s: the launcher started %d processes on this node: cluster check runs one per node "
-				"(`srun --ntasks-per-node=1`, `mpirun --map-by ppr:1:node`, `torchrun "
-				"--nproc-per-node=1`)\n",
-			env->progname, local);
+		fprintf(stderr, "%s: the launcher started %d processes on this node: %s\n", env->progname, local,
+			ONE_PER_NODE);
 		return NULL;
 	}
 	return "socket";
@@ -209,6 +236,20 @@ static void raise_nofile(void)
 	}
 }
 
+/* Process 0, when the run ends early (a rank missing, lost or of another
+ * version): --prom FILE must not keep the last result, which would read
+ * as current. */
+static void on_fatal(void *ctx, const char *why)
+{
+	const struct cmd_env *env = ctx;
+	(void)why;
+	if (env->set->prom) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		(void)cluster_write_prom_failed(env->set->prom, (double)ts.tv_sec + ts.tv_nsec / 1e9);
+	}
+}
+
 int cluster_job_open(struct cmd_env *env, struct session *ss)
 {
 	const char *backend = bootstrap(env);
@@ -218,5 +259,25 @@ int cluster_job_open(struct cmd_env *env, struct session *ss)
 	struct session_plan plan = cmd_session_plan(env->set);
 	/* a part is one record and its kind byte; the data header and slack */
 	plan.max_frame = RECORD_MAX_BYTES + 4096;
-	return session_open(ss, &plan, "cluster check", backend, 1, NULL, NULL);
+	/* the others wait for process 0's verdict while it waits for records */
+	plan.verdict_wait = env->set->cluster.host_timeout + 60.0;
+	int r = session_open(ss, &plan, "cluster check", backend, 1, on_fatal, env);
+	if (r)
+		return r;
+	/* the launcher's count of processes per node may be missing (srun -n
+	 * without --ntasks-per-node) or not asked (MPI): the roster says
+	 * which processes are a node's second */
+	const struct job_member *m = job_members(ss->cl);
+	_cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
+	for (int p = 0; p < ss->nprocs && !test_trees(); p++)
+		if (m[p].local_rank > 0)
+			strbuf_addf(&extra, "%srank %d (%s, local rank %d)", extra.len ? ", " : "", p, m[p].host,
+				    m[p].local_rank);
+	if (extra.len) {
+		if (ss->proc == 0)
+			session_error(ss, "more than one process on a node: %s; %s", extra.buf, ONE_PER_NODE);
+		session_close(ss, EXIT_TOOL_ERROR);
+		return EXIT_TOOL_ERROR;
+	}
+	return 0;
 }

@@ -63,8 +63,9 @@ struct admit {
 	size_t n;
 	int arrived;
 	/* the rendezvous: processes refused for running another gpuready
-	 * version (a proven HELLO of this job), each once, and their list */
-	bool *odd;
+	 * version (a proven HELLO of this job): why, per rank, until a process
+	 * of this version takes the rank; and their list at the end */
+	char **odd;
 	int nodd;
 	struct strbuf *odd_list;
 };
@@ -194,6 +195,11 @@ static void admit_one(struct admit *a, size_t i)
 	p->fd = -1;
 	drop(a, i);
 	a->arrived++;
+	if (a->odd && a->odd[proc]) { /* a process of this version holds the rank now */
+		free(a->odd[proc]);
+		a->odd[proc] = NULL;
+		a->nodd--;
+	}
 }
 
 /* Connection i has proved what it must: it holds its rank, or (always,
@@ -205,12 +211,11 @@ static void settle(struct admit *a, size_t i)
 	if (!why && a->odd && strcmp(p->h.version, GPUREADY_VERSION)) {
 		why = xasprintf("it runs gpuready %s and rank 0 runs %s: every rank needs the same version", p->h.version,
 				GPUREADY_VERSION);
-		if (!a->odd[p->h.proc]) {
-			a->odd[p->h.proc] = true;
+		if (!a->odd[p->h.proc])
 			a->nodd++;
-			strbuf_addf(a->odd_list, "%srank %u (%s, pid %u) runs %s", a->odd_list->len ? "; " : "",
-				    p->h.proc, p->h.host, p->h.pid, p->h.version);
-		}
+		free(a->odd[p->h.proc]);
+		a->odd[p->h.proc] = xasprintf("rank %u (%s, pid %u) runs %s", p->h.proc, p->h.host, p->h.pid,
+					      p->h.version);
 	}
 	if (why)
 		refuse(a, i, why);
@@ -371,8 +376,8 @@ int job_admit_all(struct job *c, struct strbuf *rejected, struct strbuf *odd)
 	struct pollfd pf[JOB_DOOR_FDS];
 	int r = 0;
 
-	*a = (struct admit){ .c = c, .rejected = rejected, .arrived = 1, .odd = xcalloc((size_t)c->o.nprocs, 1),
-			     .odd_list = odd };
+	*a = (struct admit){ .c = c, .rejected = rejected, .arrived = 1,
+			     .odd = xcalloc((size_t)c->o.nprocs, sizeof(char *)), .odd_list = odd };
 	while (a->arrived + a->nodd < c->o.nprocs) {
 		double now = clock_now(), wake = c->o.deadline;
 		if (now >= c->o.deadline) {
@@ -391,6 +396,11 @@ int job_admit_all(struct job *c, struct strbuf *rejected, struct strbuf *odd)
 	}
 	if (r == 0 && a->nodd)
 		r = -EPROTO;
+	for (int i = 0; i < c->o.nprocs; i++) {
+		if (a->odd[i])
+			strbuf_addf(odd, "%s%s", odd->len ? "; " : "", a->odd[i]);
+		free(a->odd[i]);
+	}
 	free(a->odd);
 	door_free(a);
 	return r;

@@ -73,6 +73,8 @@ static int take_frame(struct job *c, int i, double deadline, struct frame **ret)
 		p->head = (*ret)->next;
 		if (!p->head)
 			p->tail = &p->head;
+		p->queued--;
+		p->queued_bytes -= (*ret)->len;
 		r = 0;
 	} else if (!r) {
 		r = -ECONNRESET;
@@ -97,10 +99,15 @@ static char *frame_mismatch(const struct job *c, const struct frame *f, uint32_t
 	bool whole = job_data_hdr_decode(f->buf, f->len, &dh);
 	if (whole && dh.op == op && dh.seq == c->op_seq && (len == SIZE_MAX || f->len == JOB_DATA_HDR_LEN + len))
 		return NULL;
+	if (len == SIZE_MAX)
+		return xasprintf("%s: %s sent a %s (#%llu) where this process expected a %s (#%llu): the ranks run "
+				 "different gpuready versions or options",
+				 op_name(op), d, whole ? op_name(dh.op) : "malformed frame", (unsigned long long)dh.seq,
+				 op_name(op), (unsigned long long)c->op_seq);
 	return xasprintf("%s: %s sent a %s of %zu bytes (#%llu) where this process expected %zu bytes (#%llu): "
 			 "the ranks run different gpuready versions or options",
 			 op_name(op), d, whole ? op_name(dh.op) : "?", whole ? f->len - JOB_DATA_HDR_LEN : 0,
-			 (unsigned long long)dh.seq, len == SIZE_MAX ? 0 : len, (unsigned long long)c->op_seq);
+			 (unsigned long long)dh.seq, len, (unsigned long long)c->op_seq);
 }
 
 /* Waits for the next DATA frame from peer i and copies its body to buf. */
@@ -157,14 +164,14 @@ int job_gatherv(struct job *c, const void *mine, size_t len, struct job_part *pa
 	double start = clock_now();
 	for (int i = 1; i < c->o.nprocs; i++) {
 		struct frame *f = NULL;
-		char d[128];
-		job_describe(c, i, d, sizeof(d));
 		int r = take_frame(c, i, deadline, &f);
 		parts[i] = (struct job_part){ 0 };
-		if (r < 0)
-			parts[i].err = r == -ETIMEDOUT ? xasprintf("sent nothing within %.0f s", deadline - start)
+		if (r < 0) {
+			parts[i].timed_out = r == -ETIMEDOUT;
+			parts[i].err = r == -ETIMEDOUT ? xasprintf("sent nothing by the deadline (%.0f s after the gather began)",
+								   deadline - start)
 						       : xstrdup("disconnected");
-		else if (!(parts[i].err = frame_mismatch(c, f, OP_GATHERV, SIZE_MAX, d))) {
+		} else if (!(parts[i].err = frame_mismatch(c, f, OP_GATHERV, SIZE_MAX, "it"))) {
 			parts[i].len = f->len - JOB_DATA_HDR_LEN;
 			parts[i].buf = xcalloc(1, parts[i].len + 1);
 			memcpy(parts[i].buf, f->buf + JOB_DATA_HDR_LEN, parts[i].len);

@@ -117,13 +117,15 @@ int job_scatter(struct job *c, const void *all, void *mine, size_t len, double d
  * the deadline and goes on without those that sent nothing by then:
  * parts[p] (process 0 only, nprocs entries) gets process p's bytes
  * (malloc'd, the caller frees; part 0 is a copy of mine) and their length,
- * or buf NULL and err saying why not ("sent nothing within 120 s",
- * malloc'd). Returns 0, or -errno with *err when this process could not
+ * or buf NULL and err saying why not (malloc'd, about the part: "it
+ * sent a broadcast where ...", "disconnected", "sent nothing by the
+ * deadline"). Returns 0, or -errno with *err when this process could not
  * send its part. A part is at most the job's max_frame. */
 struct job_part {
 	char *buf;
 	size_t len;
 	char *err;
+	bool timed_out;  /* err: nothing came by the deadline */
 };
 int job_gatherv(struct job *c, const void *mine, size_t len, struct job_part *parts, double deadline, char **err);
 int job_allgather(struct job *c, const void *mine, size_t len, void *all, double deadline, char **err);

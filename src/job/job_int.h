@@ -44,6 +44,9 @@ enum msg {
 /* Process 0's door (admit.c): at most this many connections wait to be
  * admitted or refused at once, and poll() watches them and the listeners. */
 #define ADMIT_PENDING_MAX 64
+/* DATA frames waiting for the main thread, per peer: every exchange waits
+ * for its answer, so a peer is at most a few frames ahead. */
+#define JOB_MAX_QUEUED 64
 #define JOB_DOOR_FDS (JOB_MAX_LISTEN + ADMIT_PENDING_MAX)
 
 struct hdr {
@@ -79,8 +82,11 @@ struct peer {
 	struct hdr hdr;             /* decoded once raw_hdr is whole */
 	size_t got;                 /* bytes of header + payload read so far */
 	unsigned char *payload;
-	/* DATA frames for the main thread */
+	/* DATA frames for the main thread, how many and their bytes: a peer
+	 * that sends more than JOB_MAX_QUEUED frames (or twice max_frame
+	 * bytes) the main thread has not taken is lost, not buffered */
 	struct frame *head, **tail;
+	size_t queued, queued_bytes;
 	/* progress (process 0 only) */
 	uint64_t begun, done;
 	uint64_t progress;          /* launches its main thread finished in the phase */

@@ -175,7 +175,7 @@ static int join_as_root(struct job *c, char **err)
 		 * missing or odd, not something wrong with them) */
 		for (int i = 1; i < c->o.nprocs; i++)
 			if (c->peers[i].fd >= 0)
-				job_send_code(c, i, MSG_ABORT, 3, *err, clock_now() + 2.0, -1);
+				job_send_code(c, i, MSG_ABORT, r == -EPROTO ? 2 : 3, *err, clock_now() + 2.0, -1);
 		return r;
 	}
 	if (rejected.len)
@@ -269,8 +269,9 @@ static int read_welcome(struct job *c, const struct hello *h, char **payload, si
 	if (type != MSG_WELCOME)
 		str_printable(*payload + (type == MSG_ABORT && *len >= 8 ? 8 : 0), true);
 	if (type == MSG_ABORT && *len >= 8) {
+		/* exit code 2: ranks of other versions (nothing timed out) */
 		*err = xasprintf("rank 0 ended the rendezvous: %s", *payload + 8);
-		return -ETIMEDOUT;
+		return (uint8_t)(*payload)[0] == 2 ? -EPROTO : -ETIMEDOUT;
 	}
 	if (type == MSG_REJECT) {
 		*err = xasprintf("rank 0 refused this process: %s", *payload);

@@ -471,7 +471,8 @@ int session_close(struct session *s, int code)
 	int32_t c = code;
 	_cleanup_free_ char *err = NULL;
 	int r;
-	if (s->cl && s->nprocs > 1 && (r = job_bcast(s->cl, &c, sizeof(c), clock_now() + 30.0, &err)) < 0)
+	double wait = s->plan.verdict_wait > 0 ? s->plan.verdict_wait : 30.0;
+	if (s->cl && s->nprocs > 1 && (r = job_bcast(s->cl, &c, sizeof(c), clock_now() + wait, &err)) < 0)
 		session_fail(s, err, r);
 	if (s->cl)
 		job_finishing(s->cl, c, s->b ? "the backend's teardown (ncclCommDestroy, MPI_Finalize)" : NULL,

@@ -36,6 +36,8 @@ struct session_plan {
 	int reg;                     /* -R */
 	const char *nccl_lib;        /* --nccl-lib */
 	uint64_t max_frame;          /* the control plane's largest frame (job_opts; 0: its default) */
+	double verdict_wait;         /* session_close: seconds the others wait for process 0's exit code
+				      * (0: 30; more where process 0 waits for them first) */
 };
 
 struct session {

@@ -170,7 +170,13 @@ static void peer_lost(struct job *c, int i, const char *how)
 		 * as a mere error of its own */
 		job_describe(c, c->o.proc == 0 ? i : 0, d, sizeof(d));
 		pthread_mutex_lock(&c->m);
-		why = xasprintf("%s %s during '%s'", d, how, c->phase[0] ? c->phase : "startup");
+		/* process 0 said BYE: it finished the run without this process
+		 * (cluster check reports a rank that is too slow as a row) */
+		if (c->o.proc != 0 && p->bye)
+			why = xasprintf("%s ended the run while this process was still in '%s': its result went out "
+					"without this process", d, c->phase[0] ? c->phase : "startup");
+		else
+			why = xasprintf("%s %s during '%s'", d, how, c->phase[0] ? c->phase : "startup");
 		pthread_mutex_unlock(&c->m);
 		do_fatal(c, why, 3, true, false);
 		free(why);
@@ -183,6 +189,30 @@ static void peer_lost(struct job *c, int i, const char *how)
 
 /* ---- receiving ---- */
 
+/* A DATA frame for the main thread (which takes ownership of payload):
+ * queued, unless the peer is too far ahead of the exchanges. */
+static void queue_data(struct job *c, int i, unsigned char *payload, size_t len)
+{
+	struct peer *p = &c->peers[i];
+	pthread_mutex_lock(&c->m);
+	bool over = p->queued >= JOB_MAX_QUEUED || (c->o.max_frame && p->queued_bytes + len > 2 * c->o.max_frame);
+	if (!over) {
+		struct frame *f = xcalloc(1, sizeof(*f));
+		f->buf = payload;
+		f->len = len;
+		*p->tail = f;
+		p->tail = &f->next;
+		p->queued++;
+		p->queued_bytes += len;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->m);
+	if (over) {
+		free(payload);
+		peer_lost(c, i, "sent more data than the run asked for");
+	}
+}
+
 static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload, size_t len)
 {
 	struct peer *p = &c->peers[i];
@@ -190,17 +220,9 @@ static void dispatch(struct job *c, int i, enum msg type, unsigned char *payload
 	char d[128];
 
 	switch (type) {
-	case MSG_DATA: {
-		struct frame *f = xcalloc(1, sizeof(*f));
-		f->buf = payload;
-		f->len = len;
-		pthread_mutex_lock(&c->m);
-		*p->tail = f;
-		p->tail = &f->next;
-		pthread_cond_broadcast(&c->cv);
-		pthread_mutex_unlock(&c->m);
+	case MSG_DATA:
+		queue_data(c, i, payload, len);
 		return; /* payload now owned by the queue */
-	}
 	case MSG_PHASE:
 	case MSG_DONE:
 		if (len >= 8 && c->o.proc == 0) {

@@ -199,7 +199,9 @@ int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double d
 	struct hdr h = job_hdr_decode(raw);
 	*len = h.len;
 	*type = (enum msg)h.type;
-	if (*len > (1u << 20))
+	/* WELCOME's roster is the largest: 80 bytes a process, 200,000
+	 * processes in 16 MiB */
+	if (*len > (16u << 20))
 		return -EPROTO;
 	*payload = xcalloc(1, *len + 1);
 	r = tcp_read_all(fd, *payload, *len, deadline);

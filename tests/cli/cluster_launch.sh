@@ -11,8 +11,10 @@
 # the same trees, the other ranks print nothing, and every rank exits with
 # rank 0's status. Then what goes wrong: a rank that never comes (named,
 # within --connect-timeout), a rank without a tree (an unreachable row with
-# the reason), a launcher that starts two processes on one node, and no
-# launcher at all (usage errors).
+# the reason), slow ranks (GPUREADY_TEST_RANK_DELAY: one in time past 30 s,
+# one a row), one node name on every rank, a launcher that starts two
+# processes on one node, options of another mode, --prom after a failed run,
+# and no launcher at all (usage errors).
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +39,7 @@ same_as_snapshots() {
 	r=1
 	while [ "$r" -lt "$N" ]; do
 		[ -s "$TMP/${1}out.$r" ] && fail "$2: rank $r printed on standard output"
+		[ "$(cat "$TMP/${1}rc.$r")" = "$(cat "$TMP/${1}rc.0")" ] || fail "$2: rank $r exited $(cat "$TMP/${1}rc.$r")"
 		r=$((r + 1))
 	done
 }
@@ -77,13 +80,18 @@ PY
 # mpirun: Open MPI's variables, every process on this host
 if command -v mpirun >/dev/null; then
 	mpi() { mpirun --allow-run-as-root --oversubscribe -x GPUREADY_TEST_RANK_TREES -np "$@"; }
+	# Open MPI's own allocations are never freed: no leak check where it is loaded (as tests/cli/bench.sh)
+	mpileaks() {
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 mpirun --allow-run-as-root --oversubscribe \
+			-x GPUREADY_TEST_RANK_TREES -x ASAN_OPTIONS -np "$@"
+	}
 	mpi "$N" "$BIN" cluster check >"$TMP/mpiout.0" 2>"$TMP/mpierr.0"
 	rc=$?
 	[ "$rc" -eq 1 ] && pass "mpirun -np 9: exit 1" || { fail "mpirun -np 9: exit $rc"; head -5 "$TMP/mpierr.0" >&2; }
 	if diff -u "$TMP/want.txt" "$TMP/mpiout.0" >"$TMP/diff"; then pass "mpirun: prints what --snapshots prints, once"
 	else fail "mpirun: output differs"; head -30 "$TMP/diff" >&2; fi
 	if [ -n "${GPUREADY_MPI_MODULE:-}" ] && [ -f "$GPUREADY_MPI_MODULE" ]; then
-		mpi "$N" -x GPUREADY_MPI_MODULE "$BIN" cluster check --bootstrap mpi >"$TMP/mpiout.0" 2>"$TMP/mpierr.0"
+		mpileaks "$N" -x GPUREADY_MPI_MODULE "$BIN" cluster check --bootstrap mpi >"$TMP/mpiout.0" 2>"$TMP/mpierr.0"
 		rc=$?
 		[ "$rc" -eq 1 ] && diff -q "$TMP/want.txt" "$TMP/mpiout.0" >/dev/null \
 			&& pass "mpirun --bootstrap mpi: the same result through MPI_Init" \
@@ -95,7 +103,16 @@ if command -v mpirun >/dev/null; then
 	GPUREADY_TEST_RANK_TREES='' mpi 2 "$BIN" cluster check >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	[ "$rc" -eq 2 ] && pass "mpirun -np 2 on one node: exit 2" || fail "mpirun -np 2 on one node: exit $rc"
-	contains "$TMP/err" "started 2 processes on this node: cluster check runs one per node" "two processes on one node: said"
+	contains "$TMP/err" "started 2 processes on this node: cluster check runs one process per node" \
+		"two processes on one node: said"
+	if [ -n "${GPUREADY_MPI_MODULE:-}" ] && [ -f "$GPUREADY_MPI_MODULE" ]; then
+		# through MPI the launcher's count is not asked: the roster's local ranks say it
+		GPUREADY_TEST_RANK_TREES='' mpileaks 2 -x GPUREADY_MPI_MODULE "$BIN" cluster check --bootstrap mpi \
+			>"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" -eq 2 ] && contains "$TMP/err" "more than one process on a node: rank 1" \
+			"--bootstrap mpi, two processes on one node: refused" || fail "--bootstrap mpi -np 2: exit $rc"
+	fi
 else
 	echo "skip: mpirun (not installed)"
 fi
@@ -117,6 +134,40 @@ rc=$?
 contains "$TMP/missout.0" "3 nodes: 2 pass, 0 warn, 0 fail, 1 unreachable" "a rank without its tree: counted"
 contains "$TMP/missout.0" "rank 2 (" "a rank without its tree: its row names the rank"
 contains "$TMP/missout.0" "holds no tree for process 2" "a rank without its tree: the reason"
+
+# slow nodes: rank 1 sends its record after 32 s, within --host-timeout 34
+# (the others wait for rank 0's verdict as long as rank 0 waits for them),
+# rank 2 never within it: a row naming rank 2; it exits 3 (too slow), the
+# others with rank 0's status
+ln -s "$F/gpu04" "$TMP/two/gpu04"
+GPUREADY_TEST_RANK_TREES=$TMP/two GPUREADY_TEST_RANK_DELAY=1:32,2:100 run_ranks 3 slow "$BIN" cluster check --host-timeout 34
+contains "$TMP/slowout.0" "3 nodes: 2 pass, 0 warn, 0 fail, 1 unreachable" "slow ranks: rank 1 in time, rank 2 not"
+contains "$TMP/slowout.0" "sent no record within 34 s of the rendezvous (--host-timeout)" "slow ranks: the row says why"
+[ "$(cat "$TMP/slowrc.0")" = 1 ] && [ "$(cat "$TMP/slowrc.1")" = 1 ] && pass "slow ranks: ranks 0 and 1 exit 1" ||
+	fail "slow ranks: ranks 0 and 1 exit $(cat "$TMP/slowrc.0") and $(cat "$TMP/slowrc.1")"
+[ "$(cat "$TMP/slowrc.2")" = 3 ] && contains "$TMP/slowerr.2" "ended the run while this process was still in" \
+	"slow ranks: the rank left out says so" || fail "slow ranks: rank 2 exited $(cat "$TMP/slowrc.2")"
+
+# one node name on every rank: no rank can take another's row
+GPUREADY_TEST_RANK_TREES=$TMP/two run_ranks 3 same "$BIN" cluster check --node-name gpu03
+contains "$TMP/sameout.0" "3 nodes: 0 pass, 0 warn, 0 fail, 3 unreachable" "one name on three ranks: three rows refused"
+contains "$TMP/sameout.0" "which another rank gave too" "one name on three ranks: the reason"
+
+# options of another way of finding nodes are refused, not ignored
+expect_exit 2 "$BIN" cluster check --snapshots "$F/gpu01" --rank 0 && \
+	contains "$TMP/err" "--rank applies only under a launcher" "--snapshots with --rank: refused"
+expect_exit 2 "$BIN" cluster check --rsh 'ssh {host}' && \
+	contains "$TMP/err" "--rsh applies only with --hosts" "--rsh under a launcher: refused"
+expect_exit 2 "$BIN" cluster check --snapshots "$F/gpu01" --host-timeout 5 && \
+	contains "$TMP/err" "--host-timeout applies only with --hosts or under a launcher" "--snapshots with --host-timeout: refused"
+
+# a failed run leaves no stale --prom result
+echo "gpuready_cluster_node_state 1" >"$TMP/c.prom"
+port=$(free_port)
+"$BIN" cluster check --rank 0 --nranks 2 --master "127.0.0.1:$port" --connect-timeout 3 --prom "$TMP/c.prom" \
+	>/dev/null 2>&1
+contains "$TMP/c.prom" 'gpuready_cluster_run_failed{scope="cluster"} 1' "a run that ends early says so in --prom"
+lacks "$TMP/c.prom" "gpuready_cluster_node_state" "a run that ends early: the old result is gone"
 
 # no launcher and no nodes
 GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster check && contains "$TMP/err" "cluster check needs its nodes" \

@@ -73,7 +73,8 @@ free_port() {
 
 # run_ranks N TAG CMD...: starts N processes of CMD (a program or a shell
 # function) with torchrun-style variables on a free port; process R writes
-# $TMP/TAGout.R and $TMP/TAGerr.R. Returns the largest exit status.
+# $TMP/TAGout.R, $TMP/TAGerr.R and its exit status in $TMP/TAGrc.R.
+# Returns the largest exit status.
 run_ranks() {
 	n=$1 tag=$2; shift 2
 	port=$(free_port)
@@ -86,9 +87,12 @@ run_ranks() {
 		r=$((r + 1))
 	done
 	worst=0
+	r=0
 	for p in $pids; do
 		wait "$p"; rc=$?
+		echo "$rc" >"$TMP/${tag}rc.$r"
 		[ "$rc" -gt "$worst" ] && worst=$rc
+		r=$((r + 1))
 	done
 	return "$worst"
 }

@@ -318,9 +318,11 @@ static struct job *child_join_token(int proc, int nprocs, int port, const char *
 				  .on_late = late_to_shm, .fatal_ctx = out, .key = &key };
 	struct job *c = NULL;
 	char *err = NULL;
-	if (job_create(&o, &c, &err) < 0 || job_join(c, "127.0.0.1", port, &err) < 0) {
+	int r = job_create(&o, &c, &err);
+	if (r < 0 || (r = job_join(c, "127.0.0.1", port, &err)) < 0) {
 		snprintf(out->err, sizeof(out->err), "%s", err ? err : "?");
 		out->status = 2;
+		out->joined = r; /* why not: -errno */
 		_exit(2);
 	}
 	return c;
@@ -516,6 +518,17 @@ static int raw_connect(int port)
 	return fd;
 }
 
+/* The next frame on fd, which must be of type want: its payload (malloc'd). */
+static char *expect_frame(int fd, enum msg want)
+{
+	enum msg type;
+	char *payload = NULL;
+	size_t len = 0;
+	assert_int_equal(job_read_frame(fd, &type, &payload, &len, clock_now() + 10), 0);
+	assert_int_equal(type, want);
+	return payload;
+}
+
 /* A stranger's HELLO for process proc of job1 (2 or 3 processes) from a
  * process of gpuready `version`; flags HELLO_HAS_TOKEN claims a job token. */
 static void raw_hello_version(int fd, int proc, int n, uint32_t flags, const char *version)
@@ -536,6 +549,37 @@ static void raw_hello(int fd, int proc, int n, uint32_t flags)
 	raw_hello_version(fd, proc, n, flags, GPUREADY_VERSION);
 }
 
+/* A process of gpuready 0.0.1-old claims process rank proc of n and is
+ * refused: returns rank 0's reason (malloc'd). */
+static char *odd_hello(int port, int proc, int n)
+{
+	int fd = raw_connect(port);
+	raw_hello_version(fd, proc, n, 0, "0.0.1-old");
+	char *payload = expect_frame(fd, MSG_REJECT);
+	close(fd);
+	return payload;
+}
+
+/* A process of another version claims rank 2, then the real rank 2 comes:
+ * rank 2 is no longer odd, and the run names rank 3, which never came. */
+static void test_odd_then_real(void **state)
+{
+	(void)state;
+	int port = free_port();
+	struct child_out *out = shm_outs(3);
+	pid_t p0 = spawn_barrier(0, 4, port, 4, &out[0], NULL);
+	pid_t p1 = spawn_barrier(1, 4, port, 10, &out[1], NULL);
+	free(odd_hello(port, 2, 4));
+	pid_t p2 = spawn_barrier(2, 4, port, 10, &out[2], NULL);
+	assert_int_equal(wait_child(p0), 2);
+	if (!strstr(out[0].err, "rank 3 did not arrive") || strstr(out[0].err, "not every rank runs"))
+		fail_msg("rank 0 said: %s", out[0].err);
+	assert_int_equal(out[0].joined, -ETIMEDOUT);
+	wait_child(p1);
+	wait_child(p2);
+	munmap(out, sizeof(*out) * 3);
+}
+
 /* Rank 2 runs another gpuready version: it is refused, and once every
  * other rank is here, rank 0 ends the rendezvous at once naming it (no
  * wait for the deadline), and rank 1 learns why. */
@@ -547,17 +591,10 @@ static void test_mixed_versions(void **state)
 	double t0 = clock_now();
 	pid_t p0 = spawn_barrier(0, 3, port, 60, &out[0], NULL);
 	pid_t p1 = spawn_barrier(1, 3, port, 60, &out[1], NULL);
-	int odd = raw_connect(port);
-	raw_hello_version(odd, 2, 3, 0, "0.0.1-old");
-	enum msg type;
-	char *payload = NULL;
-	size_t len = 0;
-	assert_int_equal(job_read_frame(odd, &type, &payload, &len, clock_now() + 10), 0);
-	assert_int_equal(type, MSG_REJECT);
+	char *payload = odd_hello(port, 2, 3);
 	if (!strstr(payload, "runs gpuready 0.0.1-old and rank 0 runs " GPUREADY_VERSION))
 		fail_msg("the odd rank was told: %s", payload);
 	free(payload);
-	close(odd);
 	assert_int_equal(wait_child(p0), 2);
 	if (!strstr(out[0].err, "not every rank runs gpuready " GPUREADY_VERSION) ||
 	    !strstr(out[0].err, "rank 2 (rogue?[2J, pid 4242) runs 0.0.1-old"))
@@ -565,6 +602,9 @@ static void test_mixed_versions(void **state)
 	assert_int_not_equal(wait_child(p1), 0);
 	if (!strstr(out[1].err, "rank 2 (rogue?[2J, pid 4242) runs 0.0.1-old"))
 		fail_msg("rank 1 said: %s", out[1].err);
+	/* -EPROTO, as on rank 0 (gpuready exits 2), not a timeout (3) */
+	assert_int_equal(out[0].joined, -EPROTO);
+	assert_int_equal(out[1].joined, -EPROTO);
 	assert_true(clock_now() - t0 < 30); /* long before the 60 s deadline */
 	munmap(out, sizeof(*out) * 2);
 }
@@ -586,12 +626,7 @@ static void test_rogue_rank(void **state)
 	if (!strstr(out[1].err, "refused this process") || !strstr(out[1].err, "already here (rogue?[2J, pid 4242)"))
 		fail_msg("the real rank 1 said: %s", out[1].err);
 	pid_t p2 = spawn_barrier(2, 3, port, 20, &out[2], NULL);
-	enum msg type;
-	char *payload = NULL;
-	size_t len = 0;
-	assert_int_equal(job_read_frame(rogue, &type, &payload, &len, clock_now() + 10), 0);
-	assert_int_equal(type, MSG_WELCOME);
-	free(payload);
+	free(expect_frame(rogue, MSG_WELCOME));
 	/* FAIL {u32 code 0, u32 reserved} "all good" */
 	uint8_t frame[JOB_HDR_LEN + 8 + 8];
 	job_hdr_encode(frame, MSG_FAIL, 16);
@@ -978,6 +1013,7 @@ int main(void)
 		cmocka_unit_test(test_lost_process),
 		cmocka_unit_test(test_rogue_rank),
 		cmocka_unit_test(test_mixed_versions),
+		cmocka_unit_test(test_odd_then_real),
 		cmocka_unit_test(test_silent_connections),
 		cmocka_unit_test(test_job_token),
 		cmocka_unit_test(test_fake_rank0),
