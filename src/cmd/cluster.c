@@ -142,31 +142,6 @@ static int check_usage(struct cmd_env *env)
 	return check_patterns_usage(env, NULL, true) || check_patterns_usage(env, NULL, false) ? EXIT_TOOL_ERROR : 0;
 }
 
-/* --drain, --resume: a shell script of scontrol commands instead of the
- * report, its first line the summary as a comment. An scontrol command
- * that failed makes the exit status 2. */
-static int slurm_script(struct cmd_env *env, const struct node_record *recs, size_t n, int ret)
-{
-	const struct settings *s = env->set;
-	struct slurm_act_opts o = { .scontrol = s->cluster.scontrol, .drain = s->cluster.drain,
-				    .resume = s->cluster.resume, .apply = s->cluster.apply };
-	unsigned c[NODE_UNREACHABLE + 1] = { 0 };
-	for (size_t i = 0; i < n; i++)
-		c[record_state(&recs[i])]++;
-	printf("# %zu node%s: %u pass, %u warn, %u fail, %u unreachable\n", n, n == 1 ? "" : "s", c[NODE_PASS],
-	       c[NODE_WARN], c[NODE_FAIL], c[NODE_UNREACHABLE]);
-	size_t failed = 0;
-	for (size_t i = 0; i < n; i++)
-		if (slurm_act(&o, &recs[i], stdout) < 0)
-			failed++;
-	if (failed)
-		fprintf(stderr, "%s: %zu node%s: the scontrol command failed (see the # lines)\n", env->progname, failed,
-			failed == 1 ? "" : "s");
-	if (fflush(stdout) == EOF || ferror(stdout))
-		return EXIT_TOOL_ERROR;
-	return failed ? EXIT_TOOL_ERROR : ret;
-}
-
 static int render(struct cmd_env *env, const struct node_record *recs, size_t n, const struct drift *d,
 		  const struct node_record *golden, double now)
 {

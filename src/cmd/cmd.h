@@ -115,6 +115,10 @@ struct node_record;
  * printed to out as shell lines, run with apply. 0, or -1 when a command
  * failed or the node's Slurm state could not be read (said in out). */
 int slurm_act(const struct slurm_act_opts *o, const struct node_record *rec, FILE *out);
+/* `cluster check --drain/--resume`: the shell script of scontrol commands
+ * (run with --apply) instead of the report, the summary its first comment;
+ * ret is the aggregate's exit code, 2 when an scontrol command failed. */
+int slurm_script(struct cmd_env *env, const struct node_record *recs, size_t n, int ret);
 /* The options' combinations (cluster: `cluster check`, else `check`);
  * prints why; 0 or EXIT_TOOL_ERROR. */
 int slurm_usage(struct cmd_env *env, bool cluster);
