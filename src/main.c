@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 /* The option tables each kind of command reads (opts/settings.h). */
-static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, NULL };
+static const struct opt_table *const check_opts[] = { &output_opts, &site_opts, &cluster_opts, NULL };
 static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
 static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
@@ -44,7 +44,8 @@ static const struct command bench_subs[] = {
 /* `cluster check` and `cluster facts`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
-	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--expect FILE] [--json] [--prom FILE] [--reason]",
+	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--expect FILE] [--json] [--prom FILE] [--reason] "
+		    "[--drain] [--resume] [--apply]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
 	  .description = "Started as one process per node under a launcher (`srun --ntasks-per-node=1`, `mpirun "
 			 "--map-by ppr:1:node`, torchrun, a Kubernetes Indexed Job), every process runs the node checks "
@@ -66,9 +67,16 @@ static const struct command cluster_subs[] = {
 			 "anything but its own record is an unreachable row naming why. With --snapshots, site "
 			 "expectations come from the command line and --config only, the same for every node; with "
 			 "--hosts each host applies its own. "
+			 "--drain prints, instead of the report, a shell script: `scontrol update NodeName=NODE "
+			 "State=DRAIN Reason=\"gpuready: ...\"` for each failing node and a # comment for each warning "
+			 "or unreachable node (never drained); --resume adds `scontrol update NodeName=NODE State=RESUME` "
+			 "for each node that passes or warns and that Slurm shows drained with a reason starting "
+			 "\"gpuready:\"; --apply runs them (--scontrol PATH), leaving alone a node Slurm shows drained for "
+			 "another reason. "
 			 "docs/cluster.md has the record, the fact keys and how votes work. Exit status: 0 every node "
 			 "passes or warns and no fact drifts; 1 a node fails or is unreachable, or a fact drifts; "
-			 "2 gpuready could not run (also: ranks of other gpuready versions); 3 under a launcher, a rank did not arrive or was lost." },
+			 "2 gpuready could not run (also: ranks of other gpuready versions) or an scontrol command failed; "
+			 "3 under a launcher, a rank did not arrive or was lost." },
 	{ .name = "cluster facts", .fn = cmd_cluster_facts, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_FACTS,
 	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME]",
 	  .summary = "Print this node's record as JSON: verdict counts, reason, problems and the facts nodes compare",
@@ -86,7 +94,11 @@ const struct command commands[] = {
 	  .summary = "Run every check on this node (GPUs, GPUDirect RDMA, RDMA stack, NCCL configuration, host tuning)",
 	  .description = "Runs the checks of every area (gpu, gpudirect, rdma) against the machine (or the tree "
 			 "given with --sysroot) and prints one report; it takes the site expectations of every area. "
-			 "Each finding is ok, warn, fail or skip; warn and fail carry the command that fixes them." },
+			 "Each finding is ok, warn, fail or skip; warn and fail carry the command that fixes them. "
+			 "With --health (Slurm's HealthCheckProgram, job prologs) it prints one line, the --reason line, "
+			 "and ends within --budget seconds (live probes cut off at it); exit status 0 healthy (pass or "
+			 "warn), 1 unhealthy (a check fails), 2 could not run or an scontrol command failed; --drain and "
+			 "--resume [--apply] act on this node (--node-name, else $SLURMD_NODENAME, else the host name)." },
 	{ .name = "rdma", .fn = cmd_rdma, .opts = check_opts, .scope = SCOPE_RDMA, .max_args = 0,
 	  .usage = "[options]",
 	  .alias = "verify-rdma",

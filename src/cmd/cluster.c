@@ -124,7 +124,7 @@ static int check_usage(struct cmd_env *env)
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
-	if ((r = mode_options(env)))
+	if ((r = mode_options(env)) || (r = slurm_usage(env, true)))
 		return r;
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
@@ -151,6 +151,8 @@ static int render(struct cmd_env *env, const struct node_record *recs, size_t n,
 		fprintf(stderr, "%s: cannot write %s: %s\n", env->progname, s->prom, strerror(-r));
 		ret = EXIT_TOOL_ERROR;
 	}
+	if (s->cluster.drain || s->cluster.resume)
+		return slurm_script(env, recs, n, ret);
 	if (s->json)
 		r = cluster_write_json(recs, n, d, golden ? golden->node : NULL, stdout);
 	else if (s->reason)

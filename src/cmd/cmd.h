@@ -100,6 +100,30 @@ int check_patterns_usage(struct cmd_env *env, const char *area, bool cli);
 struct root;
 struct inventory;
 int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root, struct inventory **ret_inv);
+/* The same; live false runs none of the live probes (probe_live). */
+int load_for_command_live(struct cmd_env *env, unsigned parts, bool live, struct root **ret_root,
+			  struct inventory **ret_inv);
+
+/* --drain and --resume (cmd/slurm_act.c, docs/cluster.md). */
+struct slurm_act_opts {
+	const char *scontrol;
+	bool drain, resume, apply;
+};
+struct node_record;
+/* What Slurm is told about one node: a failing node drained, a passing
+ * or warning one that gpuready drained resumed, comments for the others;
+ * printed to out as shell lines, run with apply. 0, or -1 when a command
+ * failed or the node's Slurm state could not be read (said in out). */
+int slurm_act(const struct slurm_act_opts *o, const struct node_record *rec, FILE *out);
+/* `cluster check --drain/--resume`: the shell script of scontrol commands
+ * (run with --apply) instead of the report, the summary its first comment;
+ * ret is the aggregate's exit code, 2 when an scontrol command failed. */
+int slurm_script(struct cmd_env *env, const struct node_record *recs, size_t n, int ret);
+/* The options' combinations (cluster: `cluster check`, else `check`);
+ * prints why; 0 or EXIT_TOOL_ERROR. */
+int slurm_usage(struct cmd_env *env, bool cluster);
+/* `check --health` (cmd/health.c). */
+int run_health(struct cmd_env *env);
 
 /* Prints `gpuready <cmd> --help`. */
 void print_command_help(FILE *out, const struct command *c);

@@ -29,6 +29,12 @@ static unsigned parts_for(const char *area)
 
 int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root, struct inventory **ret_inv)
 {
+	return load_for_command_live(env, parts, true, ret_root, ret_inv);
+}
+
+int load_for_command_live(struct cmd_env *env, unsigned parts, bool live, struct root **ret_root,
+			  struct inventory **ret_inv)
+{
 	struct settings *s = env->set;
 	const char *dir = s->sysroot ? s->sysroot : "/";
 	struct root *root = NULL;
@@ -64,7 +70,7 @@ int load_for_command(struct cmd_env *env, unsigned parts, struct root **ret_root
 	}
 	if (s->config_note)
 		fprintf(stderr, "%s: %s\n", env->progname, s->config_note);
-	struct load_opts o = { .parts = parts, .python = s->python, .live = probe_live };
+	struct load_opts o = { .parts = parts, .python = s->python, .live = live ? probe_live : NULL };
 	if ((r = inventory_load(root, &o, ret_inv)) < 0) {
 		fprintf(stderr, "%s: reading the machine failed: %s\n", env->progname, strerror(-r));
 		root_free(root);
@@ -108,6 +114,10 @@ int run_check_command(struct cmd_env *env, const char *area)
 	_cleanup_inventory_ struct inventory *inv = NULL;
 	int r;
 
+	if (slurm_usage(env, false))
+		return EXIT_TOOL_ERROR;
+	if (!area && s->cluster.health)
+		return run_health(env);
 	if (check_patterns_usage(env, area, true) || load_for_command(env, parts_for(area), &root, &inv) ||
 	    check_patterns_usage(env, area, false))
 		return EXIT_TOOL_ERROR;

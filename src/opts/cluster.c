@@ -22,8 +22,9 @@ static const struct opt cluster_rows[] = {
 		  "on a known-good node) as well as by majority vote; groups of one or two nodes are then judged too.",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
-	  .help = "This node's name in the record (default: $SLURMD_NODENAME under Slurm, else the host name).",
-	  .scope = SCOPE_CLUSTER },
+	  .help = "This node's name: in its record (cluster facts, cluster check under a launcher), and the node "
+		  "check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host name).",
+	  .scope = SCOPE_CLUSTER | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -49,5 +50,30 @@ static const struct opt cluster_rows[] = {
 		  "MASTER_ADDR), mpi (MPI_Init and a broadcast: the gpuready-mpi module), or auto (mpi under "
 		  "mpirun when nothing names rank 0's address and the ranks span nodes, else tcp).",
 	  .scope = SCOPE_CLUSTER_CHECK },
+	{ .name = "drain", .type = OPT_FLAG, .offset = OFF(cluster.drain),
+	  .help = "Print `scontrol update NodeName=NODE State=DRAIN Reason=\"gpuready: ...\"` for each failing node "
+		  "(with check --health: this node) instead of the report; --apply runs them, leaving alone a node Slurm "
+		  "shows drained for another reason. Warning and unreachable nodes are not drained.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "resume", .type = OPT_FLAG, .offset = OFF(cluster.resume),
+	  .help = "Return to service (`scontrol update NodeName=NODE State=RESUME`) each node that passes or only warns "
+		  "now and that Slurm shows drained with a reason starting \"gpuready:\"; never a node drained for "
+		  "another reason. Prints the commands; --apply runs them.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "apply", .type = OPT_FLAG, .offset = OFF(cluster.apply),
+	  .help = "Run the scontrol commands of --drain and --resume (each within 30 s, no shell) instead of printing them.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "scontrol", .type = OPT_STRING, .offset = OFF(cluster.scontrol), .metavar = "PATH",
+	  .def = OPT_DEF_STR("scontrol"), .help = "Slurm's scontrol (--drain, --resume; default: found on PATH).",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "health", .type = OPT_FLAG, .offset = OFF(cluster.health),
+	  .help = "Health-check mode for Slurm's HealthCheckProgram and job prologs: the checks that fit --budget, one "
+		  "line (the --reason line), exit 0 healthy (pass or warn), 1 unhealthy (a fail), 2 could not run.",
+	  .scope = SCOPE_CHECK },
+	{ .name = "budget", .type = OPT_INT, .offset = OFF(cluster.budget), .metavar = "SEC", .def = OPT_DEF_INT(10),
+	  .min = 1, .max = 3600,
+	  .help = "check --health: the live probes (NVML, CUDA, PyTorch, GPU memory registration, verbs, DCB) are cut "
+		  "off when SEC seconds have passed; the checks then judge from files only and the line says so.",
+	  .scope = SCOPE_CHECK },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);

@@ -75,6 +75,12 @@ struct settings {
 		int parallel;      /* hosts asked at once */
 		int host_timeout;  /* seconds per host (under a launcher: per rank) */
 		char *bootstrap;   /* under a launcher: "auto", "tcp" or "mpi" */
+		bool drain;        /* drain failing nodes (print, or run with apply) */
+		bool resume;       /* resume the nodes gpuready drained that pass now */
+		bool apply;        /* run the scontrol commands instead of printing them */
+		char *scontrol;    /* scontrol's path */
+		bool health;       /* check: the health-check mode (cmd/health.c) */
+		int budget;        /* check --health: seconds the whole run may take */
 	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {

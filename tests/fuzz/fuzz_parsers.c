@@ -4,10 +4,12 @@
  * the same NCCL_* assignments), limits.conf, GIDs, NCCL list syntax, config
  * values, NCCL's INFO log, the launchers' host lists and addresses, and
  * every message of `bench net`'s control protocol, and cluster mode's node
- * record, and the Slurm hostlists of `cluster check --hosts`). The
+ * record, the Slurm hostlists of `cluster check --hosts`, and scontrol's
+ * node line and the drain reason of `--drain`/`--resume`). The
  * first byte picks the parser so one corpus covers all. */
 #include "bench/nccl_log.h"
 #include "cluster/cluster.h"
+#include "cluster/slurm.h"
 #include "bench/net/proto.h"
 #include "bench/net/rdma.h"
 #include "checks/rdma/common.h"
@@ -382,6 +384,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (hostlist_parse_file(text, len, &again, &err) < 0)
 			free(err);
 		sink += (unsigned)(out.n + again.n);
+		/* scontrol's node line (--resume reads it): the raw bytes; and
+		 * the drain reason made of them holds no byte that could leave
+		 * the double quotes of the printed command */
+		struct slurm_node sn;
+		err = NULL;
+		if (slurm_parse_node(text, len, "n1", &sn, &err) == 0) {
+			sink += (unsigned)strlen(sn.state) + sn.by_gpuready;
+			slurm_node_free(&sn);
+		}
+		free(err);
+		char *reason = slurm_reason(s);
+		if (strlen(reason) > SLURM_REASON_MAX || strpbrk(reason, "\"$`\\!'\n"))
+			abort();
+		free(reason);
 		strv_free(&out);
 		strv_free(&again);
 		strv_free(&dropped);
