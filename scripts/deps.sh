@@ -11,7 +11,7 @@ build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-de
 # openssh-server, openssh-client: the virtual cluster of tests/cli/cluster_netns.sh
 # (sshd in network namespaces, asked by ssh); slurmctld, slurmd, slurm-client,
 # munge: the one-node Slurm of tests/cli/slurm.sh real
-test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus openssh-server openssh-client slurmctld slurmd slurm-client munge"
+test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus openssh-server openssh-client slurmctld slurmd slurm-client munge pdsh"
 
 # debian/control's Build-Depends beyond $build (libopenmpi-dev: the MPI
 # module's package), dpkg-buildpackage's implicit build-essential, and lintian.

@@ -163,6 +163,24 @@ mpi_launch_ok() {
 		{ fail "mpirun cluster check: the drift differs from --hosts'"; diff "$TMP/hosts.drift" "$TMP/launch.drift" >&2; }
 }
 
+# pdsh as the remote shell (docs/cluster.md: -N drops pdsh's "HOST: "
+# prefix, which would be no record); its ssh module takes our ssh config
+# from PDSH_SSH_ARGS_APPEND, which gpuready passes on in the environment
+pdsh_run() {
+	if ! command -v pdsh >/dev/null 2>&1; then
+		echo "SKIP: pdsh missing (Debian's pdsh): the pdsh part"
+		return
+	fi
+	PDSH_SSH_ARGS_APPEND="-F $V/ssh_config" vc_hub "$BIN" cluster check --hosts 'node[01-06]' \
+		--rsh 'pdsh -N -R ssh -w {host}' --remote-gpuready "$V/remote-gpuready" --host-timeout 10 \
+		>"$TMP/pdsh.txt" 2>"$TMP/pdsh.err"
+	rc=$?
+	[ "$rc" -eq 1 ] && pass "--rsh 'pdsh -N -R ssh -w {host}': exit 1" || { fail "pdsh: exit $rc"; head -5 "$TMP/pdsh.err" >&2; }
+	contains "$TMP/pdsh.txt" "6 nodes: 4 pass, 2 warn, 0 fail, 0 unreachable" "pdsh -N: every node's record"
+	contains "$TMP/pdsh.txt" "node03: 28.36.1010,28.39.1002" "pdsh -N: node03's firmware named"
+}
+pdsh_run
+
 if command -v mpirun >/dev/null 2>&1; then
 	for k in 1 2 3 4 5 6 7 8; do echo "$(vc_name "$k") slots=1"; done >"$TMP/hostfile"
 	mpi_hostname
