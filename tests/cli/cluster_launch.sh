@@ -14,7 +14,7 @@
 # the reason), slow ranks (GPUREADY_TEST_RANK_DELAY: one in time past 30 s,
 # one a row), one node name on every rank, a launcher that starts two
 # processes on one node, options of another mode, --prom after a failed run,
-# and no launcher at all (usage errors).
+# 64 processes at once, and no launcher at all (usage errors).
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -168,6 +168,16 @@ port=$(free_port)
 	>/dev/null 2>&1
 contains "$TMP/c.prom" 'gpuready_cluster_run_failed{scope="cluster"} 1' "a run that ends early says so in --prom"
 lacks "$TMP/c.prom" "gpuready_cluster_node_state" "a run that ends early: the old result is gone"
+
+# 64 processes (the scale CI runs; perf/cluster-launch.sh goes to 512): every
+# one a node of its own tree, all passing
+mkdir "$TMP/many"
+i=0
+while [ "$i" -lt 64 ]; do ln -s "$F/gpu01" "$TMP/many/$(printf 'n%02d' "$i")"; i=$((i + 1)); done
+GPUREADY_TEST_RANK_TREES=$TMP/many run_ranks 64 many "$BIN" cluster check --connect-timeout 240 --host-timeout 240
+rc=$?
+[ "$rc" -eq 0 ] && pass "64 processes: every rank exits 0" || { fail "64 processes: exit $rc"; head -3 "$TMP/manyerr.0" >&2; }
+contains "$TMP/manyout.0" "64 nodes: 64 pass, 0 warn, 0 fail, 0 unreachable" "64 processes: every record"
 
 # no launcher and no nodes
 GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster check && contains "$TMP/err" "cluster check needs its nodes" \
