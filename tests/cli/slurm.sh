@@ -26,6 +26,16 @@ set -u
 
 . "$(dirname "$0")/lib.sh"
 
+# What the test's Slurm and munge said, when they do not come up.
+slurm_logs() {
+	for f in "$S"/*.log "$S"/*.out; do
+		[ -f "$f" ] || continue
+		echo "== $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	sinfo -N -o '%N %T %E' >&2 2>&1 || true
+}
+
 H100=$FIX/h100-8x-cx7-roce/root
 FAKE=$SRC/tests/cli/fake-scontrol.sh
 
@@ -287,7 +297,7 @@ EOF
 	CTLD_PID=$!
 	slurmd -D -N "$NODE" >"$S/slurmd.out" 2>&1 &
 	SLURMD_PID=$!
-	wait_for "the node idle in sinfo" 20 node_idle || { tail -5 "$S"/*.log >&2; return 1; }
+	wait_for "the node idle in sinfo" 20 node_idle || { slurm_logs; return 1; }
 	pass "a one-node Slurm is up ($NODE idle)"
 }
 
