@@ -295,7 +295,18 @@ EOF
 	export SLURM_CONF="$S/slurm.conf"
 	slurmctld -D -c -i >"$S/slurmctld.out" 2>&1 &
 	CTLD_PID=$!
-	slurmd -D -N "$NODE" >"$S/slurmd.out" 2>&1 &
+	# slurmd (22.05) starts its cgroup plugin whatever the proctrack and
+	# task plugins; a root without cgroupfs (a chroot) gets cgroup v1
+	# mounted by slurmd itself under $S/cgroup (cgroup.conf(5):
+	# CgroupAutomount, CgroupMountpoint "for development and testing"), in
+	# a mount namespace of its own so that the mounts go with it
+	if mountpoint -q /sys/fs/cgroup 2>/dev/null; then
+		slurmd -D -N "$NODE" >"$S/slurmd.out" 2>&1 &
+	else
+		mkdir -p "$S/cgroup"
+		printf 'CgroupPlugin=cgroup/v1\nCgroupAutomount=yes\nCgroupMountpoint=%s\n' "$S/cgroup" >"$S/cgroup.conf"
+		unshare -m --propagation private slurmd -D -N "$NODE" >"$S/slurmd.out" 2>&1 &
+	fi
 	SLURMD_PID=$!
 	wait_for "the node idle in sinfo" 20 node_idle || { slurm_logs; return 1; }
 	pass "a one-node Slurm is up ($NODE idle)"
