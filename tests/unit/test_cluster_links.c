@@ -1,10 +1,15 @@
 /* Unit tests for `gpuready cluster links` (src/cluster/schedule.c,
  * src/cluster/links.c): the circle method covers every pair exactly once
  * in disjoint rounds (every N up to 512, and 4,095 and 4,096), odd N rest
- * one node per round, --rounds is reproducible from its seed. */
+ * one node per round, --rounds is reproducible from its seed; the
+ * analysis on synthetic matrices (a slow node, a slow pair, noise, failed
+ * pairs, an expectation the whole fleet misses). */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "cluster/links.h"
 #include "cluster/schedule.h"
+
+#include <math.h>
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -146,6 +151,215 @@ static void test_random_rounds(void **state)
 	assert_true(sched_splitmix64(&st) == 0x6E789E6AA1B965F4ull);
 }
 
+/* A synthetic fabric: the rate from -> to in each pass. */
+typedef double (*rate_fn)(int from, int to, int pass);
+
+static size_t meas_add(struct links_meas **m, size_t n, int from, int to, int pass, rate_fn f)
+{
+	*m = realloc(*m, sizeof(**m) * (n + 1));
+	double r = f(from, to, pass);
+	(*m)[n] = (struct links_meas){ .from = from, .to = to, .pass = pass, .gbps = r,
+				       .err = r < 0 ? "connection refused" : NULL };
+	return n + 1;
+}
+
+/* Both passes as the engine runs them: every pair, then the second pass's
+ * rounds (checked disjoint), then the verdicts. */
+static size_t run_links(int n, rate_fn f, double expect, struct links_verdict **v, struct links_stats *st)
+{
+	struct links_meas *m = NULL;
+	size_t nm = 0, nv = 0;
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++) {
+			nm = meas_add(&m, nm, a, b, 1, f);
+			nm = meas_add(&m, nm, b, a, 1, f);
+		}
+	links_stats_compute(m, nm, expect, st);
+	struct links_suspects s;
+	links_find_suspects(n, m, nm, st, &s);
+	struct links_rounds r;
+	links_second_pass(&s, &r);
+	for (int k = 0; k < r.n_rounds; k++) {
+		unsigned char used[64] = { 0 };
+		for (size_t i = r.start[k]; i < r.start[k + 1]; i++) {
+			struct sched_pair p = r.pairs[i];
+			assert_true(p.a < p.b && !used[p.a] && !used[p.b]);
+			used[p.a] = used[p.b] = 1;
+			nm = meas_add(&m, nm, p.a, p.b, 2, f);
+			nm = meas_add(&m, nm, p.b, p.a, 2, f);
+		}
+	}
+	links_classify(n, m, nm, st, &s, v, &nv);
+	links_rounds_free(&r);
+	links_suspects_free(&s);
+	free(m);
+	return nv;
+}
+
+/* A little deterministic noise per direction: up to +-2%. */
+static double noise(int from, int to)
+{
+	uint64_t x = (uint64_t)from * 1000003u + (uint64_t)to;
+	return 1.0 + ((double)(sched_splitmix64(&x) % 4001) - 2000.0) / 100000.0;
+}
+
+static double healthy(int from, int to, int pass)
+{
+	(void)pass;
+	return 94.0 * noise(from, to);
+}
+
+static double slow_node(int from, int to, int pass)
+{
+	(void)pass;
+	return from == 3 || to == 3 ? 9.4 * noise(from, to) : healthy(from, to, 1);
+}
+
+static double slow_tx(int from, int to, int pass)
+{
+	(void)pass;
+	return from == 6 ? 20.0 : healthy(from, to, 1);
+}
+
+static double slow_path(int from, int to, int pass)
+{
+	(void)pass;
+	return (from == 2 && to == 5) || (from == 5 && to == 2) ? 9.4 : healthy(from, to, 1);
+}
+
+static double flaky_path(int from, int to, int pass)
+{
+	return pass == 1 && ((from == 1 && to == 4) || (from == 4 && to == 1)) ? 9.4 : healthy(from, to, 1);
+}
+
+static double wide_noise(int from, int to, int pass)
+{
+	(void)pass;
+	uint64_t x = (uint64_t)from * 7919u + (uint64_t)to;
+	return 80.0 + (double)(sched_splitmix64(&x) % 1500) / 100.0; /* 80 .. 95 */
+}
+
+static double refused(int from, int to, int pass)
+{
+	(void)pass;
+	return from == 0 && to == 7 ? -1 : healthy(from, to, 1);
+}
+
+static void test_analysis_healthy(void **state)
+{
+	(void)state;
+	struct links_verdict *v;
+	struct links_stats st;
+	for (int n = 2; n <= 12; n++) {
+		assert_int_equal(run_links(n, healthy, 0, &v, &st), 0);
+		assert_true(fabs(st.median - 94.0) < 2.0);
+		assert_int_equal(links_exit_code(&st, v, 0), 0);
+		free(v);
+	}
+	/* noise within the MAD: nothing */
+	assert_int_equal(run_links(16, wide_noise, 0, &v, &st), 0);
+	free(v);
+	/* the whole fleet under --expect-gbps: no suspect, but exit 1 */
+	assert_int_equal(run_links(8, healthy, 200, &v, &st), 0);
+	assert_int_equal(links_exit_code(&st, v, 0), 1);
+	free(v);
+}
+
+static void test_analysis_bad_node(void **state)
+{
+	(void)state;
+	struct links_verdict *v;
+	struct links_stats st;
+	int sizes[] = { 5, 6, 8, 9, 30 }; /* from 5: a slow node holds under half the rates */
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t nv = run_links(sizes[k], slow_node, 0, &v, &st);
+		if (nv != 1)
+			fprintf(stderr, "n=%d: %zu verdicts, first %s %d %d\n", sizes[k], nv, nv ? links_kind_name(v[0].kind) : "-", nv ? v[0].a : -1, nv ? v[0].b : -1);
+		assert_int_equal(nv, 1);
+		assert_int_equal(v[0].kind, LINKS_BAD_NODE);
+		assert_int_equal(v[0].a, 3);
+		assert_int_equal(v[0].b, -1);
+		assert_true(v[0].good_n >= 2);
+		assert_int_equal(v[0].good_slow, v[0].good_n);
+		assert_true(v[0].ab < 10 && v[0].ba < 10 && v[0].slow_ab && v[0].slow_ba);
+		assert_int_equal(links_exit_code(&st, v, nv), 1);
+		free(v);
+	}
+	/* slow only when it sends: still the node, sending */
+	assert_int_equal(run_links(8, slow_tx, 0, &v, &st), 1);
+	assert_int_equal(v[0].kind, LINKS_BAD_NODE);
+	assert_int_equal(v[0].a, 6);
+	assert_true(v[0].slow_ab && !v[0].slow_ba);
+	free(v);
+}
+
+static void test_analysis_bad_path(void **state)
+{
+	(void)state;
+	struct links_verdict *v;
+	struct links_stats st;
+	for (int n = 6; n <= 10; n++) {
+		assert_int_equal(run_links(n, slow_path, 0, &v, &st), 1);
+		assert_int_equal(v[0].kind, LINKS_BAD_PATH);
+		assert_int_equal(v[0].a, 2);
+		assert_int_equal(v[0].b, 5);
+		assert_true(v[0].ab < 10 && v[0].ba < 10 && v[0].re_ab < 10);
+		free(v);
+	}
+	/* slow once, fine again: intermittent */
+	assert_int_equal(run_links(8, flaky_path, 0, &v, &st), 1);
+	assert_int_equal(v[0].kind, LINKS_INTERMITTENT);
+	assert_int_equal(v[0].a, 1);
+	assert_int_equal(v[0].b, 4);
+	assert_true(v[0].re_ab > 90);
+	free(v);
+}
+
+static void test_analysis_failed(void **state)
+{
+	(void)state;
+	struct links_verdict *v;
+	struct links_stats st;
+	assert_int_equal(run_links(8, refused, 0, &v, &st), 1);
+	assert_int_equal(v[0].kind, LINKS_FAILED);
+	assert_int_equal(v[0].a, 0);
+	assert_int_equal(v[0].b, 7);
+	assert_string_equal(v[0].err, "connection refused");
+	assert_int_equal(links_exit_code(&st, v, 1), 1);
+	free(v);
+	/* two nodes: no outlier can stand out of two rates; under the
+	 * expectation, the run still fails */
+	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL }, { 1, 0, 1, 1.0, NULL } };
+	links_stats_compute(m, 2, 50, &st);
+	struct links_suspects s;
+	links_find_suspects(2, m, 2, &st, &s);
+	assert_int_equal(s.n_edges, 0);
+	size_t nv;
+	links_classify(2, m, 2, &st, &s, &v, &nv);
+	assert_int_equal(nv, 0);
+	assert_int_equal(links_exit_code(&st, v, nv), 1);
+	free(v);
+	links_suspects_free(&s);
+}
+
+static void test_select(void **state)
+{
+	(void)state;
+	double v[1000];
+	for (int trial = 0; trial < 50; trial++) {
+		uint64_t x = (uint64_t)trial;
+		size_t n = 1 + sched_splitmix64(&x) % 1000;
+		for (size_t i = 0; i < n; i++)
+			v[i] = (double)(sched_splitmix64(&x) % 7); /* many equal values */
+		size_t k = sched_splitmix64(&x) % n;
+		double got = links_select(v, n, k);
+		size_t below = 0, equal = 0;
+		for (size_t i = 0; i < n; i++)
+			below += v[i] < got, equal += v[i] == got;
+		assert_true(below <= k && k < below + equal);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +367,11 @@ int main(void)
 		cmocka_unit_test(test_circle_large),
 		cmocka_unit_test(test_circle_edges),
 		cmocka_unit_test(test_random_rounds),
+		cmocka_unit_test(test_select),
+		cmocka_unit_test(test_analysis_healthy),
+		cmocka_unit_test(test_analysis_bad_node),
+		cmocka_unit_test(test_analysis_bad_path),
+		cmocka_unit_test(test_analysis_failed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
