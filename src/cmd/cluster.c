@@ -249,7 +249,7 @@ int cmd_cluster_check(struct cmd_env *env)
 	size_t n = 0;
 	struct node_record *recs = NULL;
 	_cleanup_(strv_freep) struct strv labels = STRV_INIT;
-	if (launched && (ret = cluster_job_open(env, &ss))) {
+	if (launched && (ret = cluster_job_open(env, &ss, "cluster check"))) {
 		record_free(&golden);
 		return ret;
 	}

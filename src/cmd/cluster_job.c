@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
+#include "core/tcp.h"
 #include "job/launch.h"
 
 #include <dirent.h>
@@ -66,6 +67,21 @@ static int test_tree(int proc, char **dir, char **name, char **err)
 	if (r < 0)
 		*err = xasprintf("GPUREADY_TEST_RANK_TREES=%s holds no tree for process %d", base, proc);
 	return r;
+}
+
+char *cluster_job_node_name(struct cmd_env *env, int proc)
+{
+	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL;
+	if (test_tree(proc, &dir, &name, &err) > 0)
+		return TAKE_PTR(name);
+	if (env->set->cluster.node_name)
+		return xstrdup(env->set->cluster.node_name);
+	const char *slurm = getenv("SLURMD_NODENAME");
+	if (slurm && *slurm)
+		return xstrdup(slurm);
+	char host[256];
+	tcp_hostname(host, sizeof(host));
+	return xstrdup(host);
 }
 
 /* This process's part: its record, or why it has none. */
@@ -162,7 +178,7 @@ static bool mpi_launched(void)
 /* The backend that brings the processes together (--bootstrap): "socket"
  * (gpuready's control plane over the launcher's variables) or "mpi"; NULL
  * after saying why when this is no launched run. */
-static const char *bootstrap(struct cmd_env *env)
+static const char *bootstrap(struct cmd_env *env, const char *cmdname)
 {
 	struct settings *s = env->set;
 	if (!strcmp(s->cluster.bootstrap, "mpi"))
@@ -180,18 +196,24 @@ static const char *bootstrap(struct cmd_env *env)
 	int local = l.local_size;
 	launch_free(&l);
 	if (single) {
-		fprintf(stderr, "%s: cluster check needs its nodes: --hosts HOSTLIST (through a remote shell), "
-				"--snapshots DIR..., or one process per node under a launcher (`srun "
-				"--ntasks-per-node=1 gpuready cluster check`, `mpirun --map-by ppr:1:node ...`, torchrun, "
-				"a Kubernetes Indexed Job)\n",
-			env->progname);
+		if (!strcmp(cmdname, "cluster check"))
+			fprintf(stderr, "%s: cluster check needs its nodes: --hosts HOSTLIST (through a remote shell), "
+					"--snapshots DIR..., or one process per node under a launcher (`srun "
+					"--ntasks-per-node=1 gpuready cluster check`, `mpirun --map-by ppr:1:node ...`, "
+					"torchrun, a Kubernetes Indexed Job)\n",
+				env->progname);
+		else
+			fprintf(stderr, "%s: %s runs as one process per node under a launcher (`srun "
+					"--ntasks-per-node=1 gpuready %s`, `mpirun --map-by ppr:1:node ...`, torchrun, a "
+					"Kubernetes Indexed Job, or --rank R --nranks N --master HOST[:PORT] on each node)\n",
+				env->progname, cmdname, cmdname);
 		return NULL;
 	}
 	if (local > 1 && !test_trees()) {
-		fprintf(stderr, "%s: the launcher started %d processes on this node: cluster check runs one per node "
+		fprintf(stderr, "%s: the launcher started %d processes on this node: %s runs one per node "
 				"(`srun --ntasks-per-node=1`, `mpirun --map-by ppr:1:node`, `torchrun "
 				"--nproc-per-node=1`)\n",
-			env->progname, local);
+			env->progname, local, cmdname);
 		return NULL;
 	}
 	return "socket";
@@ -209,14 +231,14 @@ static void raise_nofile(void)
 	}
 }
 
-int cluster_job_open(struct cmd_env *env, struct session *ss)
+int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname)
 {
-	const char *backend = bootstrap(env);
+	const char *backend = bootstrap(env, cmdname);
 	if (!backend)
 		return EXIT_TOOL_ERROR;
 	raise_nofile();
 	struct session_plan plan = cmd_session_plan(env->set);
 	/* a part is one record and its kind byte; the data header and slack */
 	plan.max_frame = RECORD_MAX_BYTES + 4096;
-	return session_open(ss, &plan, "cluster check", backend, 1, NULL, NULL);
+	return session_open(ss, &plan, cmdname, backend, 1, NULL, NULL);
 }

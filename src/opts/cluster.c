@@ -23,7 +23,7 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
 	  .help = "This node's name in the record (default: $SLURMD_NODENAME under Slurm, else the host name).",
-	  .scope = SCOPE_CLUSTER },
+	  .scope = SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -48,6 +48,24 @@ static const struct opt cluster_rows[] = {
 	  .help = "Under a launcher, how the processes find rank 0: tcp (the launcher's variables, --master or "
 		  "MASTER_ADDR), mpi (MPI_Init and a broadcast: the gpuready-mpi module), or auto (mpi under "
 		  "mpirun when nothing names rank 0's address and the ranks span nodes, else tcp).",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_JOB },
+	{ .name = "duration", .type = OPT_DOUBLE, .offset = OFF(cluster.duration), .metavar = "SEC",
+	  .def = OPT_DEF_DOUBLE(2), .min = 0.05, .max = 3600,
+	  .help = "Measure each direction of each pair for SEC seconds.", .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "rounds", .type = OPT_INT, .offset = OFF(cluster.rounds), .metavar = "K", .def = OPT_DEF_INT(0),
+	  .max = 1000000,
+	  .help = "Measure K random perfect matchings (seeded: --seed) instead of every pair in N-1 rounds, for "
+		  "fleets where N-1 rounds take too long.",
+	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "seed", .type = OPT_U64, .offset = OFF(cluster.seed), .metavar = "S", .def = OPT_DEF_U64(0),
+	  .help = "The seed of --rounds (0: one drawn from the clock; the one used is printed): the same seed gives "
+		  "the same matchings.",
+	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "svg", .type = OPT_STRING, .offset = OFF(cluster.svg), .metavar = "FILE",
+	  .help = "Write the heat map of the rates (in % of the median) to FILE as SVG.", .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "expect-gbps", .type = OPT_DOUBLE, .offset = OFF(cluster.expect_gbps), .metavar = "GBPS",
+	  .def = OPT_DEF_DOUBLE(0), .max = 1e6,
+	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run.",
+	  .scope = SCOPE_CLUSTER_LINKS },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);
