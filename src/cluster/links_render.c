@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "cluster/links_render.h"
 #include "core/cleanup.h"
+#include "core/report.h"
 #include "core/strbuf.h"
 
 #include <math.h>
@@ -174,8 +175,9 @@ int links_write_text(const struct links_report *r, FILE *f)
 /* ---- JSON (docs/cluster-links.schema.json), written as it goes: the
  * matrix of a large fleet is millions of numbers ---- */
 
-static void jstr(FILE *f, const char *s)
+static void jstr(FILE *f, const char *raw)
 {
+	_cleanup_free_ char *s = utf8_clean(raw); /* an error text from another rank may be anything */
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -307,7 +309,8 @@ static void json_verdict(const struct links_report *r, const struct links_verdic
 int links_write_json(const struct links_report *r, FILE *f)
 {
 	const struct links_stats *st = r->st;
-	fprintf(f, "{\"rail\":\"tcp\",\"duration_s\":%g,\"elapsed_s\":%.1f,\n", r->duration, r->elapsed);
+	fprintf(f, "{\"schema_version\":1,\"rail\":\"tcp\",\"duration_s\":%g,\"elapsed_s\":%.1f,\n", r->duration,
+		r->elapsed);
 	fprintf(f, "\"schedule\":{\"kind\":\"%s\",\"rounds\":%d,\"pairs\":%zu,\"seed\":", r->sampled ? "random" : "circle",
 		r->rounds, r->pairs);
 	if (r->sampled)
