@@ -132,6 +132,32 @@ static void text_map(const struct links_report *r, const float *x, FILE *f)
 	}
 }
 
+/* The RDMA rails by GPU affinity, grouped by identical lists (at most a
+ * few groups shown): measured over TCP only, verbs per rail is next. */
+static void text_rails(const struct links_report *r, FILE *f)
+{
+	int shown = 0, *group = xcalloc((size_t)r->n + 1, sizeof(int));
+	for (int i = 0; i < r->n; i++)
+		group[i] = -1;
+	for (int i = 0; i < r->n; i++) {
+		if (!r->nodes[i].rails[0] || group[i] >= 0)
+			continue;
+		int count = 0;
+		for (int j = i; j < r->n; j++)
+			if (group[j] < 0 && !strcmp(r->nodes[j].rails, r->nodes[i].rails))
+				group[j] = i, count++;
+		if (!shown)
+			fprintf(f, "RDMA rails by GPU affinity (the NIC nearest GPU 0, 1, ...; not measured: this run "
+				   "measures TCP):\n");
+		if (shown++ < 4)
+			fprintf(f, "  %s on %d node%s (%s%s)\n", r->nodes[i].rails, count, count == 1 ? "" : "s",
+				r->nodes[i].name, count > 1 ? ", ..." : "");
+	}
+	if (shown > 4)
+		fprintf(f, "  and %d more different lists (--json has every node's)\n", shown - 4);
+	free(group);
+}
+
 int links_write_text(const struct links_report *r, FILE *f)
 {
 	const struct links_stats *st = r->st;
@@ -151,6 +177,7 @@ int links_write_text(const struct links_report *r, FILE *f)
 	if (st->expect > 0 && st->n && st->median < st->expect)
 		fprintf(f, "the median %.2f Gb/s is below --expect-gbps %.2f: the whole fabric is slow\n", st->median,
 			st->expect);
+	text_rails(r, f);
 	if (!r->n_v)
 		fprintf(f, "no suspect: every pair within the noise of the median\n");
 	for (size_t i = 0; i < r->n_v; i++) {
@@ -217,7 +244,15 @@ static void json_nodes(const struct links_report *r, FILE *f)
 			jstr(f, x->rdma);
 		else
 			fputs("null", f);
-		fputs("}", f);
+		fputs(",\"rdma_rails\":[", f);
+		_cleanup_free_ char *rails = xstrdup(x->rails);
+		char *save = NULL;
+		int k = 0;
+		for (char *t = strtok_r(rails, ",", &save); t; t = strtok_r(NULL, ",", &save), k++) {
+			fputs(k ? "," : "", f);
+			jstr(f, t);
+		}
+		fputs("]}", f);
 	}
 	fputs("],\n", f);
 }

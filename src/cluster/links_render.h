@@ -19,6 +19,7 @@ struct links_node {
 	char addr[64];     /* the data listener's numeric address: the rail */
 	char ifname[32];   /* the interface holding it ("" unknown) */
 	char rdma[32];     /* its RDMA device when a Mellanox (mlx5) NIC ("" none) */
+	char rails[160];   /* RDMA rails by GPU affinity (links_rails.h), "" none */
 	int port;
 };
 

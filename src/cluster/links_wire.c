@@ -115,6 +115,8 @@ void links_nodes_clean(struct links_node *nodes, int n)
 		x->ifname[sizeof(x->ifname) - 1] = x->rdma[sizeof(x->rdma) - 1] = 0;
 		str_printable(x->ifname, false);
 		str_printable(x->rdma, false);
+		x->rails[sizeof(x->rails) - 1] = 0;
+		str_printable(x->rails, false);
 		_cleanup_free_ char *clean = node_name_clean(x->name);
 		bool dup = false;
 		for (int j = 0; j < i && !dup; j++)

@@ -69,6 +69,12 @@ static int test_tree(int proc, char **dir, char **name, char **err)
 	return r;
 }
 
+char *cluster_job_tree(int proc)
+{
+	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL;
+	return test_tree(proc, &dir, &name, &err) > 0 ? TAKE_PTR(dir) : NULL;
+}
+
 char *cluster_job_node_name(struct cmd_env *env, int proc)
 {
 	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL;

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "cluster/links_pair.h"
+#include "cluster/links_rails.h"
 #include "cluster/links_wire.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
@@ -43,11 +44,8 @@ static int my_node(struct run *R, struct links_node *me)
 	struct session *ss = R->ss;
 	_cleanup_free_ char *name = cluster_job_node_name(R->env, R->me), *err = NULL;
 	char host[256];
-	const char *master = ss->have_launch && ss->launch.master_host ? ss->launch.master_host : NULL;
-	if (!master) {
-		tcp_hostname(host, sizeof(host));
-		master = host;
-	}
+	tcp_hostname(host, sizeof(host)); /* without the launcher's master address (MPI): this host's */
+	const char *master = ss->have_launch && ss->launch.master_host ? ss->launch.master_host : host;
 	*me = (struct links_node){ 0 };
 	snprintf(me->name, sizeof(me->name), "%s", name);
 	if (links_route_address(master, me->addr, sizeof(me->addr), me->ifname, sizeof(me->ifname), &err) < 0 ||
@@ -57,6 +55,8 @@ static int my_node(struct run *R, struct links_node *me)
 	}
 	me->port = tcp_local_port(R->lfd);
 	links_mellanox_device(me->ifname, me->rdma, sizeof(me->rdma));
+	_cleanup_free_ char *tree = cluster_job_tree(R->me);
+	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails));
 	return 0;
 }
 

@@ -83,6 +83,8 @@ int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdnam
 /* The name of process proc's node: its GPUREADY_TEST_RANK_TREES tree,
  * --node-name, $SLURMD_NODENAME or the host name (malloc'd). */
 char *cluster_job_node_name(struct cmd_env *env, int proc);
+/* Process proc's GPUREADY_TEST_RANK_TREES tree (malloc'd), or NULL. */
+char *cluster_job_tree(int proc);
 int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_record **ret, size_t *ret_n,
 			struct strv *labels);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */

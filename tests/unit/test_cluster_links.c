@@ -7,9 +7,12 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "cluster/links.h"
+#include "cluster/links_rails.h"
 #include "cluster/schedule.h"
 
 #include <math.h>
+
+#define RAILS_H100 "mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -360,6 +363,26 @@ static void test_select(void **state)
 	}
 }
 
+/* Rails by GPU affinity from a real fixture: one per GPU, each the NIC
+ * nearest that GPU; a tree without GPUs has none. */
+static void test_rails(void **state)
+{
+	(void)state;
+	char *dir = tu_fixture("h100-8x-cx7-roce");
+	char rails[256];
+	assert_int_equal(links_rails_read(dir, rails, sizeof(rails)), 0);
+	assert_string_equal(rails, RAILS_H100);
+	char small[20];
+	assert_int_equal(links_rails_read(dir, small, sizeof(small)), 0);
+	assert_true(strlen(small) < sizeof(small) && strncmp(RAILS_H100, small, strlen(small)) == 0);
+	free(dir);
+	char *empty = tu_mkdtemp();
+	assert_int_equal(links_rails_read(empty, rails, sizeof(rails)), 0);
+	assert_string_equal(rails, "");
+	tu_rmtree(empty);
+	free(empty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_analysis_bad_node),
 		cmocka_unit_test(test_analysis_bad_path),
 		cmocka_unit_test(test_analysis_failed),
+		cmocka_unit_test(test_rails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
