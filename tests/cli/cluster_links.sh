@@ -15,8 +15,9 @@
 #                             link at 100 Mbit/s is a bad node; then only the
 #                             traffic between gpl-1 and gpl-4 at 100 Mbit/s
 #                             (a tc filter on the peer's address) is a bad
-#                             path. Only these namespaces are targets; a trap
-#                             removes them.
+#                             path; then gpl-2 and gpl-5 with a route that
+#                             prohibits each other is a failed pair. Only these namespaces
+#                             are targets; a trap removes them.
 set -u
 
 . "$(dirname "$0")/lib.sh"
@@ -213,6 +214,17 @@ netns() {
 	rc=$?
 	[ "$rc" -eq 1 ] && pass "one path at 100 Mbit/s: exit 1" || { fail "bad path: exit $rc"; cat "$TMP/patherr.0" >&2; }
 	verdict_is "$TMP/path.json" bad_path gpl-1 gpl-4 && pass "gpl-1 - gpl-4 is a bad path" || fail "bad path"
+
+	# the path healed; gpl-2 and gpl-5 may not reach each other (a
+	# "prohibit" route each way, as a firewall would): a failed pair naming
+	# both, within the connect deadline, and the run goes on
+	for i in 1 4; do ip netns exec "gpl-$i" tc filter del dev eth0 parent 1:; done
+	ip -n gpl-2 route add prohibit "$NET.6/32" && ip -n gpl-5 route add prohibit "$NET.3/32" || fail "prohibit routes"
+	run_ns drop
+	rc=$?
+	[ "$rc" -eq 1 ] && pass "a pair that cannot connect: exit 1" || { fail "failed pair: exit $rc"; cat "$TMP/droperr.0" >&2; }
+	verdict_is "$TMP/drop.json" failed gpl-2 gpl-5 && pass "gpl-2 - gpl-5 is a failed pair" || fail "failed pair"
+	grep -q 'did not connect within\|could not connect to' "$TMP/drop.json" && pass "failed pair: why" || fail "failed pair: why"
 }
 
 case "${1:-}" in
