@@ -178,8 +178,16 @@ int links_write_text(const struct links_report *r, FILE *f)
 		fprintf(f, "the median %.2f Gb/s is below --expect-gbps %.2f: the whole fabric is slow\n", st->median,
 			st->expect);
 	text_rails(r, f);
+	size_t count[LINKS_FAILED + 1] = { 0 };
+	for (size_t i = 0; i < r->n_v; i++)
+		count[r->v[i].kind]++;
 	if (!r->n_v)
 		fprintf(f, "no suspect: every pair within the noise of the median\n");
+	else
+		fprintf(f, "%zu bad node%s, %zu bad path%s, %zu intermittent, %zu unclassified, %zu failed pair%s:\n",
+			count[LINKS_BAD_NODE], count[LINKS_BAD_NODE] == 1 ? "" : "s", count[LINKS_BAD_PATH],
+			count[LINKS_BAD_PATH] == 1 ? "" : "s", count[LINKS_INTERMITTENT], count[LINKS_UNCLASSIFIED],
+			count[LINKS_FAILED], count[LINKS_FAILED] == 1 ? "" : "s");
 	for (size_t i = 0; i < r->n_v; i++) {
 		const struct links_verdict *v = &r->v[i];
 		if (v->b < 0)
