@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+void *links_grow(void *v, size_t n, size_t size)
+{
+	if (n < 16)
+		return n ? v : xcalloc(16, size);
+	return n & (n - 1) ? v : xreallocarray(v, 2 * n, size);
+}
+
 static void swapd(double *a, double *b)
 {
 	double t = *a;
@@ -281,7 +288,7 @@ struct node_acc {
 
 static void push(double **v, size_t *n, double x)
 {
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	*v = links_grow(*v, *n, sizeof(**v));
 	(*v)[(*n)++] = x;
 }
 
@@ -339,7 +346,7 @@ static void gather(const struct links_meas *m, size_t n_m, const struct links_st
 
 static void add(struct links_verdict **v, size_t *n, const struct links_verdict *x)
 {
-	*v = xreallocarray(*v, *n + 1, sizeof(**v));
+	*v = links_grow(*v, *n, sizeof(**v));
 	(*v)[(*n)++] = *x;
 }
 

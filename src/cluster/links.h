@@ -55,6 +55,9 @@ struct links_stats {
 /* Over the pass-1 rates that were measured (gbps >= 0). */
 void links_stats_compute(const struct links_meas *m, size_t n_m, double expect, struct links_stats *st);
 bool links_is_slow(const struct links_stats *st, double gbps);
+/* Room for element n of an array of n elements grown by this: the size
+ * doubles at every power of two (the capacity is implied by n). */
+void *links_grow(void *v, size_t n, size_t size);
 /* The k-th smallest (0-based) of v[0..n), reordering v. */
 double links_select(double *v, size_t n, size_t k);
 

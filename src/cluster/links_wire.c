@@ -45,7 +45,7 @@ size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas 
 			bad++;
 			continue;
 		}
-		*m = xreallocarray(*m, *nm + 1, sizeof(**m));
+		*m = links_grow(*m, *nm, sizeof(**m));
 		(*m)[(*nm)++] = x;
 	}
 	return bad;

@@ -181,6 +181,21 @@ assert v == [(kind, nodes)], (v, d["median_gbps"], d["matrix_gbps"])
 PY
 }
 
+# hints_ok FILE: every command in backticks of every verdict's hint is
+# runnable as written (tests/cli/hints.py's tool table)
+hints_ok() {
+	python3 - "$SRC/tests/cli" "$BIN" "$1" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hints
+d = json.load(open(sys.argv[3]))
+bad = [(seg, why) for v in d["verdicts"] for seg, words in hints.commands(v["hint"])
+       for why in [hints.runnable(words, set(), sys.argv[2], {})] if why]
+n = sum(1 for v in d["verdicts"] for _ in hints.commands(v["hint"]))
+assert n and not bad, (n, bad)
+PY
+}
+
 netns() {
 	[ "$(id -u)" -eq 0 ] || { echo "skip: not root"; exit 77; }
 	command -v ip >/dev/null && command -v tc >/dev/null || { echo "skip: no ip or tc"; exit 77; }
@@ -201,6 +216,7 @@ netns() {
 	schema_ok cluster-links.schema.json "cluster links in namespaces" "$TMP/node.json"
 	verdict_is "$TMP/node.json" bad_node gpl-3 && pass "gpl-3 is a bad node or its cable" || fail "bad node"
 	grep -q 'ethtool -S eth0' "$TMP/node.json" && pass "bad node: the hint names its interface" || fail "hint"
+	hints_ok "$TMP/node.json" && pass "bad node: the hint's commands are runnable" || fail "bad node: hints"
 
 	# gpl-3 back to 1 Gbit/s; only gpl-1 <-> gpl-4 at 100 Mbit/s
 	ip netns exec gpl-3 tc class change dev eth0 parent 1: classid 1:10 htb rate 1gbit
@@ -214,6 +230,7 @@ netns() {
 	rc=$?
 	[ "$rc" -eq 1 ] && pass "one path at 100 Mbit/s: exit 1" || { fail "bad path: exit $rc"; cat "$TMP/patherr.0" >&2; }
 	verdict_is "$TMP/path.json" bad_path gpl-1 gpl-4 && pass "gpl-1 - gpl-4 is a bad path" || fail "bad path"
+	hints_ok "$TMP/path.json" && pass "bad path: the hint's commands are runnable" || fail "bad path: hints"
 
 	# the path healed; gpl-2 and gpl-5 may not reach each other (a
 	# "prohibit" route each way, as a firewall would): a failed pair naming
