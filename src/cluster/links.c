@@ -231,9 +231,9 @@ void links_second_pass(const struct links_suspects *s, struct links_rounds *out)
 		for (int j = 0; j < per; j++)
 			pairs[np++] = ordered(i, good[k++ % (size_t)ng]);
 	}
-	for (size_t e = 0; e < s->n_edges; e++)
+	for (size_t e = 0, again = 0; e < s->n_edges && again < 2 * (size_t)s->n; e++)
 		if (!s->node[s->edges[e].a] && !s->node[s->edges[e].b])
-			pairs[np++] = s->edges[e];
+			pairs[np++] = s->edges[e], again++;
 	if (np)
 		into_rounds(s->n, pairs, np, out);
 	free(pairs);

@@ -38,6 +38,10 @@
 #define LINKS_MAD_SCALE 1.4826
 #define LINKS_MIN_DROP 0.25
 #define LINKS_GOOD_PARTNERS 3
+/* The second pass measures at most 2 suspect paths again per node (the
+ * others keep their first measurement), so its plan holds at most this
+ * many pairs. */
+#define LINKS_PLAN_MAX(n) ((size_t)(n) * (LINKS_GOOD_PARTNERS + 2))
 
 struct links_meas {
 	int from, to;  /* sender, receiver */

@@ -179,11 +179,13 @@ static int gather_results(struct run *R, struct links_meas **m, size_t *nm)
 static int share_plan(struct run *R, int code, struct links_rounds *out)
 {
 	_cleanup_free_ char *err = NULL;
+	if (R->me == 0 && out->n_pairs > LINKS_PLAN_MAX(R->n))
+		links_rounds_free(out); /* cannot be: links_second_pass bounds it */
 	int32_t h[3] = { code, out->n_rounds, (int32_t)out->n_pairs };
 	int r = job_bcast(R->cl, h, sizeof(h), clock_now() + EXCHANGE_S, &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
-	if (h[0] || h[1] <= 0 || h[2] <= 0 || h[2] > R->n * (LINKS_GOOD_PARTNERS + 1) * 4)
+	if (h[0] || h[1] <= 0 || h[2] <= 0 || (size_t)h[2] > LINKS_PLAN_MAX(R->n))
 		return h[0];
 	size_t len = links_plan_len(h[1], h[2]);
 	int32_t *v = R->me == 0 ? links_plan_encode(out) : xcalloc(len, sizeof(*v));

@@ -8,7 +8,9 @@
 #include "testutil.h"
 #include "cluster/links.h"
 #include "cluster/links_rails.h"
+#include "cluster/links_wire.h"
 #include "cluster/schedule.h"
+#include "core/strbuf.h"
 
 #include <math.h>
 
@@ -182,6 +184,7 @@ static size_t run_links(int n, rate_fn f, double expect, struct links_verdict **
 	links_find_suspects(n, m, nm, st, &s);
 	struct links_rounds r;
 	links_second_pass(&s, &r);
+	assert_true(r.n_pairs <= LINKS_PLAN_MAX(n));
 	for (int k = 0; k < r.n_rounds; k++) {
 		unsigned char used[64] = { 0 };
 		for (size_t i = r.start[k]; i < r.start[k + 1]; i++) {
@@ -345,6 +348,72 @@ static void test_analysis_failed(void **state)
 	links_suspects_free(&s);
 }
 
+static double many_paths(int from, int to, int pass)
+{
+	(void)pass;
+	return (from + to) % 5 == 0 ? 9.4 : healthy(from, to, 1);
+}
+
+/* Many slow paths: the second pass stays bounded, every verdict is a
+ * path, and the run fails. */
+static void test_analysis_many_paths(void **state)
+{
+	(void)state;
+	struct links_verdict *v;
+	struct links_stats st;
+	size_t nv = run_links(40, many_paths, 0, &v, &st);
+	assert_true(nv > 0);
+	for (size_t i = 0; i < nv; i++)
+		assert_true(v[i].b >= 0);
+	assert_int_equal(links_exit_code(&st, v, nv), 1);
+	free(v);
+}
+
+/* What ranks send: lines parsed strictly (hostile ones left out and
+ * counted), the plan round trip with its bounds. */
+static void test_wire(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	char why[] = "could not connect\nto x";
+	links_part_line(&sb, 2, 1, 9.5, NULL);
+	links_part_line(&sb, 0, 2, -1, why);
+	strbuf_adds(&sb, "7 1 3.0\n1 1 nan\n-1 1 2\n1 3 2\n3 1 2 extra\n1 1 -4\ngarbage\n3 1 1e400\n");
+	strbuf_grow(&sb, 1);
+	struct links_meas *m = NULL;
+	size_t nm = 0;
+	/* receiver 3 of 5: 7 is no rank, 3 is itself */
+	size_t bad = links_parse_part(3, 5, sb.buf, sb.len, &m, &nm);
+	assert_int_equal(nm, 2);
+	assert_int_equal(bad, 8);
+	assert_int_equal(m[0].from, 2);
+	assert_int_equal(m[0].to, 3);
+	assert_true(fabs(m[0].gbps - 9.5) < 1e-9);
+	assert_int_equal(m[1].pass, 2);
+	assert_true(m[1].gbps < 0);
+	assert_string_equal(m[1].err, "could not connect?to x");
+	free(m[1].err);
+	free(m);
+	strbuf_release(&sb);
+
+	struct sched_pair pairs[3] = { { 0, 1 }, { 2, 3 }, { 1, 2 } };
+	size_t start[3] = { 0, 2, 3 };
+	struct links_rounds r = { .pairs = pairs, .n_pairs = 3, .start = start, .n_rounds = 2 }, back;
+	int32_t *v = links_plan_encode(&r);
+	links_plan_decode(v, 2, 3, 4, &back);
+	assert_int_equal(back.n_rounds, 2);
+	assert_int_equal(back.start[1], 2);
+	assert_memory_equal(back.pairs, pairs, sizeof(pairs));
+	links_rounds_free(&back);
+	v[3] = 9;   /* a rank that does not exist: no pair */
+	v[1] = 100; /* a start past the pairs: ends there */
+	links_plan_decode(v, 2, 3, 4, &back);
+	assert_int_equal(back.pairs[0].a, -1);
+	assert_int_equal(back.start[1], 3);
+	links_rounds_free(&back);
+	free(v);
+}
+
 static void test_select(void **state)
 {
 	(void)state;
@@ -396,6 +465,8 @@ int main(void)
 		cmocka_unit_test(test_analysis_bad_path),
 		cmocka_unit_test(test_analysis_failed),
 		cmocka_unit_test(test_rails),
+		cmocka_unit_test(test_analysis_many_paths),
+		cmocka_unit_test(test_wire),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
