@@ -94,8 +94,8 @@ static const struct command cluster_subs[] = {
 			 "and which a bad path between two nodes (slow only together), with the rates and what to "
 			 "check next, then a heat map in % of the median (--svg FILE, --json for the matrix). Every "
 			 "step has a deadline: a failed pair is a result naming both nodes, a frozen rank is named. "
-			 "Exit status: 0 no suspect, 1 a bad node, bad path or failed pair (or the median under "
-			 "--expect-gbps), 2 could not run, 3 a rank was lost or stalled." },
+			 "Exit status: 0 no suspect, 1 a verdict (bad node, bad path, intermittent, unclassified, failed "
+			 "pair) or the median under --expect-gbps, 2 could not run, 3 a rank was lost or stalled." },
 };
 
 const struct command commands[] = {

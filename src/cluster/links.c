@@ -82,6 +82,8 @@ void links_stats_compute(const struct links_meas *m, size_t n_m, double expect, 
 		st->threshold = t < drop ? t : drop;
 		if (expect > 0 && expect < st->threshold)
 			st->threshold = expect;
+		if (st->threshold < 0)
+			st->threshold = 0; /* noise wider than the median: nothing stands out */
 	}
 	free(v);
 }
