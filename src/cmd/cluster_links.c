@@ -43,9 +43,9 @@ static int my_node(struct run *R, struct links_node *me)
 {
 	struct session *ss = R->ss;
 	_cleanup_free_ char *name = cluster_job_node_name(R->env, R->me), *err = NULL;
-	char host[256];
-	tcp_hostname(host, sizeof(host)); /* without the launcher's master address (MPI): this host's */
-	const char *master = ss->have_launch && ss->launch.master_host ? ss->launch.master_host : host;
+	_cleanup_free_ char *local = tcp_local_addresses(); /* under MPI: the first one not loopback */
+	local[strcspn(local, ",")] = 0;
+	const char *master = ss->have_launch && ss->launch.master_host ? ss->launch.master_host : local;
 	*me = (struct links_node){ 0 };
 	snprintf(me->name, sizeof(me->name), "%s", name);
 	if (links_route_address(master, me->addr, sizeof(me->addr), me->ifname, sizeof(me->ifname), &err) < 0 ||

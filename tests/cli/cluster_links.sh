@@ -6,7 +6,8 @@
 #                             the run ends, the matrix is full, the JSON
 #                             validates, text and SVG heat maps, --rounds
 #                             with a seed, a rank killed mid-run (exit 3,
-#                             named), no launcher (exit 2). Loopback rates
+#                             named), mpirun --bootstrap mpi (where the
+#                             build has the module), no launcher (exit 2). Loopback rates
 #                             vary too much on a shared machine for a timed
 #                             assertion: structure only.
 #   cluster_links.sh netns    root only (else 77): six network namespaces
@@ -111,6 +112,20 @@ PY
 	wait "$victim" 2>/dev/null
 	[ "$rc" -eq 3 ] && pass "a rank killed: exit 3" || fail "a rank killed: exit $rc"
 	contains "$TMP/klerr.0" "stopping: rank 2" "a rank killed: named"
+
+	# mpirun with --bootstrap mpi (the gpuready-mpi module tells the ranks
+	# where rank 0 listens; each rank listens on this host's first address).
+	# LeakSanitizer is off there: Open MPI's library, loaded and unloaded at
+	# run time, leaves its own allocations behind.
+	if command -v mpirun >/dev/null && [ -n "${GPUREADY_MPI_MODULE:-}" ] && [ -f "$GPUREADY_MPI_MODULE" ]; then
+		ASAN_OPTIONS=detect_leaks=0 timeout 120 mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS \
+			-x GPUREADY_TEST_RANK_TREES -x GPUREADY_MPI_MODULE -np "$N" "$BIN" cluster links --bootstrap mpi \
+			--json --duration 0.3 >"$TMP/mpiout" 2>"$TMP/mpierr"
+		rc=$?
+		{ [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && full_matrix "$TMP/mpiout" "$N" \
+			&& pass "mpirun --bootstrap mpi: every pair measured" \
+			|| { fail "mpirun --bootstrap mpi: exit $rc"; head -5 "$TMP/mpierr" >&2; }
+	fi
 
 	# no launcher
 	GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster links &&
