@@ -135,3 +135,24 @@ uint64_t links_draw_seed(void)
 	uint64_t st = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
 	return sched_splitmix64(&st) | 1;
 }
+
+void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w)
+{
+	for (int i = 0; i < n; i++) {
+		memcpy(w[i].name, nodes[i].name, sizeof(w[i].name));
+		memcpy(w[i].addr, nodes[i].addr, sizeof(w[i].addr));
+		w[i].port = nodes[i].port;
+	}
+}
+
+void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_node *nodes)
+{
+	for (int i = 0; i < n; i++) {
+		struct links_node *x = &nodes[i];
+		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(w[i].name) - 1, w[i].name);
+		snprintf(x->addr, sizeof(x->addr), "%.*s", (int)sizeof(w[i].addr) - 1, w[i].addr);
+		str_printable(x->name, false);
+		str_printable(x->addr, false);
+		x->port = w[i].port;
+	}
+}

@@ -38,6 +38,17 @@ uint64_t links_draw_seed(void);
  * for a repeated one). */
 void links_nodes_clean(struct links_node *nodes, int n);
 
+/* What every rank needs of every node for its pairs, as rank 0 sends it
+ * (after links_nodes_clean). */
+struct links_peer_wire {
+	char name[64];
+	char addr[64];
+	int32_t port;
+};
+void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w);
+/* Into nodes (zeroed, n of them): ended strings, names made printable. */
+void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_node *nodes);
+
 /* The Mellanox RDMA device (mlx5_core) behind netdev ifname, for the
  * hint's `mlxlink -d`; "" when none. Reads the live /sys: the
  * measurement runs on the live node. */

@@ -21,15 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Seconds for an exchange of the control plane (addresses, plan, results). */
-#define EXCHANGE_S 120.0
+#define EXCHANGE_S 120.0 /* seconds for an exchange of the control plane (addresses, plan, results) */
 
 struct run {
 	struct cmd_env *env;
 	struct session *ss;
 	struct job *cl;
-	int me, n;
-	int lfd;
+	int me, n, lfd;
 	struct links_node *nodes;
 	double duration, t0;
 	int round_no, rounds_est;   /* progress over both passes */
@@ -60,23 +58,27 @@ static int my_node(struct run *R, struct links_node *me)
 	return 0;
 }
 
-/* Every rank's node, from every rank; names made unique. */
+/* Every rank's node to rank 0 (names made unique there); what a pair
+ * needs of each (name, address, port) from rank 0 to every rank. */
 static void exchange_nodes(struct run *R, const struct links_node *me)
 {
 	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ struct links_peer_wire *w = xcalloc((size_t)R->n, sizeof(*w));
 	R->nodes = xcalloc((size_t)R->n, sizeof(*R->nodes));
-	int r = job_allgather(R->cl, me, sizeof(*me), R->nodes, clock_now() + EXCHANGE_S, &err);
-	if (r < 0)
+	int r = job_gather(R->cl, me, sizeof(*me), R->nodes, clock_now() + EXCHANGE_S, &err);
+	if (r == 0 && R->me == 0)
+		links_nodes_clean(R->nodes, R->n), links_peers_pack(R->nodes, R->n, w);
+	if (r < 0 || (r = job_bcast(R->cl, w, (size_t)R->n * sizeof(*w), clock_now() + EXCHANGE_S, &err)) < 0)
 		session_fail(R->ss, err, r);
-	links_nodes_clean(R->nodes, R->n);
+	if (R->me != 0)
+		links_peers_unpack(w, R->n, R->nodes);
 }
 
 static void show_progress(struct run *R, bool end)
 {
 	if (!R->progress)
 		return;
-	double el = clock_now() - R->t0;
-	int left = R->rounds_est - R->round_no;
+	double el = clock_now() - R->t0, left = R->rounds_est - R->round_no;
 	fprintf(stderr, "\r%s cluster links: round %d of %d, %.0f s elapsed, about %.0f s left   %s", R->env->progname,
 		R->round_no, R->rounds_est, el, R->round_no ? el / R->round_no * (left > 0 ? left : 0) : 0.0,
 		end ? "\n" : "");
@@ -117,8 +119,7 @@ static void run_round(struct run *R, const struct sched_pair *p, size_t np, int 
 static uint64_t agree_seed(struct run *R)
 {
 	uint64_t seed = R->env->set->cluster.seed;
-	if (!seed && R->me == 0)
-		seed = links_draw_seed();
+	seed = !seed && R->me == 0 ? links_draw_seed() : seed;
 	_cleanup_free_ char *err = NULL;
 	int r = job_bcast(R->cl, &seed, sizeof(seed), clock_now() + EXCHANGE_S, &err);
 	if (r < 0)
@@ -131,7 +132,6 @@ static void first_pass(struct run *R, int rounds, bool sampled, uint64_t seed, s
 {
 	struct sched_pair *p = xcalloc((size_t)R->n / 2 + 1, sizeof(*p));
 	int *perm = xcalloc((size_t)R->n + 1, sizeof(int)), rest;
-	*pairs = 0;
 	for (int r = 0; r < rounds; r++) {
 		int k = sampled ? sched_random_round(R->n, seed, r, perm, p, &rest) : sched_circle_round(R->n, r, p, &rest);
 		*pairs += k > 0 ? (size_t)k : 0;
