@@ -40,20 +40,20 @@ struct run {
 static int my_node(struct run *R, struct links_node *me)
 {
 	struct session *ss = R->ss;
-	_cleanup_free_ char *name = cluster_job_node_name(R->env, R->me), *err = NULL;
+	_cleanup_free_ char *name = cluster_job_node_name(R->env, R->me), *err = NULL, *tree = cluster_job_tree(R->me);
 	_cleanup_free_ char *local = tcp_local_addresses(); /* under MPI: the first one not loopback */
 	local[strcspn(local, ",")] = 0;
 	const char *master = ss->have_launch && ss->launch.master_host ? ss->launch.master_host : local;
 	*me = (struct links_node){ 0 };
 	snprintf(me->name, sizeof(me->name), "%s", name);
-	if (links_route_address(master, me->addr, sizeof(me->addr), me->ifname, sizeof(me->ifname), &err) < 0 ||
+	if (R->n < 2 || links_route_address(master, me->addr, sizeof(me->addr), me->ifname, sizeof(me->ifname), &err) < 0 ||
 	    (R->lfd = tcp_listen(me->addr, 0, &err)) < 0) {
-		session_error(ss, "no data listener: %s", err);
+		session_error(ss, "%s%s", R->n < 2 ? "it measures between two nodes or more" : "no data listener: ",
+			      R->n < 2 ? "" : err);
 		return EXIT_TOOL_ERROR;
 	}
 	me->port = tcp_local_port(R->lfd);
 	links_mellanox_device(me->ifname, me->rdma, sizeof(me->rdma));
-	_cleanup_free_ char *tree = cluster_job_tree(R->me);
 	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails));
 	return 0;
 }

@@ -127,6 +127,10 @@ PY
 			|| { fail "mpirun --bootstrap mpi: exit $rc"; head -5 "$TMP/mpierr" >&2; }
 	fi
 
+	# one node: nothing to measure
+	GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster links --rank 0 --nranks 1 --master "127.0.0.1:$(free_port)" &&
+		contains "$TMP/err" "it measures between two nodes or more" "one node: exit 2, said"
+
 	# no launcher
 	GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster links &&
 		contains "$TMP/err" "cluster links runs as one process per node under a launcher" "no launcher: usage"
