@@ -16,11 +16,6 @@ build=${1:-build}
 n=${2:-10000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-san=""
-if grep -q "fsanitize=address" "$build/build.ninja" 2>/dev/null; then
-	san="-fsanitize=address,undefined"
-fi
-# shellcheck disable=SC2046,SC2086
-cc -std=gnu11 -O2 $san -I"$here/../src" -I"$build" "$here/cluster-aggregate.c" "$build/libgpuready.a" \
-	-o "$tmp/cluster-aggregate" $(pkg-config --cflags --libs json-c inih zlib libsodium) -ldl -lm -pthread
+. "$here/driver.sh"
+build_driver cluster-aggregate "$build" "$tmp/cluster-aggregate"
 "$tmp/cluster-aggregate" "$n"

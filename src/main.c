@@ -24,6 +24,7 @@ static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_o
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
 static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
 static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
+static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
 
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
@@ -41,7 +42,7 @@ static const struct command bench_subs[] = {
 			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
 };
 
-/* `cluster check` and `cluster facts`: the second word selects them. */
+/* `cluster check`, `cluster facts` and `cluster links`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
 	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--expect FILE] [--json] [--prom FILE] [--reason] "
@@ -86,6 +87,23 @@ static const struct command cluster_subs[] = {
 			 "should agree across nodes as sorted key=value strings. Saved from a known-good node it is "
 			 "the FILE of `cluster check --expect FILE`. Exit status: 0 the record was written (whatever "
 			 "the checks found), 2 gpuready could not run." },
+	{ .name = "cluster links", .fn = cmd_cluster_links, .opts = links_cmd_opts, .scope = SCOPE_CLUSTER_LINKS,
+	  .max_args = 0, .usage = "[--duration SEC] [--rounds K [--seed S]] [--expect-gbps GBPS] [--svg FILE] [--json]",
+	  .summary = "Measure every pair of nodes in N-1 rounds and say which node or cable is slow",
+	  .description = "Started as one process per node under a launcher (as `cluster check`: srun "
+			 "--ntasks-per-node=1, mpirun --map-by ppr:1:node, torchrun, a Kubernetes Indexed Job, or "
+			 "--rank/--nranks/--master on each node), every pair of nodes measures TCP bandwidth in both "
+			 "directions, --duration seconds each, on the address each node reaches rank 0 from: all "
+			 "pairs in N-1 rounds of N/2 disjoint pairs (the circle method; with odd N one node rests "
+			 "each round), or --rounds K random matchings from a printed seed. Slow directions are "
+			 "outliers by median absolute deviation (below median - 3 x 1.4826 x MAD, at least 25% under "
+			 "the median, and under --expect-gbps when given); in a second pass every suspect is paired "
+			 "with known-good nodes and rank 0 says which is a bad node or its cable (slow with everyone) "
+			 "and which a bad path between two nodes (slow only together), with the rates and what to "
+			 "check next, then a heat map in % of the median (--svg FILE, --json for the matrix). Every "
+			 "step has a deadline: a failed pair is a result naming both nodes, a frozen rank is named. "
+			 "Exit status: 0 no suspect, 1 a verdict (bad node, bad path, intermittent, unclassified, failed "
+			 "pair) or the median under --expect-gbps, 2 could not run, 3 a rank was lost or stalled." },
 };
 
 const struct command commands[] = {
@@ -154,7 +172,7 @@ const struct command commands[] = {
 			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
-	  .usage = "check|facts [options]", .subs = cluster_subs, .n_subs = 2,
+	  .usage = "check|facts|links [options]", .subs = cluster_subs, .n_subs = 3,
 	  .summary = "Cluster mode: compare many nodes' checks and facts (from snapshots or through a remote shell)",
 	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process, "
 			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "

@@ -270,7 +270,7 @@ int cmd_cluster_check(struct cmd_env *env)
 	int ret = check_usage(env), bad_expect = 0;
 	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
 	struct session ss;
-	if (ret || (launched && (ret = cluster_job_open(env, &ss))))
+	if (ret || (launched && (ret = cluster_job_open(env, &ss, "cluster check"))))
 		return ret;
 	/* only rank 0 reads --expect; under a launcher a bad file still lets
 	 * every rank take part in the exchange before the run ends */

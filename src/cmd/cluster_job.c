@@ -13,13 +13,14 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "cluster/node.h"
+#include "cluster/testhook.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
+#include "core/tcp.h"
 #include "job/launch.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,51 +39,27 @@ static const char *getenv_fn(void *ctx, const char *name)
 	return getenv(name);
 }
 
-/* The test-only tree of process `proc` (docs/cluster.md, "Testing"): the
- * proc-th directory, in name order, of $GPUREADY_TEST_RANK_TREES, which
- * also names the node. 0 (nothing set), 1 (*dir and *name set, malloc'd),
- * or -ENOENT with *err. */
-static const char *test_trees(void)
+char *cluster_job_tree(int proc)
 {
-	const char *v = getenv("GPUREADY_TEST_RANK_TREES");
-	return v && *v ? v : NULL;
+	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL;
+	return cluster_test_tree(proc, &dir, &name, &err) > 0 ? TAKE_PTR(dir) : NULL;
 }
 
-static int test_tree(int proc, char **dir, char **name, char **err)
+/* As cluster check names its node: --node-name, the test tree's name,
+ * $SLURMD_NODENAME, the host name. */
+char *cluster_job_node_name(struct cmd_env *env, int proc)
 {
-	const char *base = test_trees();
-	if (!base)
-		return 0;
-	struct dirent **ents = NULL;
-	int n = scandir(base, &ents, NULL, alphasort), k = 0, r = -ENOENT;
-	for (int i = 0; i < n; i++) {
-		if (ents[i]->d_name[0] != '.' && (ents[i]->d_type == DT_DIR || ents[i]->d_type == DT_LNK) &&
-		    k++ == proc) {
-			*dir = xasprintf("%s/%s", base, ents[i]->d_name);
-			*name = xstrdup(ents[i]->d_name);
-			r = 1;
-		}
-		free(ents[i]);
-	}
-	free(ents);
-	if (r < 0)
-		*err = xasprintf("GPUREADY_TEST_RANK_TREES=%s holds no tree for process %d", base, proc);
-	return r;
-}
-
-/* Test-only, with GPUREADY_TEST_RANK_TREES: GPUREADY_TEST_RANK_DELAY=R:SEC[,R:SEC...]
- * makes process R take SEC seconds longer over its checks, as a node whose
- * checks hang. */
-static void test_delay(int proc)
-{
-	const char *v = getenv("GPUREADY_TEST_RANK_DELAY");
-	int r, n;
-	unsigned sec;
-	while (v && sscanf(v, "%d:%u%n", &r, &sec, &n) == 2) {
-		while (r == proc && sec > 0)
-			sec = sleep(sec);
-		v = v[n] == ',' ? v + n + 1 : NULL;
-	}
+	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL;
+	if (env->set->cluster.node_name)
+		return xstrdup(env->set->cluster.node_name);
+	if (cluster_test_tree(proc, &dir, &name, &err) > 0)
+		return TAKE_PTR(name);
+	const char *slurm = getenv("SLURMD_NODENAME");
+	if (slurm && *slurm)
+		return xstrdup(slurm);
+	char host[256];
+	tcp_hostname(host, sizeof(host));
+	return xstrdup(host);
 }
 
 /* This process's part: its record, or why it has none. */
@@ -90,13 +67,13 @@ static void my_part(struct cmd_env *env, int proc, struct strbuf *out)
 {
 	struct settings *s = env->set;
 	_cleanup_free_ char *dir = NULL, *name = NULL, *err = NULL, *buf = NULL;
-	int r = test_tree(proc, &dir, &name, &err);
+	int r = cluster_test_tree(proc, &dir, &name, &err);
 	if (r < 0) {
 		strbuf_addf(out, "%c%s", PART_ERROR, err);
 		return;
 	}
 	if (r > 0) {
-		test_delay(proc);
+		cluster_test_delay(proc);
 		free(s->sysroot);
 		s->sysroot = xstrdup(dir);
 		if (!s->cluster.node_name)
@@ -178,7 +155,7 @@ int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_rec
 }
 
 #define ONE_PER_NODE                                                                                                   \
-	"cluster check runs one process per node (`srun --ntasks-per-node=1`, `mpirun --map-by ppr:1:node`, "        \
+	"runs one process per node (`srun --ntasks-per-node=1`, `mpirun --map-by ppr:1:node`, "                      \
 	"`torchrun --nproc-per-node=1`)"
 
 /* Under Open MPI, MPICH or PMIx with nothing naming rank 0's address, only
@@ -191,7 +168,7 @@ static bool mpi_launched(void)
 /* The backend that brings the processes together (--bootstrap): "socket"
  * (gpuready's control plane over the launcher's variables) or "mpi"; NULL
  * after saying why when this is no launched run. */
-static const char *bootstrap(struct cmd_env *env)
+static const char *bootstrap(struct cmd_env *env, const char *cmdname)
 {
 	struct settings *s = env->set;
 	if (!strcmp(s->cluster.bootstrap, "mpi"))
@@ -209,16 +186,22 @@ static const char *bootstrap(struct cmd_env *env)
 	int local = l.local_size;
 	launch_free(&l);
 	if (single) {
-		fprintf(stderr, "%s: cluster check needs its nodes: --hosts HOSTLIST (through a remote shell), "
-				"--snapshots DIR..., or one process per node under a launcher (`srun "
-				"--ntasks-per-node=1 gpuready cluster check`, `mpirun --map-by ppr:1:node ...`, torchrun, "
-				"a Kubernetes Indexed Job)\n",
-			env->progname);
+		if (!strcmp(cmdname, "cluster check"))
+			fprintf(stderr, "%s: cluster check needs its nodes: --hosts HOSTLIST (through a remote shell), "
+					"--snapshots DIR..., or one process per node under a launcher (`srun "
+					"--ntasks-per-node=1 gpuready cluster check`, `mpirun --map-by ppr:1:node ...`, "
+					"torchrun, a Kubernetes Indexed Job)\n",
+				env->progname);
+		else
+			fprintf(stderr, "%s: %s runs as one process per node under a launcher (`srun "
+					"--ntasks-per-node=1 gpuready %s`, `mpirun --map-by ppr:1:node ...`, torchrun, a "
+					"Kubernetes Indexed Job, or --rank R --nranks N --master HOST[:PORT] on each node)\n",
+				env->progname, cmdname, cmdname);
 		return NULL;
 	}
-	if (local > 1 && !test_trees()) {
-		fprintf(stderr, "%s: the launcher started %d processes on this node: %s\n", env->progname, local,
-			ONE_PER_NODE);
+	if (local > 1 && !cluster_test_trees()) {
+		fprintf(stderr, "%s: the launcher started %d processes on this node: %s " ONE_PER_NODE "\n",
+			env->progname, local, cmdname);
 		return NULL;
 	}
 	return "socket";
@@ -250,9 +233,9 @@ static void on_fatal(void *ctx, const char *why)
 	}
 }
 
-int cluster_job_open(struct cmd_env *env, struct session *ss)
+int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname)
 {
-	const char *backend = bootstrap(env);
+	const char *backend = bootstrap(env, cmdname);
 	if (!backend)
 		return EXIT_TOOL_ERROR;
 	raise_nofile();
@@ -261,7 +244,7 @@ int cluster_job_open(struct cmd_env *env, struct session *ss)
 	plan.max_frame = RECORD_MAX_BYTES + 4096;
 	/* the others wait for process 0's verdict while it waits for records */
 	plan.verdict_wait = env->set->cluster.host_timeout + 60.0;
-	int r = session_open(ss, &plan, "cluster check", backend, 1, on_fatal, env);
+	int r = session_open(ss, &plan, cmdname, backend, 1, on_fatal, env);
 	if (r)
 		return r;
 	/* the launcher's count of processes per node may be missing (srun -n
@@ -269,13 +252,13 @@ int cluster_job_open(struct cmd_env *env, struct session *ss)
 	 * which processes are a node's second */
 	const struct job_member *m = job_members(ss->cl);
 	_cleanup_strbuf_ struct strbuf extra = STRBUF_INIT;
-	for (int p = 0; p < ss->nprocs && !test_trees(); p++)
+	for (int p = 0; p < ss->nprocs && !cluster_test_trees(); p++)
 		if (m[p].local_rank > 0)
 			strbuf_addf(&extra, "%srank %d (%s, local rank %d)", extra.len ? ", " : "", p, m[p].host,
 				    m[p].local_rank);
 	if (extra.len) {
 		if (ss->proc == 0)
-			session_error(ss, "more than one process on a node: %s; %s", extra.buf, ONE_PER_NODE);
+			session_error(ss, "more than one process on a node: %s; %s " ONE_PER_NODE, extra.buf, cmdname);
 		session_close(ss, EXIT_TOOL_ERROR);
 		return EXIT_TOOL_ERROR;
 	}

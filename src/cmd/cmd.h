@@ -68,6 +68,7 @@ int cmd_bench_net(struct cmd_env *env);
 int cmd_cluster(struct cmd_env *env);
 int cmd_cluster_check(struct cmd_env *env);
 int cmd_cluster_facts(struct cmd_env *env);
+int cmd_cluster_links(struct cmd_env *env);
 /* This node's record (cluster facts; cmd/cluster.c): the configured root's
  * checks, named by --node-name, $SLURMD_NODENAME (live) or the host name.
  * 0, or EXIT_TOOL_ERROR (said on standard error). */
@@ -78,7 +79,12 @@ int cluster_record_here(struct cmd_env *env, struct node_record *ret);
  * its record; process 0 gets them all (*ret, *ret_n, labels: which rank
  * each came from), the others none. Ends the run itself when this process
  * cannot send. */
-int cluster_job_open(struct cmd_env *env, struct session *ss);
+int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname);
+/* The name of process proc's node: its GPUREADY_TEST_RANK_TREES tree,
+ * --node-name, $SLURMD_NODENAME or the host name (malloc'd). */
+char *cluster_job_node_name(struct cmd_env *env, int proc);
+/* Process proc's GPUREADY_TEST_RANK_TREES tree (malloc'd), or NULL. */
+char *cluster_job_tree(int proc);
 int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_record **ret, size_t *ret_n,
 			struct strv *labels);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */

@@ -246,21 +246,21 @@ char *bench_params_from(const struct settings *s, int coll, struct bench_params 
 static const struct opt job_rows[] = {
 	{ .name = "rank", .type = OPT_INT, .offset = OFF(rank), .metavar = "R",
 	  .help = "This process's rank (with --nranks; otherwise from the launcher).", .def = OPT_DEF_HIDDEN_INT(-1),
-	  .max = 1000000, .scope = SCOPE_RUN | SCOPE_CLUSTER_CHECK },
+	  .max = 1000000, .scope = SCOPE_RUN | SCOPE_CLUSTER_JOB },
 	{ .name = "nranks", .type = OPT_INT, .offset = OFF(nranks), .metavar = "N",
-	  .help = "Number of processes (with --rank).", .min = 1, .max = 1000000, .scope = SCOPE_RUN | SCOPE_CLUSTER_CHECK },
+	  .help = "Number of processes (with --rank).", .min = 1, .max = 1000000, .scope = SCOPE_RUN | SCOPE_CLUSTER_JOB },
 	{ .name = "master", .type = OPT_STRING, .offset = OFF(master), .metavar = "HOST[:PORT]",
 	  .help = "Where rank 0 listens for the others (default MASTER_ADDR/MASTER_PORT, the first Slurm node, or this host).",
-	  .scope = SCOPE_RUN | SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_RUN | SCOPE_CLUSTER_JOB },
 	{ .name = "connect-timeout", .type = OPT_DOUBLE, .offset = OFF(connect_timeout), .metavar = "SEC",
 	  .help = "Seconds for every rank to arrive and for communicator setup (bench net: to reach the server).",
-	  .def = OPT_DEF_DOUBLE(120), .min = 1, .max = 1e6, .scope = SCOPE_RUN | SCOPE_NET | SCOPE_CLUSTER_CHECK },
+	  .def = OPT_DEF_DOUBLE(120), .min = 1, .max = 1e6, .scope = SCOPE_RUN | SCOPE_NET | SCOPE_CLUSTER_JOB },
 	{ .name = "bind", .type = OPT_STRING, .offset = OFF(job_bind), .metavar = "ADDR",
 	  .help = "Rank 0: listen for the other ranks on ADDR (0.0.0.0 or :: for every address) instead of the --master address.",
-	  .scope = SCOPE_RUN | SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_RUN | SCOPE_CLUSTER_JOB },
 	{ .name = "token-file", .type = OPT_STRING, .offset = OFF(token_file), .metavar = "FILE",
 	  .help = "Read the job token from FILE instead of $GPUREADY_JOB_TOKEN: every rank (and the bench net server and client) proves it holds the same one.",
-	  .scope = SCOPE_RUN | SCOPE_NET | SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_RUN | SCOPE_NET | SCOPE_CLUSTER_JOB },
 };
 const struct opt_table job_opts = OPT_TABLE("job", job_rows);
 

@@ -22,9 +22,10 @@ static const struct opt cluster_rows[] = {
 		  "on a known-good node) as well as by majority vote; groups of one or two nodes are then judged too.",
 	  .scope = SCOPE_CLUSTER_CHECK },
 	{ .name = "node-name", .type = OPT_STRING, .offset = OFF(cluster.node_name), .metavar = "NAME",
-	  .help = "This node's name: in its record (cluster facts, cluster check under a launcher), and the node "
-		  "check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host name).",
-	  .scope = SCOPE_CLUSTER | SCOPE_CHECK },
+	  .help = "This node's name: in its record (cluster facts, cluster check and cluster links under a launcher), "
+		  "and the node check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host "
+		  "name).",
+	  .scope = SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -49,7 +50,7 @@ static const struct opt cluster_rows[] = {
 	  .help = "Under a launcher, how the processes find rank 0: tcp (the launcher's variables, --master or "
 		  "MASTER_ADDR), mpi (MPI_Init and a broadcast: the gpuready-mpi module), or auto (mpi under "
 		  "mpirun when nothing names rank 0's address and the ranks span nodes, else tcp).",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_JOB },
 	{ .name = "drain", .type = OPT_FLAG, .offset = OFF(cluster.drain),
 	  .help = "Print `scontrol update NodeName=NODE State=DRAIN Reason=\"gpuready: ...\"` for each failing node "
 		  "(with check --health: this node) instead of the report; --apply runs them, leaving alone a node Slurm "
@@ -75,5 +76,23 @@ static const struct opt cluster_rows[] = {
 	  .help = "check --health: the live probes (NVML, CUDA, PyTorch, GPU memory registration, verbs, DCB) are cut "
 		  "off when SEC seconds have passed; the checks then judge from files only and the line says so.",
 	  .scope = SCOPE_CHECK },
+	{ .name = "duration", .type = OPT_DOUBLE, .offset = OFF(cluster.duration), .metavar = "SEC",
+	  .def = OPT_DEF_DOUBLE(2), .min = 0.05, .max = 3600,
+	  .help = "Measure each direction of each pair for SEC seconds.", .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "rounds", .type = OPT_INT, .offset = OFF(cluster.rounds), .metavar = "K", .def = OPT_DEF_INT(0),
+	  .max = 1000000,
+	  .help = "Measure K random perfect matchings (seeded: --seed) instead of every pair in N-1 rounds, for "
+		  "fleets where N-1 rounds take too long.",
+	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "seed", .type = OPT_U64, .offset = OFF(cluster.seed), .metavar = "S", .def = OPT_DEF_U64(0),
+	  .help = "The seed of --rounds (0: one drawn from the clock; the one used is printed): the same seed gives "
+		  "the same matchings.",
+	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "svg", .type = OPT_STRING, .offset = OFF(cluster.svg), .metavar = "FILE",
+	  .help = "Write the heat map of the rates (in % of the median) to FILE as SVG.", .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "expect-gbps", .type = OPT_DOUBLE, .offset = OFF(cluster.expect_gbps), .metavar = "GBPS",
+	  .def = OPT_DEF_DOUBLE(0), .max = 1e6,
+	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run.",
+	  .scope = SCOPE_CLUSTER_LINKS },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);

@@ -16,7 +16,7 @@ static const struct opt output_rows[] = {
 	  .help = "Read every file under DIR instead of / (a snapshot or a test fixture).", .def = OPT_DEF_STR("/"),
 	  .scope = SCOPE_CLUSTER_FACTS | SCOPE_CHECKS | SCOPE_SNAPSHOT | SCOPE_TOPO },
 	{ .name = "json", .type = OPT_FLAG, .offset = OFF(json),
-	  .help = "Print the report as JSON on standard output.", .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECKS | SCOPE_TOPO },
+	  .help = "Print the report as JSON on standard output.", .scope = SCOPE_CLUSTER_JOB | SCOPE_CHECKS | SCOPE_TOPO },
 	{ .name = "prom", .type = OPT_STRING, .offset = OFF(prom), .metavar = "FILE",
 	  .help = "Also write the report as Prometheus text exposition to FILE (atomically), for node_exporter's textfile collector.",
 	  .key = "prom", .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECKS },

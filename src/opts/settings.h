@@ -33,10 +33,12 @@ enum {
 	SCOPE_GPUDIRECT = 1u << 10, /* gpudirect (verify-gpudirect) */
 	SCOPE_CLUSTER_CHECK = 1u << 11, /* cluster check */
 	SCOPE_CLUSTER_FACTS = 1u << 12, /* cluster facts */
+	SCOPE_CLUSTER_LINKS = 1u << 13, /* cluster links */
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
+	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0x1fffu,
+	SCOPE_ALL = 0x3fffu,
 };
 
 
@@ -81,6 +83,12 @@ struct settings {
 		char *scontrol;    /* scontrol's path */
 		bool health;       /* check: the health-check mode (cmd/health.c) */
 		int budget;        /* check --health: seconds the whole run may take */
+		/* cluster links */
+		double duration;   /* seconds per direction of a pair */
+		int rounds;        /* 0: every pair (the circle method); K: K random matchings */
+		uint64_t seed;     /* --rounds' seed; 0: drawn */
+		char *svg;         /* the heat map's file */
+		double expect_gbps; /* 0: none */
 	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {

@@ -1,0 +1,456 @@
+/* The output of `gpuready cluster links` (see links_render.h). */
+#define _GNU_SOURCE
+#include "cluster/links_render.h"
+#include "core/cleanup.h"
+#include "core/report.h"
+#include "core/strbuf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first pass as a matrix, rows sending, columns receiving: Gb/s, NAN
+ * not measured, -1 failed. */
+static float *matrix(const struct links_report *r)
+{
+	size_t n = (size_t)r->n;
+	float *x = xcalloc(n * n + 1, sizeof(*x));
+	for (size_t i = 0; i < n * n; i++)
+		x[i] = NAN;
+	for (size_t i = 0; i < r->n_m; i++) {
+		const struct links_meas *m = &r->m[i];
+		if (m->pass == 1 && m->from >= 0 && m->to >= 0 && m->from < r->n && m->to < r->n)
+			x[(size_t)m->from * n + (size_t)m->to] = m->gbps < 0 ? -1.0f : (float)m->gbps;
+	}
+	return x;
+}
+
+static double pct(const struct links_report *r, double gbps)
+{
+	return r->st->median > 0 ? 100.0 * gbps / r->st->median : 0;
+}
+
+char *links_hint(const struct links_report *r, const struct links_verdict *v)
+{
+	const struct links_node *a = &r->nodes[v->a], *b = v->b >= 0 ? &r->nodes[v->b] : NULL;
+	struct strbuf sb = STRBUF_INIT;
+	if (v->kind == LINKS_BAD_NODE || (!b && v->kind != LINKS_FAILED)) {
+		if (a->ifname[0])
+			strbuf_addf(&sb, "on %s: `ethtool -S %s` (errors, discards, pause frames), `ip -s link show %s`, "
+					 "`ethtool -m %s` (the transceiver's temperature and receive power)",
+				    a->name, a->ifname, a->ifname, a->ifname);
+		else
+			strbuf_addf(&sb, "on %s: `ip -s link` (errors and drops of the interface holding %s)", a->name,
+				    a->addr);
+		if (a->rdma[0])
+			strbuf_addf(&sb, ", `mlxlink -d %s -m` (the link's state, speed and errors)", a->rdma);
+		strbuf_adds(&sb, "; then reseat or swap its cable or transceiver");
+		return strbuf_detach(&sb);
+	}
+	strbuf_addf(&sb, "on %s: `ip route get %s`, on %s: `ip route get %s` (the route and interface each takes)",
+		    a->name, b->addr, b->name, a->addr);
+	if (v->kind == LINKS_FAILED)
+		strbuf_adds(&sb, "; a firewall between them, or a node that stopped, refuses or stalls a pair");
+	else
+		strbuf_adds(&sb, "; then the switch ports and the routing (ECMP, link aggregation) between them");
+	return strbuf_detach(&sb);
+}
+
+static const char *dir_note(const struct links_verdict *v)
+{
+	if (v->b >= 0)
+		return "";
+	return v->slow_ab && !v->slow_ba ? " (slow when it sends)" : v->slow_ba && !v->slow_ab ? " (slow when it receives)" : "";
+}
+
+static void text_node(const struct links_report *r, const struct links_verdict *v, FILE *f)
+{
+	const struct links_node *a = &r->nodes[v->a];
+	const char *what = v->kind == LINKS_BAD_NODE	  ? "bad node or its cable"
+			   : v->kind == LINKS_INTERMITTENT ? "intermittent node"
+							   : "slow node, unclassified";
+	fprintf(f, "  %s: %s (rail tcp %s%s%s)%s: in the first pass it sent at %.2f Gb/s and received at %.2f Gb/s "
+		   "(medians, %.0f%% and %.0f%% of %.2f Gb/s)",
+		what, a->name, a->addr, a->ifname[0] ? " on " : "", a->ifname, dir_note(v), v->ab, v->ba, pct(r, v->ab),
+		pct(r, v->ba), r->st->median);
+	if (v->good_n)
+		fprintf(f, "; with %d known-good node%s it was slow with %d (%.2f-%.2f Gb/s)", v->good_n,
+			v->good_n == 1 ? "" : "s", v->good_slow, v->good_min, v->good_max);
+	else
+		fprintf(f, "; no known-good node to compare it with");
+	fprintf(f, "\n");
+}
+
+static void text_pair(const struct links_report *r, const struct links_verdict *v, FILE *f)
+{
+	const struct links_node *a = &r->nodes[v->a], *b = &r->nodes[v->b];
+	if (v->kind == LINKS_FAILED) {
+		fprintf(f, "  failed pair %s - %s (%s pass): %s\n", a->name, b->name, v->pass == 2 ? "second" : "first",
+			v->err);
+		return;
+	}
+	const char *what = v->kind == LINKS_BAD_PATH	  ? "bad path"
+			   : v->kind == LINKS_INTERMITTENT ? "intermittent path"
+							   : "slow path, unclassified";
+	fprintf(f, "  %s between %s and %s (rail tcp %s - %s): %s -> %s %.2f Gb/s, %s -> %s %.2f Gb/s (%.0f%% and "
+		   "%.0f%% of the median)",
+		what, a->name, b->name, a->addr, b->addr, a->name, b->name, v->ab, b->name, a->name, v->ba, pct(r, v->ab),
+		pct(r, v->ba));
+	if (!isnan(v->re_ab) || !isnan(v->re_ba))
+		fprintf(f, "; measured again: %.2f and %.2f Gb/s", v->re_ab, v->re_ba);
+	if (v->kind == LINKS_BAD_PATH)
+		fprintf(f, "; both are at full rate with known-good nodes: slow only together");
+	fprintf(f, "\n");
+}
+
+static void text_map(const struct links_report *r, const float *x, FILE *f)
+{
+	size_t n = (size_t)r->n, w = 4;
+	for (size_t i = 0; i < n; i++)
+		if (strlen(r->nodes[i].name) > w)
+			w = strlen(r->nodes[i].name);
+	fprintf(f, "\nheat map (%% of the median %.2f Gb/s; rows send, columns receive; X failed, . not measured):\n",
+		r->st->median);
+	fprintf(f, "  %*s %-*s", 3, "", (int)w, "");
+	for (size_t j = 0; j < n; j++)
+		fprintf(f, " %4zu", j);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "  %3zu %-*s", i, (int)w, r->nodes[i].name);
+		for (size_t j = 0; j < n; j++) {
+			float v = x[i * n + j];
+			if (i == j)
+				fprintf(f, " %4s", "-");
+			else if (isnan(v))
+				fprintf(f, " %4s", ".");
+			else if (v < 0)
+				fprintf(f, " %4s", "X");
+			else
+				fprintf(f, " %4.0f", pct(r, v));
+		}
+		fprintf(f, "\n");
+	}
+}
+
+/* The RDMA rails by GPU affinity, grouped by identical lists (at most a
+ * few groups shown): measured over TCP only, verbs per rail is next. */
+static void text_rails(const struct links_report *r, FILE *f)
+{
+	int shown = 0, *group = xcalloc((size_t)r->n + 1, sizeof(int));
+	for (int i = 0; i < r->n; i++)
+		group[i] = -1;
+	for (int i = 0; i < r->n; i++) {
+		if (!r->nodes[i].rails[0] || group[i] >= 0)
+			continue;
+		int count = 0;
+		for (int j = i; j < r->n; j++)
+			if (group[j] < 0 && !strcmp(r->nodes[j].rails, r->nodes[i].rails))
+				group[j] = i, count++;
+		if (!shown)
+			fprintf(f, "RDMA rails by GPU affinity (the NIC nearest GPU 0, 1, ...; not measured: this run "
+				   "measures TCP):\n");
+		if (shown++ < 4)
+			fprintf(f, "  %s on %d node%s (%s%s)\n", r->nodes[i].rails, count, count == 1 ? "" : "s",
+				r->nodes[i].name, count > 1 ? ", ..." : "");
+	}
+	if (shown > 4)
+		fprintf(f, "  and %d more different lists (--json has every node's)\n", shown - 4);
+	free(group);
+}
+
+int links_write_text(const struct links_report *r, FILE *f)
+{
+	const struct links_stats *st = r->st;
+	fprintf(f, "cluster links: %d nodes, %zu pairs in %d rounds (%s), tcp, %.2g s per direction; second pass: %zu "
+		   "pairs in %d rounds; %.0f s\n",
+		r->n, r->pairs, r->rounds, r->sampled ? "random matchings" : "every pair", r->duration, r->pairs2,
+		r->rounds2, r->elapsed);
+	if (r->sampled)
+		fprintf(f, "seed %llu (--rounds %d --seed %llu measures the same pairs again)\n",
+			(unsigned long long)r->seed, r->rounds, (unsigned long long)r->seed);
+	if (st->n)
+		fprintf(f, "median %.2f Gb/s, MAD %.3f Gb/s: slow below %.2f Gb/s (median - 3 x 1.4826 x MAD, at least "
+			   "25%% under the median%s)\n",
+			st->median, st->mad, st->threshold, st->expect > 0 ? ", and under --expect-gbps" : "");
+	else
+		fprintf(f, "no rate was measured\n");
+	if (st->expect > 0 && st->n && st->median < st->expect)
+		fprintf(f, "the median %.2f Gb/s is below --expect-gbps %.2f: the whole fabric is slow\n", st->median,
+			st->expect);
+	text_rails(r, f);
+	size_t count[LINKS_FAILED + 1] = { 0 };
+	for (size_t i = 0; i < r->n_v; i++)
+		count[r->v[i].kind]++;
+	if (!r->n_v)
+		fprintf(f, "no suspect: every pair within the noise of the median\n");
+	else
+		fprintf(f, "%zu bad node%s, %zu bad path%s, %zu intermittent, %zu unclassified, %zu failed pair%s:\n",
+			count[LINKS_BAD_NODE], count[LINKS_BAD_NODE] == 1 ? "" : "s", count[LINKS_BAD_PATH],
+			count[LINKS_BAD_PATH] == 1 ? "" : "s", count[LINKS_INTERMITTENT], count[LINKS_UNCLASSIFIED],
+			count[LINKS_FAILED], count[LINKS_FAILED] == 1 ? "" : "s");
+	for (size_t i = 0; i < r->n_v; i++) {
+		const struct links_verdict *v = &r->v[i];
+		if (v->b < 0)
+			text_node(r, v, f);
+		else
+			text_pair(r, v, f);
+		_cleanup_free_ char *h = links_hint(r, v);
+		fprintf(f, "    check next %s\n", h);
+	}
+	if (r->n <= LINKS_TEXT_MAP_MAX && st->n) {
+		float *x = matrix(r);
+		text_map(r, x, f);
+		free(x);
+	} else if (st->n) {
+		fprintf(f, "(no text heat map above %d nodes: --svg FILE or --json)\n", LINKS_TEXT_MAP_MAX);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* ---- JSON (docs/cluster-links.schema.json), written as it goes: the
+ * matrix of a large fleet is millions of numbers ---- */
+
+static void jstr(FILE *f, const char *raw)
+{
+	_cleanup_free_ char *s = utf8_clean(raw); /* an error text from another rank may be anything */
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void jnum(FILE *f, double x)
+{
+	if (isnan(x) || isinf(x) || x < 0)
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", x);
+}
+
+static void json_nodes(const struct links_report *r, FILE *f)
+{
+	fputs("\"nodes\":[", f);
+	for (int i = 0; i < r->n; i++) {
+		const struct links_node *x = &r->nodes[i];
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		jstr(f, x->name);
+		fputs(",\"address\":", f);
+		jstr(f, x->addr);
+		fputs(",\"interface\":", f);
+		if (x->ifname[0])
+			jstr(f, x->ifname);
+		else
+			fputs("null", f);
+		fputs(",\"rdma_device\":", f);
+		if (x->rdma[0])
+			jstr(f, x->rdma);
+		else
+			fputs("null", f);
+		fputs(",\"rdma_rails\":[", f);
+		_cleanup_free_ char *rails = xstrdup(x->rails);
+		char *save = NULL;
+		int k = 0;
+		for (char *t = strtok_r(rails, ",", &save); t; t = strtok_r(NULL, ",", &save), k++) {
+			fputs(k ? "," : "", f);
+			jstr(f, t);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\n", f);
+}
+
+static void json_matrix(const struct links_report *r, FILE *f)
+{
+	float *x = matrix(r);
+	size_t n = (size_t)r->n;
+	fputs("\"matrix_gbps\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",\n[" : "\n[", f);
+		for (size_t j = 0; j < n; j++) {
+			if (j)
+				fputc(',', f);
+			jnum(f, x[i * n + j]);
+		}
+		fputc(']', f);
+	}
+	fputs("],\n", f);
+	free(x);
+}
+
+static void json_measurements(const struct links_report *r, FILE *f)
+{
+	bool first = true;
+	fputs("\"second_pass_gbps\":[", f);
+	for (size_t i = 0; i < r->n_m; i++) {
+		const struct links_meas *m = &r->m[i];
+		if (m->pass != 2 || m->gbps < 0)
+			continue;
+		fprintf(f, "%s{\"from\":%d,\"to\":%d,\"gbps\":", first ? "" : ",", m->from, m->to);
+		jnum(f, m->gbps);
+		fputc('}', f);
+		first = false;
+	}
+	fputs("],\n\"failures\":[", f);
+	first = true;
+	for (size_t i = 0; i < r->n_m; i++) {
+		const struct links_meas *m = &r->m[i];
+		if (m->gbps >= 0)
+			continue;
+		fprintf(f, "%s{\"from\":%d,\"to\":%d,\"pass\":%d,\"error\":", first ? "" : ",", m->from, m->to, m->pass);
+		jstr(f, m->err ? m->err : "no result");
+		fputc('}', f);
+		first = false;
+	}
+	fputs("],\n", f);
+}
+
+static void json_rate(FILE *f, const char *key, double x, bool comma)
+{
+	fprintf(f, "%s\"%s\":", comma ? "," : "", key);
+	jnum(f, x);
+}
+
+static void json_verdict(const struct links_report *r, const struct links_verdict *v, FILE *f)
+{
+	fprintf(f, "{\"kind\":\"%s\",\"nodes\":[", links_kind_name(v->kind));
+	jstr(f, r->nodes[v->a].name);
+	if (v->b >= 0) {
+		fputc(',', f);
+		jstr(f, r->nodes[v->b].name);
+	}
+	fputs("],\"rail\":\"tcp\",\"rates_gbps\":{", f);
+	if (v->b < 0) {
+		json_rate(f, "sent", v->ab, false);
+		json_rate(f, "received", v->ba, true);
+		json_rate(f, "with_good_min", v->good_n ? v->good_min : NAN, true);
+		json_rate(f, "with_good_max", v->good_n ? v->good_max : NAN, true);
+		fprintf(f, "},\"good_partners\":%d,\"slow_with_good\":%d,\"slow_sending\":%s,\"slow_receiving\":%s",
+			v->good_n, v->good_slow, v->slow_ab ? "true" : "false", v->slow_ba ? "true" : "false");
+	} else {
+		json_rate(f, "a_to_b", v->ab, false);
+		json_rate(f, "b_to_a", v->ba, true);
+		json_rate(f, "again_a_to_b", v->re_ab, true);
+		json_rate(f, "again_b_to_a", v->re_ba, true);
+		fputc('}', f);
+	}
+	if (v->kind == LINKS_FAILED) {
+		fprintf(f, ",\"pass\":%d,\"error\":", v->pass);
+		jstr(f, v->err);
+	}
+	_cleanup_free_ char *h = links_hint(r, v);
+	fputs(",\"hint\":", f);
+	jstr(f, h);
+	fputc('}', f);
+}
+
+int links_write_json(const struct links_report *r, FILE *f)
+{
+	const struct links_stats *st = r->st;
+	fprintf(f, "{\"schema_version\":1,\"rail\":\"tcp\",\"duration_s\":%g,\"elapsed_s\":%.1f,\n", r->duration,
+		r->elapsed);
+	fprintf(f, "\"schedule\":{\"kind\":\"%s\",\"rounds\":%d,\"pairs\":%zu,\"seed\":", r->sampled ? "random" : "circle",
+		r->rounds, r->pairs);
+	if (r->sampled)
+		fprintf(f, "%llu", (unsigned long long)r->seed);
+	else
+		fputs("null", f);
+	fprintf(f, "},\n\"second_pass\":{\"rounds\":%d,\"pairs\":%zu},\n", r->rounds2, r->pairs2);
+	json_rate(f, "median_gbps", st->median, false);
+	json_rate(f, "mad_gbps", st->n ? st->mad : NAN, true);
+	json_rate(f, "threshold_gbps", st->n ? st->threshold : NAN, true);
+	json_rate(f, "expect_gbps", st->expect > 0 ? st->expect : NAN, true);
+	fprintf(f, ",\"below_expect\":%s,\n", st->expect > 0 && st->n && st->median < st->expect ? "true" : "false");
+	json_nodes(r, f);
+	json_matrix(r, f);
+	json_measurements(r, f);
+	fputs("\"verdicts\":[", f);
+	for (size_t i = 0; i < r->n_v; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		json_verdict(r, &r->v[i], f);
+	}
+	fprintf(f, "],\n\"exit\":%d}\n", links_exit_code(st, r->v, r->n_v));
+	return ferror(f) ? -1 : 0;
+}
+
+/* ---- SVG: one square per direction, red (0%) to green (100% and over),
+ * rows send, columns receive, each square's <title> its rate ---- */
+
+static void svg_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else if (*s == '"')
+			fputs("&quot;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void svg_color(double p, char *buf, size_t len)
+{
+	if (p > 100)
+		p = 100;
+	if (p < 0)
+		p = 0;
+	/* red -> yellow at 50% -> green */
+	int red = p < 50 ? 220 : (int)(220 - (p - 50) * 3.4), green = p < 50 ? (int)(p * 3.6) : 180;
+	snprintf(buf, len, "#%02x%02x40", red, green);
+}
+
+static void svg_cell(const struct links_report *r, FILE *f, int i, int j, float v, int x, int y, int c)
+{
+	char col[16];
+	if (i == j || isnan(v))
+		snprintf(col, sizeof(col), "%s", i == j ? "#ffffff" : "#dddddd");
+	else if (v < 0)
+		snprintf(col, sizeof(col), "#000000");
+	else
+		svg_color(pct(r, v), col, sizeof(col));
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>", x, y, c, c, col);
+	svg_text(f, r->nodes[i].name);
+	fputs(" -&gt; ", f);
+	svg_text(f, r->nodes[j].name);
+	if (i != j && !isnan(v))
+		fprintf(f, v < 0 ? ": failed" : ": %.2f Gb/s (%.0f%%)", v, pct(r, v));
+	fputs("</title></rect>\n", f);
+}
+
+int links_write_svg(const struct links_report *r, FILE *f)
+{
+	int n = r->n, c = n <= 32 ? 24 : n <= 128 ? 8 : 2, label = n <= 128 ? 120 : 0, top = 40 + label;
+	int w = label + 20 + n * c + 20, h = top + n * c + 20;
+	if (w < 560)
+		w = 560;
+	float *x = matrix(r);
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+		   "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+		w, h);
+	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"13\">gpuready cluster links: %d nodes, %% of the median %.2f "
+		   "Gb/s (rows send, columns receive)</text>\n",
+		n, r->st->median);
+	for (int i = 0; i < n && label; i++) {
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label + 15, top + i * c + c / 2 + 4);
+		svg_text(f, r->nodes[i].name);
+		fprintf(f, "</text>\n<text transform=\"translate(%d,%d) rotate(-60)\">", label + 20 + i * c + c / 2,
+			top - 4);
+		svg_text(f, r->nodes[i].name);
+		fputs("</text>\n", f);
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			svg_cell(r, f, i, j, x[(size_t)i * (size_t)n + (size_t)j], label + 20 + j * c, top + i * c, c);
+	fputs("</svg>\n", f);
+	free(x);
+	return ferror(f) ? -1 : 0;
+}

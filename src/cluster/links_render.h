@@ -1,0 +1,47 @@
+/* The output of `gpuready cluster links`: text (summary, verdicts with
+ * what to check next, a heat map in % of the median), JSON
+ * (docs/cluster-links.schema.json) and an SVG heat map. */
+#ifndef GPUREADY_CLUSTER_LINKS_RENDER_H
+#define GPUREADY_CLUSTER_LINKS_RENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cluster/links.h"
+
+/* The text heat map and the SVG show at most this many nodes. */
+#define LINKS_TEXT_MAP_MAX 64
+#define LINKS_SVG_MAX 1024
+
+struct links_node {
+	char name[64];
+	char addr[64];     /* the data listener's numeric address: the rail */
+	char ifname[32];   /* the interface holding it ("" unknown) */
+	char rdma[32];     /* its RDMA device when a Mellanox (mlx5) NIC ("" none) */
+	char rails[160];   /* RDMA rails by GPU affinity (links_rails.h), "" none */
+	int port;
+};
+
+struct links_report {
+	int n;
+	const struct links_node *nodes;
+	const struct links_meas *m;  /* both passes */
+	size_t n_m;
+	const struct links_stats *st;
+	const struct links_verdict *v;
+	size_t n_v;
+	int rounds, rounds2;         /* first and second pass */
+	size_t pairs, pairs2;
+	bool sampled;                /* --rounds K */
+	uint64_t seed;
+	double duration, elapsed;
+};
+
+int links_write_text(const struct links_report *r, FILE *f);
+int links_write_json(const struct links_report *r, FILE *f);
+int links_write_svg(const struct links_report *r, FILE *f);
+/* The hint of a verdict: commands in backticks (malloc'd). */
+char *links_hint(const struct links_report *r, const struct links_verdict *v);
+
+#endif

@@ -1,0 +1,158 @@
+/* What the ranks of `gpuready cluster links` tell each other (see
+ * links_wire.h). */
+#define _GNU_SOURCE
+#include "cluster/links_wire.h"
+#include "core/cleanup.h"
+#include "core/parse.h"
+#include "cluster/node.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void links_part_line(struct strbuf *sb, int from, int pass, double gbps, char *err)
+{
+	if (err)
+		strbuf_addf(sb, "%d %d E %.200s\n", from, pass, str_printable(err, false));
+	else
+		strbuf_addf(sb, "%d %d %.6f\n", from, pass, gbps);
+}
+
+/* One rank's lines into measurements (rank 0): "FROM PASS GBPS" or
+ * "FROM PASS E why"; the receiver is the rank. Lines that make no sense
+ * are counted, not trusted. */
+size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas **m, size_t *nm)
+{
+	size_t bad = 0;
+	char *save = NULL;
+	buf[len] = 0;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *end;
+		long from = strtol(line, &end, 10), pass = *end == ' ' ? strtol(end + 1, &end, 10) : 0;
+		if (from < 0 || from >= n || from == to || (pass != 1 && pass != 2) || *end != ' ') {
+			bad++;
+			continue;
+		}
+		struct links_meas x = { .from = (int)from, .to = to, .pass = (int)pass, .gbps = -1 };
+		if (end[1] == 'E' && end[2] == ' ')
+			x.err = xstrdup(str_printable(end + 3, false));
+		else if (!(x.gbps = strtod(end + 1, &end), *end == 0 && isfinite(x.gbps) && x.gbps >= 0)) {
+			bad++;
+			continue;
+		}
+		*m = links_grow(*m, *nm, sizeof(**m));
+		(*m)[(*nm)++] = x;
+	}
+	return bad;
+}
+
+size_t links_plan_len(int n_rounds, int n_pairs)
+{
+	return (size_t)n_rounds + 1 + 2 * (size_t)n_pairs;
+}
+
+int32_t *links_plan_encode(const struct links_rounds *r)
+{
+	int32_t *v = xcalloc(links_plan_len(r->n_rounds, (int)r->n_pairs), sizeof(*v));
+	for (int k = 0; k <= r->n_rounds; k++)
+		v[k] = (int32_t)r->start[k];
+	for (size_t i = 0; i < r->n_pairs; i++) {
+		v[r->n_rounds + 1 + 2 * i] = r->pairs[i].a;
+		v[r->n_rounds + 2 + 2 * i] = r->pairs[i].b;
+	}
+	return v;
+}
+
+void links_plan_decode(const int32_t *v, int n_rounds, int n_pairs, int n, struct links_rounds *out)
+{
+	*out = (struct links_rounds){ .n_rounds = n_rounds, .n_pairs = (size_t)n_pairs };
+	out->start = xcalloc((size_t)n_rounds + 2, sizeof(size_t));
+	out->pairs = xcalloc((size_t)n_pairs + 1, sizeof(*out->pairs));
+	for (int k = 0; k <= n_rounds; k++)
+		out->start[k] = v[k] < 0 || v[k] > n_pairs ? (size_t)n_pairs : (size_t)v[k];
+	for (int i = 0; i < n_pairs; i++) {
+		int a = v[n_rounds + 1 + 2 * i], b = v[n_rounds + 2 + 2 * i];
+		bool ok = a >= 0 && b >= 0 && a < n && b < n && a != b;
+		out->pairs[i] = ok ? (struct sched_pair){ a, b } : (struct sched_pair){ -1, -1 };
+	}
+}
+
+/* The Mellanox RDMA device behind netdev ifname (mlx5_core), for the
+ * hint's `mlxlink -d`; "" when none. */
+void links_mellanox_device(const char *ifname, char *out, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	out[0] = 0;
+	if (!ifname[0])
+		return;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver", ifname);
+	ssize_t k = readlink(path, link, sizeof(link) - 1);
+	if (k <= 0)
+		return;
+	link[k] = 0;
+	const char *base = strrchr(link, '/');
+	if (strcmp(base ? base + 1 : link, "mlx5_core"))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/infiniband", ifname);
+	_cleanup_closedir_ DIR *d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (e->d_name[0] != '.') {
+			snprintf(out, len, "%s", e->d_name);
+			return;
+		}
+}
+
+void links_nodes_clean(struct links_node *nodes, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct links_node *x = &nodes[i];
+		x->name[sizeof(x->name) - 1] = x->addr[sizeof(x->addr) - 1] = 0;
+		x->ifname[sizeof(x->ifname) - 1] = x->rdma[sizeof(x->rdma) - 1] = 0;
+		str_printable(x->ifname, false);
+		str_printable(x->rdma, false);
+		x->rails[sizeof(x->rails) - 1] = 0;
+		str_printable(x->rails, false);
+		_cleanup_free_ char *clean = node_name_clean(x->name);
+		bool dup = false;
+		for (int j = 0; j < i && !dup; j++)
+			dup = !strcmp(nodes[j].name, clean);
+		if (dup)
+			snprintf(x->name, sizeof(x->name), "%.40s#%d", clean, i);
+		else
+			snprintf(x->name, sizeof(x->name), "%s", clean);
+	}
+}
+
+uint64_t links_draw_seed(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t st = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
+	return sched_splitmix64(&st) | 1;
+}
+
+void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w)
+{
+	for (int i = 0; i < n; i++) {
+		memcpy(w[i].name, nodes[i].name, sizeof(w[i].name));
+		memcpy(w[i].addr, nodes[i].addr, sizeof(w[i].addr));
+		w[i].port = nodes[i].port;
+	}
+}
+
+void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_node *nodes)
+{
+	for (int i = 0; i < n; i++) {
+		struct links_node *x = &nodes[i];
+		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(w[i].name) - 1, w[i].name);
+		snprintf(x->addr, sizeof(x->addr), "%.*s", (int)sizeof(w[i].addr) - 1, w[i].addr);
+		str_printable(x->name, false);
+		str_printable(x->addr, false);
+		x->port = w[i].port;
+	}
+}

@@ -1,0 +1,57 @@
+/* What the ranks of `gpuready cluster links` tell each other besides the
+ * measurements themselves (docs/cluster.md, "cluster links"): each rank's
+ * results as text lines to rank 0, rank 0's second-pass plan to every
+ * rank, and the Mellanox device behind an interface for the hints. Rank 0
+ * trusts nothing it parses: a line that makes no sense is left out and
+ * counted. */
+#ifndef GPUREADY_CLUSTER_LINKS_WIRE_H
+#define GPUREADY_CLUSTER_LINKS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/links.h"
+#include "cluster/links_render.h"
+#include "core/strbuf.h"
+
+/* Appends one result of this rank (the receiver): "FROM PASS GBPS" or,
+ * when err, "FROM PASS E why" (why made printable, at most 200 bytes). */
+void links_part_line(struct strbuf *sb, int from, int pass, double gbps, char *err);
+/* Rank 0: rank `to`'s lines (buf has room for a NUL at buf[len]) into
+ * *m; returns the number of lines left out. */
+size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas **m, size_t *nm);
+
+/* The second pass's plan as int32s: the n_rounds + 1 round starts, then
+ * a, b of every pair. */
+size_t links_plan_len(int n_rounds, int n_pairs);
+int32_t *links_plan_encode(const struct links_rounds *r);
+/* Every value is bounded: a start past the pairs ends there, a pair with
+ * a rank outside 0..n-1 becomes no pair of this rank's (-1, -1). */
+void links_plan_decode(const int32_t *v, int n_rounds, int n_pairs, int n, struct links_rounds *out);
+
+/* A seed for --rounds when none is given: the clock and the pid through
+ * splitmix64 (never 0, which means "draw one"). */
+uint64_t links_draw_seed(void);
+
+/* Every rank's node as the ranks sent it: strings ended and made
+ * printable, names cleaned (cluster/node.h) and made unique ("name#rank"
+ * for a repeated one). */
+void links_nodes_clean(struct links_node *nodes, int n);
+
+/* What every rank needs of every node for its pairs, as rank 0 sends it
+ * (after links_nodes_clean). */
+struct links_peer_wire {
+	char name[64];
+	char addr[64];
+	int32_t port;
+};
+void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w);
+/* Into nodes (zeroed, n of them): ended strings, names made printable. */
+void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_node *nodes);
+
+/* The Mellanox RDMA device (mlx5_core) behind netdev ifname, for the
+ * hint's `mlxlink -d`; "" when none. Reads the live /sys: the
+ * measurement runs on the live node. */
+void links_mellanox_device(const char *ifname, char *out, size_t len);
+
+#endif
