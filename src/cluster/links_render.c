@@ -454,3 +454,10 @@ int links_write_svg(const struct links_report *r, FILE *f)
 	free(x);
 	return ferror(f) ? -1 : 0;
 }
+
+void links_write_progress(FILE *f, int r, int rounds, double elapsed, bool end)
+{
+	double left = rounds - r;
+	fprintf(f, "\rgpuready cluster links: round %d of %d, %.0f s elapsed, about %.0f s left   %s", r, rounds, elapsed,
+		r ? elapsed / r * (left > 0 ? left : 0) : 0.0, end ? "\n" : "");
+}

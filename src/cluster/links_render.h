@@ -39,6 +39,9 @@ struct links_report {
 };
 
 int links_write_text(const struct links_report *r, FILE *f);
+/* The progress line on a terminal: round r of rounds, the time elapsed and
+ * about how much is left; end: the last one, with its newline. */
+void links_write_progress(FILE *f, int r, int rounds, double elapsed, bool end);
 int links_write_json(const struct links_report *r, FILE *f);
 int links_write_svg(const struct links_report *r, FILE *f);
 /* The hint of a verdict: commands in backticks (malloc'd). */

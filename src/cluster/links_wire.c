@@ -40,7 +40,7 @@ size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas 
 		}
 		struct links_meas x = { .from = (int)from, .to = to, .pass = (int)pass, .gbps = -1 };
 		if (end[1] == 'E' && end[2] == ' ')
-			x.err = xstrdup(str_printable(end + 3, false));
+			x.err = xstrndup(str_printable(end + 3, false), 200); /* as the sender bounds it */
 		else if (!(x.gbps = strtod(end + 1, &end), *end == 0 && isfinite(x.gbps) && x.gbps >= 0)) {
 			bad++;
 			continue;
@@ -49,6 +49,45 @@ size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas 
 		(*m)[(*nm)++] = x;
 	}
 	return bad;
+}
+
+void links_want(unsigned char *want, int n, const struct sched_pair *p, size_t np, int pass)
+{
+	for (size_t i = 0; i < np && want; i++) {
+		want[(size_t)p[i].a * (size_t)n + (size_t)p[i].b] = (unsigned char)pass;
+		want[(size_t)p[i].b * (size_t)n + (size_t)p[i].a] = (unsigned char)pass;
+	}
+}
+
+size_t links_keep_scheduled(struct links_meas *m, size_t first, size_t *nm, int n, int pass, unsigned char *want)
+{
+	size_t k = first, bad = 0;
+	for (size_t i = first; i < *nm; i++) {
+		unsigned char *w = &want[(size_t)m[i].from * (size_t)n + (size_t)m[i].to];
+		if (m[i].pass == pass && *w == pass) {
+			*w = 0;
+			m[k++] = m[i];
+		} else {
+			free(m[i].err);
+			bad++;
+		}
+	}
+	*nm = k;
+	return bad;
+}
+
+void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want)
+{
+	for (int f = 0; f < n; f++)
+		for (int t = 0; t < n; t++) {
+			unsigned char *w = &want[(size_t)f * (size_t)n + (size_t)t];
+			if (*w != pass)
+				continue;
+			*w = 0;
+			*m = links_grow(*m, *nm, sizeof(**m));
+			(*m)[(*nm)++] = (struct links_meas){ .from = f, .to = t, .pass = pass, .gbps = -1,
+							     .err = xasprintf("rank %d sent no result for it", t) };
+		}
 }
 
 size_t links_plan_len(int n_rounds, int n_pairs)

@@ -20,6 +20,18 @@ void links_part_line(struct strbuf *sb, int from, int pass, double gbps, char *e
 /* Rank 0: rank `to`'s lines (buf has room for a NUL at buf[len]) into
  * *m; returns the number of lines left out. */
 size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas **m, size_t *nm);
+/* Rank 0: marks the np pairs of a round of `pass` as asked for, both
+ * directions (want NULL: not rank 0, nothing to do). */
+struct sched_pair;
+void links_want(unsigned char *want, int n, const struct sched_pair *p, size_t np, int pass);
+/* Rank 0: keeps of m[first..*nm) only the lines the pass asked for, one
+ * per direction it scheduled (want[from * n + to] == pass, cleared as it
+ * is taken), so that no rank can add, repeat or move measurements; drops
+ * the rest and returns how many. */
+size_t links_keep_scheduled(struct links_meas *m, size_t first, size_t *nm, int n, int pass, unsigned char *want);
+/* Rank 0, after a pass's gather: a failed measurement for every direction
+ * the pass scheduled that its receiver did not report (want cleared). */
+void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want);
 
 /* The second pass's plan as int32s: the n_rounds + 1 round starts, then
  * a, b of every pair. */

@@ -33,6 +33,7 @@ struct run {
 	int round_no, rounds_est;   /* progress over both passes */
 	bool progress;
 	struct strbuf mine;         /* what this rank received: "FROM PASS GBPS" or "FROM PASS E why" lines */
+	unsigned char *want;        /* rank 0: [from * n + to] = the pass that scheduled it (links_keep_scheduled) */
 };
 
 /* This rank's node: name, the address it reaches rank 0 from, its data
@@ -74,16 +75,6 @@ static void exchange_nodes(struct run *R, const struct links_node *me)
 		links_peers_unpack(w, R->n, R->nodes);
 }
 
-static void show_progress(struct run *R, bool end)
-{
-	if (!R->progress)
-		return;
-	double el = clock_now() - R->t0, left = R->rounds_est - R->round_no;
-	fprintf(stderr, "\r%s cluster links: round %d of %d, %.0f s elapsed, about %.0f s left   %s", R->env->progname,
-		R->round_no, R->rounds_est, el, R->round_no ? el / R->round_no * (left > 0 ? left : 0) : 0.0,
-		end ? "\n" : "");
-}
-
 /* One round: this rank's pair in it (if any), then every rank meets. */
 static void run_round(struct run *R, const struct sched_pair *p, size_t np, int pass, int round, int of)
 {
@@ -91,6 +82,7 @@ static void run_round(struct run *R, const struct sched_pair *p, size_t np, int 
 	char desc[96];
 	snprintf(desc, sizeof(desc), "the %s pass's round %d of %d", pass == 1 ? "first" : "second", round + 1, of);
 	job_phase(R->cl, desc, deadline);
+	links_want(R->want, R->n, p, np, pass);
 	for (size_t i = 0; i < np; i++) {
 		if (p[i].a != R->me && p[i].b != R->me)
 			continue;
@@ -111,7 +103,8 @@ static void run_round(struct run *R, const struct sched_pair *p, size_t np, int 
 		session_fail(R->ss, err, r);
 	job_phase_done(R->cl);
 	R->round_no++;
-	show_progress(R, false);
+	if (R->progress)
+		links_write_progress(stderr, R->round_no, R->rounds_est, clock_now() - R->t0, false);
 }
 
 /* The seed of --rounds: --seed, else drawn by rank 0; every rank gets
@@ -143,7 +136,7 @@ static void first_pass(struct run *R, int rounds, bool sampled, uint64_t seed, s
 
 /* Every rank's results to rank 0 (into *m); the others' mine is emptied.
  * Rank 0: 0, or EXIT_STALLED after naming a rank that sent none. */
-static int gather_results(struct run *R, struct links_meas **m, size_t *nm)
+static int gather_results(struct run *R, int pass, struct links_meas **m, size_t *nm)
 {
 	_cleanup_free_ char *err = NULL;
 	struct job_part *parts = R->me == 0 ? xcalloc((size_t)R->n, sizeof(*parts)) : NULL;
@@ -161,7 +154,8 @@ static int gather_results(struct run *R, struct links_meas **m, size_t *nm)
 			ret = EXIT_STALLED;
 		} else {
 			x->buf = xreallocarray(x->buf, x->len + 1, 1);
-			size_t bad = links_parse_part(p, R->n, x->buf, x->len, m, nm);
+			size_t first = *nm, bad = links_parse_part(p, R->n, x->buf, x->len, m, nm);
+			bad += links_keep_scheduled(*m, first, nm, R->n, pass, R->want);
 			if (bad)
 				session_error(R->ss, "%zu line%s of %s's results made no sense: left out", bad,
 					      bad == 1 ? "" : "s", R->nodes[p].name);
@@ -169,6 +163,8 @@ static int gather_results(struct run *R, struct links_meas **m, size_t *nm)
 		free(x->buf);
 		free(x->err);
 	}
+	if (R->me == 0)
+		links_add_missing(m, nm, R->n, pass, R->want);
 	free(parts);
 	return ret;
 }
@@ -185,7 +181,7 @@ static int share_plan(struct run *R, int code, struct links_rounds *out)
 	int r = job_bcast(R->cl, h, sizeof(h), clock_now() + EXCHANGE_S, &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
-	if (h[0] || h[1] <= 0 || h[2] <= 0 || (size_t)h[2] > LINKS_PLAN_MAX(R->n))
+	if (h[0] || h[1] <= 0 || h[2] <= 0 || h[1] > h[2] || (size_t)h[2] > LINKS_PLAN_MAX(R->n))
 		return h[0];
 	size_t len = links_plan_len(h[1], h[2]);
 	int32_t *v = R->me == 0 ? links_plan_encode(out) : xcalloc(len, sizeof(*v));
@@ -246,7 +242,7 @@ static int links_run(struct run *R)
 	struct links_stats st = { 0 };
 	struct links_suspects s = { 0 };
 	struct links_rounds plan = { 0 };
-	int code = gather_results(R, &m, &nm);
+	int code = gather_results(R, 1, &m, &nm);
 	if (R->me == 0 && !code) {
 		links_stats_compute(m, nm, set->cluster.expect_gbps, &st);
 		links_find_suspects(R->n, m, nm, &st, &s);
@@ -254,9 +250,10 @@ static int links_run(struct run *R)
 	}
 	if (!(code = share_plan(R, code, &plan)) && plan.n_rounds) {
 		second_pass(R, &plan);
-		code = gather_results(R, &m, &nm);
+		code = gather_results(R, 2, &m, &nm);
 	}
-	show_progress(R, true);
+	if (R->progress)
+		links_write_progress(stderr, R->round_no, R->rounds_est, clock_now() - R->t0, true);
 	rep.rounds2 = plan.n_rounds, rep.pairs2 = plan.n_pairs;
 	if (R->me == 0 && !code)
 		code = report(R, &rep, m, nm, &st, &s);
@@ -277,6 +274,7 @@ int cmd_cluster_links(struct cmd_env *env)
 	struct run R = { .env = env, .ss = &ss, .cl = ss.cl, .me = ss.proc, .n = ss.nprocs, .lfd = -1,
 			 .duration = env->set->cluster.duration, .t0 = clock_now(), .mine = STRBUF_INIT };
 	R.progress = R.me == 0 && isatty(STDERR_FILENO);
+	R.want = R.me == 0 ? xcalloc((size_t)R.n * (size_t)R.n, 1) : NULL;
 	struct links_node me;
 	ret = my_node(&R, &me);
 	/* every rank learns whether all have a listener before anyone waits on one */
@@ -294,6 +292,7 @@ int cmd_cluster_links(struct cmd_env *env)
 	if (R.lfd >= 0)
 		close(R.lfd);
 	free(R.nodes);
+	free(R.want);
 	strbuf_release(&R.mine);
 	return session_close(&ss, ret);
 }

@@ -114,6 +114,8 @@ int load_for_command_live(struct cmd_env *env, unsigned parts, bool live, struct
 struct slurm_act_opts {
 	const char *scontrol;
 	bool drain, resume, apply;
+	const char *no_resume;  /* why a node that passes is still not resumed (check --health: its live
+				 * probes were cut off or failed), or NULL */
 };
 struct node_record;
 /* What Slurm is told about one node: a failing node drained, a passing

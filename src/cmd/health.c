@@ -267,7 +267,8 @@ int run_health(struct cmd_env *env)
 	ret = st == NODE_FAIL ? EXIT_CHECK_FAILED : EXIT_OK;
 	if (s->cluster.drain || s->cluster.resume) {
 		struct slurm_act_opts o = { .scontrol = s->cluster.scontrol, .drain = s->cluster.drain,
-					    .resume = s->cluster.resume, .apply = s->cluster.apply };
+					    .resume = s->cluster.resume, .apply = s->cluster.apply,
+					    .no_resume = *note ? note : NULL };
 		if (slurm_act(&o, &rec, stdout) < 0) {
 			fprintf(stderr, "%s: %s: the scontrol command failed\n", env->progname, rec.node);
 			ret = EXIT_TOOL_ERROR;

@@ -86,6 +86,12 @@ static int resume(const struct slurm_act_opts *o, const struct node_record *rec,
 		fprintf(out, "# %s: left drained: a reboot is pending (%s)\n", rec->node, state);
 		return 0;
 	}
+	if (o->no_resume) {
+		/* a pass that could not run every check is no reason to resume:
+		 * a hung probe is often the very fault the node was drained for */
+		fprintf(out, "# %s: left drained: %s\n", rec->node, o->no_resume);
+		return 0;
+	}
 	_cleanup_(strv_freep) struct strv argv = STRV_INIT;
 	slurm_resume_argv(o->scontrol, rec->node, &argv);
 	return act(o, rec->node, &argv, "resumed", out);
@@ -148,6 +154,9 @@ int slurm_usage(struct cmd_env *env, bool cluster)
 	else if (!cluster && !s->cluster.health &&
 		 (opt_seen_name(env->cli, "budget") || opt_seen_name(env->cli, "node-name")))
 		bad = "--budget and --node-name are for check --health";
+	else if (cluster && s->cluster.snapshots && s->cluster.resume)
+		bad = "--resume returns nodes to service from what they show now: not from --snapshots, which may be older "
+		      "than the drain (run it under a launcher, with --hosts, or as check --health on the node)";
 	else if (!cluster && s->cluster.health && opt_seen_name(env->cli, "strict"))
 		bad = "check --health counts warnings as healthy (NHC's convention): not with --strict";
 	if (bad)

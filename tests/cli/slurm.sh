@@ -72,6 +72,12 @@ t_fake() {
 	cp -a "$FIX/h100-nic-other-socket/root" "$F/n05" && echo n05 >"$F/n05/proc/sys/kernel/hostname"
 	tree n06 "$F/n06" F02-fabricmanager-version
 	ALL="$F/n01 $F/n02 $F/n03 $F/n04 $F/n05 $F/n06 $F/gone"
+	# --resume reads the nodes live (never from snapshots, which may be
+	# older than the drain): the same fleet through the test's remote shell
+	live() {
+		GPUREADY_FAKE_RSH_DIR=$F "$BIN" cluster check --hosts 'n[01-06],gone' \
+			--rsh "sh '$SRC/tests/cli/fake-rsh.sh' {host}" --remote-gpuready "$BIN" "$@"
+	}
 	export FAKE_SCONTROL_DIR="$TMP/slurm"
 	mkdir -p "$FAKE_SCONTROL_DIR"
 	fake_node n01 IDLE
@@ -104,7 +110,9 @@ t_fake() {
 
 	# --resume alone: reads Slurm, prints the commands, changes nothing
 	# shellcheck disable=SC2086
-	expect_exit 1 "$BIN" cluster check --snapshots $ALL --resume --scontrol "$FAKE" && pass "--resume: exit 1"
+	expect_exit 2 "$BIN" cluster check --snapshots $ALL --resume --scontrol "$FAKE" &&
+		contains "$TMP/err" "not from --snapshots, which may be older than the drain" "--resume from snapshots: refused"
+	expect_exit 1 live --resume --scontrol "$FAKE" && pass "--resume: exit 1"
 	contains "$TMP/out" "$FAKE update NodeName=n02 State=RESUME" "--resume: n02 (drained by gpuready, passes now)"
 	contains "$TMP/out" "$FAKE update NodeName=n05 State=RESUME" "--resume: n05 (drained by gpuready, warns now)"
 	contains "$TMP/out" "# n04: pass, left alone: drained for another reason (maintenance: DIMM swap, ticket 42)" \
@@ -114,7 +122,7 @@ t_fake() {
 
 	# --drain --resume --apply
 	# shellcheck disable=SC2086
-	expect_exit 1 "$BIN" cluster check --snapshots $ALL --drain --resume --apply --scontrol "$FAKE" \
+	expect_exit 1 live --drain --resume --apply --scontrol "$FAKE" \
 		&& pass "--drain --resume --apply: exit 1 (nodes fail)"
 	cp "$TMP/out" "$TMP/apply.out"
 	state_is n01 IDLE "" "--apply: n01 untouched"
@@ -133,7 +141,7 @@ t_fake() {
 	# a node Slurm does not know: reported, exit 2
 	rm "$FAKE_SCONTROL_DIR/node.n01"
 	# shellcheck disable=SC2086
-	expect_exit 2 "$BIN" cluster check --snapshots $ALL --resume --apply --scontrol "$FAKE" \
+	expect_exit 2 live --resume --apply --scontrol "$FAKE" \
 		&& pass "a failed scontrol: exit 2"
 	contains "$TMP/out" "# n01: FAILED: cannot read its Slurm state:" "the failed node is named"
 	contains "$TMP/out" "Node n01 not found" "with scontrol's message"
@@ -340,10 +348,18 @@ step_drain() {
 		*) fail "reason is '$why'" ;; esac
 }
 
+# --resume asks the node live: here through the test's remote shell, which
+# gives the host its tree ($TMP/ok/$NODE)
+resume_live() {
+	GPUREADY_FAKE_RSH_DIR=$TMP/ok $RUN "$BIN" cluster check --hosts "$NODE" \
+		--rsh "sh '$SRC/tests/cli/fake-rsh.sh' {host}" --remote-gpuready "$BIN" --resume --apply --scontrol scontrol \
+		>"$TMP/out" 2>"$TMP/err"
+}
+
 step_resume() {
 	tree "$NODE" "$TMP/ok-$NODE"
-	$RUN "$BIN" cluster check --snapshots "$TMP/ok-$NODE" --resume --apply --scontrol scontrol \
-		>"$TMP/out" 2>"$TMP/err"
+	mkdir -p "$TMP/ok" && ln -sfn "$TMP/ok-$NODE" "$TMP/ok/$NODE"
+	resume_live
 	rc=$?
 	[ "$rc" -eq 0 ] && pass "--resume --apply: exit 0" || { fail "--resume --apply exited $rc"; cat "$TMP/out" "$TMP/err" >&2; }
 	contains "$TMP/out" "# $NODE: resumed" "--resume --apply says $NODE was resumed"
@@ -352,8 +368,7 @@ step_resume() {
 
 step_someone_else() {
 	scontrol update NodeName="$NODE" State=DRAIN Reason="maintenance by bob" || fail "scontrol drain by hand"
-	$RUN "$BIN" cluster check --snapshots "$TMP/ok-$NODE" --resume --apply --scontrol scontrol \
-		>"$TMP/out" 2>"$TMP/err"
+	resume_live
 	contains "$TMP/out" "# $NODE: pass, left alone: drained for another reason (maintenance by bob)" \
 		"a node drained by someone else is left alone"
 	why=$(node_reason)

@@ -452,10 +452,49 @@ static void test_rails(void **state)
 	free(empty);
 }
 
+/* Rank 0 keeps only the lines a pass asked for: a rank cannot repeat a
+ * measurement (2,000 copies would move the median), report a pair it was
+ * not in, or a pass-1 line in pass 2; a direction nobody reported is a
+ * failed measurement. */
+static void test_keep_scheduled(void **state)
+{
+	(void)state;
+	enum { N = 4 };
+	unsigned char want[N * N] = { 0 };
+	struct sched_pair round[] = { { .a = 0, .b = 1 }, { .a = 2, .b = 3 } };
+	links_want(want, N, round, 2, 1);
+	struct links_meas *m = NULL;
+	size_t nm = 0;
+	char part1[] = "0 1 9.5\n0 1 9.5\n2 1 9.0\n0 2 1.0\n";
+	size_t first = nm, bad = links_parse_part(1, N, part1, strlen(part1), &m, &nm);
+	bad += links_keep_scheduled(m, first, &nm, N, 1, want);
+	assert_int_equal(bad, 3);
+	assert_int_equal(nm, 1);
+	assert_int_equal(m[0].from, 0);
+	assert_int_equal(m[0].to, 1);
+	char part3[] = "2 1 9.4\n";
+	first = nm;
+	bad = links_parse_part(3, N, part3, strlen(part3), &m, &nm);
+	assert_int_equal(links_keep_scheduled(m, first, &nm, N, 1, want), 0);
+	links_add_missing(&m, &nm, N, 1, want);
+	/* 1->0 and 3->2 were not reported: failed, naming the receiver */
+	assert_int_equal(nm, 4);
+	for (size_t i = 2; i < nm; i++) {
+		assert_true(m[i].gbps < 0);
+		assert_non_null(strstr(m[i].err, "sent no result for it"));
+	}
+	for (size_t i = 0; i < N * N; i++)
+		assert_int_equal(want[i], 0);
+	for (size_t i = 0; i < nm; i++)
+		free(m[i].err);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_circle_all_small),
+		cmocka_unit_test(test_keep_scheduled),
 		cmocka_unit_test(test_circle_large),
 		cmocka_unit_test(test_circle_edges),
 		cmocka_unit_test(test_random_rounds),

@@ -5,12 +5,17 @@
  * that fails or cannot be started. */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "cluster/cluster.h"
 #include "cluster/slurm.h"
+#include "cmd/cmd.h"
+#include "core/strbuf.h"
 #include "core/strv.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_reason(void **state)
 {
@@ -176,6 +181,52 @@ static void test_run(void **state)
 	strv_free(&a);
 }
 
+/* A passing record resumes a node gpuready drained, unless the caller
+ * says why not (check --health whose live probes were cut off). */
+static void test_no_resume(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gpuready-slurm-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *script = xasprintf("%s/scontrol", dir), *calls = xasprintf("%s/calls", dir);
+	FILE *f = fopen(script, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nif [ \"$1\" = show ]; then echo \"NodeName=$4 Arch=x86_64 State=IDLE+DRAIN "
+		   "Reason=gpuready: 1 fail 0 warn: gpu.nvml [root@2026-01-01T00:00:00]\"; exit 0; fi\n"
+		   "echo \"$*\" >>%s\n", calls);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	struct node_record rec = { 0 };
+	record_unreachable(&rec, "n1", "x");
+	rec.reachable = true;
+	free(rec.why);
+	rec.why = NULL;
+	rec.reason = xstrdup("gpuready ok: 10 ok");
+	char *out = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+	struct slurm_act_opts opts = { .scontrol = script, .resume = true, .apply = true,
+				       .no_resume = "live probes cut off at the 2 s budget" };
+	assert_int_equal(slurm_act(&opts, &rec, o), 0);
+	fclose(o);
+	if (!strstr(out, "# n1: left drained: live probes cut off at the 2 s budget"))
+		fail_msg("said: %s", out);
+	assert_int_equal(access(calls, F_OK), -1); /* no update ran */
+	free(out);
+	opts.no_resume = NULL;
+	o = open_memstream(&out, &len);
+	assert_int_equal(slurm_act(&opts, &rec, o), 0);
+	fclose(o);
+	assert_int_equal(access(calls, F_OK), 0); /* now it resumed */
+	free(out);
+	record_free(&rec);
+	unlink(calls);
+	unlink(script);
+	rmdir(dir);
+	free(script);
+	free(calls);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_argv),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_no_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
