@@ -21,6 +21,7 @@
 
 struct hello {
 	uint32_t magic, step, rank, dir;
+	uint64_t nonce;
 };
 
 double links_pair_budget(double duration)
@@ -28,9 +29,10 @@ double links_pair_budget(double duration)
 	return LINKS_CONNECT_S + 2 * (duration + LINKS_SLACK_S);
 }
 
-static int send_hello(int fd, uint32_t step, int rank, uint32_t dir, double deadline)
+static int send_hello(int fd, const struct links_pair_opts *o, uint32_t dir, double deadline)
 {
-	struct hello h = { htobe32(HELLO_MAGIC), htobe32(step), htobe32((uint32_t)rank), htobe32(dir) };
+	struct hello h = { htobe32(HELLO_MAGIC), htobe32(o->step), htobe32((uint32_t)o->me), htobe32(dir),
+			   htobe64(o->nonce) };
 	return tcp_write_all(fd, &h, sizeof(h), deadline);
 }
 
@@ -46,7 +48,7 @@ static int connect_both(const struct links_pair_opts *o, const struct links_peer
 					 e ? e : strerror(-fds[d]));
 			return fds[d];
 		}
-		int r = send_hello(fds[d], o->step, o->me, d, deadline);
+		int r = send_hello(fds[d], o, d, deadline);
 		if (r < 0) {
 			*err = xasprintf("%s at %s:%d took the connection but not the hello: %s", p->name, p->addr,
 					 p->port, strerror(-r));
@@ -73,7 +75,7 @@ static int accept_both(const struct links_pair_opts *o, const struct links_peer 
 		struct hello h;
 		int r = tcp_read_all(fd, &h, sizeof(h), deadline < clock_now() + 2 ? deadline : clock_now() + 2);
 		uint32_t dir = be32toh(h.dir);
-		if (r < 0 || be32toh(h.magic) != HELLO_MAGIC || be32toh(h.step) != o->step ||
+		if (r < 0 || be32toh(h.magic) != HELLO_MAGIC || be32toh(h.step) != o->step || be64toh(h.nonce) != o->nonce ||
 		    (int)be32toh(h.rank) != p->rank || dir > 1 || fds[dir] >= 0) {
 			close(fd); /* a stray or late connection */
 			continue;

@@ -39,6 +39,7 @@ struct links_pair_opts {
 	int me;             /* this rank */
 	int listen_fd;      /* this rank's data listener (serving) */
 	uint32_t step;      /* the same on both sides: pass and round */
+	uint64_t nonce;     /* the run's, drawn by rank 0: a connection without it is a stranger's */
 	double duration;    /* seconds per direction */
 };
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -173,6 +174,12 @@ uint64_t links_draw_seed(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	uint64_t st = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ ((uint64_t)getpid() << 32);
 	return sched_splitmix64(&st) | 1;
+}
+
+uint64_t links_draw_nonce(void)
+{
+	uint64_t v;
+	return getrandom(&v, sizeof(v), 0) == sizeof(v) ? v : links_draw_seed();
 }
 
 void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w)

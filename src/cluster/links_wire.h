@@ -43,6 +43,9 @@ void links_plan_decode(const int32_t *v, int n_rounds, int n_pairs, int n, struc
 
 /* A seed for --rounds when none is given: the clock and the pid through
  * splitmix64 (never 0, which means "draw one"). */
+/* 64 random bits from the kernel (getrandom(2)), for the data
+ * connections' hello: a stranger cannot guess it. */
+uint64_t links_draw_nonce(void);
 uint64_t links_draw_seed(void);
 
 /* Every rank's node as the ranks sent it: strings ended and made

@@ -34,6 +34,7 @@ struct run {
 	bool progress;
 	struct strbuf mine;         /* what this rank received: "FROM PASS GBPS" or "FROM PASS E why" lines */
 	unsigned char *want;        /* rank 0: [from * n + to] = the pass that scheduled it (links_keep_scheduled) */
+	uint64_t nonce;             /* the data connections' (agree_seed) */
 };
 
 /* This rank's node: name, the address it reaches rank 0 from, its data
@@ -90,7 +91,7 @@ static void run_round(struct run *R, const struct sched_pair *p, size_t np, int 
 		const struct links_node *x = &R->nodes[peer];
 		struct links_peer lp = { .rank = peer, .name = x->name, .addr = x->addr, .port = x->port };
 		struct links_pair_opts o = { .me = R->me, .listen_fd = R->lfd, .step = (uint32_t)(pass << 24 | round),
-					     .duration = R->duration };
+					     .duration = R->duration, .nonce = R->nonce };
 		double gbps;
 		_cleanup_free_ char *err = NULL;
 		links_pair_run(&o, &lp, &gbps, &err);
@@ -107,17 +108,17 @@ static void run_round(struct run *R, const struct sched_pair *p, size_t np, int 
 		links_write_progress(stderr, R->round_no, R->rounds_est, clock_now() - R->t0, false);
 }
 
-/* The seed of --rounds: --seed, else drawn by rank 0; every rank gets
- * rank 0's. */
+/* --rounds' seed (--seed, else drawn) and the data connections' nonce: rank 0's, to every rank. */
 static uint64_t agree_seed(struct run *R)
 {
-	uint64_t seed = R->env->set->cluster.seed;
-	seed = !seed && R->me == 0 ? links_draw_seed() : seed;
+	uint64_t v[2] = { R->env->set->cluster.seed, R->me == 0 ? links_draw_nonce() : 0 };
+	v[0] = !v[0] && R->me == 0 ? links_draw_seed() : v[0];
 	_cleanup_free_ char *err = NULL;
-	int r = job_bcast(R->cl, &seed, sizeof(seed), clock_now() + EXCHANGE_S, &err);
+	int r = job_bcast(R->cl, v, sizeof(v), clock_now() + EXCHANGE_S, &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
-	return seed;
+	R->nonce = v[1];
+	return v[0];
 }
 
 /* The first pass: every pair (circle method) or --rounds K matchings. */
