@@ -6,6 +6,7 @@
 #include "cluster/node.h"
 #include "config.h"
 #include "core/cleanup.h"
+#include "core/clock.h"
 #include "core/fileio.h"
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
@@ -15,13 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_unix(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int cmd_cluster(struct cmd_env *env)
 {
 	fprintf(stderr,
@@ -30,31 +24,6 @@ int cmd_cluster(struct cmd_env *env)
 		"(see `gpuready help cluster check`)\n");
 	(void)env;
 	return EXIT_TOOL_ERROR;
-}
-
-int cluster_record_here(struct cmd_env *env, struct node_record *ret)
-{
-	struct settings *s = env->set;
-	_cleanup_root_ struct root *root = NULL;
-	_cleanup_inventory_ struct inventory *inv = NULL;
-	if (check_patterns_usage(env, NULL, true) || load_for_command(env, INV_ALL, &root, &inv) ||
-	    check_patterns_usage(env, NULL, false))
-		return EXIT_TOOL_ERROR;
-	/* Slurm's name for the node where Slurm runs it (srun sets
-	 * SLURMD_NODENAME in the job's environment), else the host name */
-	const char *slurm = root_is_live(root) ? getenv("SLURMD_NODENAME") : NULL;
-	struct site_expect expect = settings_expect(s);
-	struct cluster_node_opts o = {
-		.version = GPUREADY_VERSION, .now = now_unix(), .expect = &expect, .only = &s->only, .skip = &s->skip,
-		.python = s->python, .node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
-		.fallback_name = "unknown", .root_dir = root_dir(root),
-	};
-	_cleanup_free_ char *err = NULL;
-	if (cluster_node_record(inv, &o, ret, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", env->progname, err);
-		return EXIT_TOOL_ERROR;
-	}
-	return 0;
 }
 
 int cmd_cluster_facts(struct cmd_env *env)
@@ -278,7 +247,7 @@ int cmd_cluster_check(struct cmd_env *env)
 	if (root && s->cluster.expect && (bad_expect = read_expect(env, &golden)) && !launched)
 		return bad_expect;
 	struct site_expect expect = settings_expect(s);
-	double now = now_unix();
+	double now = clock_unix();
 	struct cluster_node_opts o = { .version = GPUREADY_VERSION, .now = now, .expect = &expect, .only = &s->only,
 				       .skip = &s->skip, .python = s->python, .force = s->force };
 	size_t n = 0;

@@ -9,16 +9,22 @@
  * Nothing a rank sends is trusted: its part is bounded by the control
  * plane (RECORD_MAX_BYTES and a header), parsed by the strict record
  * parser, and a rank that sends nothing by --host-timeout is a row of its
- * own; a rank that disconnects ends the run naming it (src/job/). */
+ * own; a rank that disconnects ends the run naming it (src/job/).
+ *
+ * This node's own record (cluster_record_here, cluster_record_of) is here
+ * too: `cluster facts`, each process under a launcher and `check --health`
+ * build it the same way. */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "cluster/node.h"
 #include "cluster/testhook.h"
+#include "config.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/parse.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
+#include "inventory/inventory.h"
 #include "job/launch.h"
 
 #include <errno.h>
@@ -60,6 +66,36 @@ char *cluster_job_node_name(struct cmd_env *env, int proc)
 	char host[256];
 	tcp_hostname(host, sizeof(host));
 	return xstrdup(host);
+}
+
+int cluster_record_of(struct cmd_env *env, const struct inventory *inv, const struct root *root, const char *slurm,
+		      struct node_record *ret)
+{
+	struct settings *s = env->set;
+	struct site_expect expect = settings_expect(s);
+	struct cluster_node_opts o = {
+		.version = GPUREADY_VERSION, .now = clock_unix(), .expect = &expect, .only = &s->only, .skip = &s->skip,
+		.python = s->python, .node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
+		.fallback_name = "unknown", .root_dir = root_dir(root),
+	};
+	_cleanup_free_ char *err = NULL;
+	if (cluster_node_record(inv, &o, ret, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		return EXIT_TOOL_ERROR;
+	}
+	return 0;
+}
+
+int cluster_record_here(struct cmd_env *env, struct node_record *ret)
+{
+	_cleanup_root_ struct root *root = NULL;
+	_cleanup_inventory_ struct inventory *inv = NULL;
+	if (check_patterns_usage(env, NULL, true) || load_for_command(env, INV_ALL, &root, &inv) ||
+	    check_patterns_usage(env, NULL, false))
+		return EXIT_TOOL_ERROR;
+	/* Slurm's name for the node where Slurm runs it (srun sets
+	 * SLURMD_NODENAME in the job's environment), else the host name */
+	return cluster_record_of(env, inv, root, root_is_live(root) ? getenv("SLURMD_NODENAME") : NULL, ret);
 }
 
 /* This process's part: its record, or why it has none. */
@@ -226,11 +262,8 @@ static void on_fatal(void *ctx, const char *why)
 {
 	const struct cmd_env *env = ctx;
 	(void)why;
-	if (env->set->prom) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		(void)cluster_write_prom_failed(env->set->prom, (double)ts.tv_sec + ts.tv_nsec / 1e9);
-	}
+	if (env->set->prom)
+		(void)cluster_write_prom_failed(env->set->prom, clock_unix());
 }
 
 int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname)

@@ -69,11 +69,18 @@ int cmd_cluster(struct cmd_env *env);
 int cmd_cluster_check(struct cmd_env *env);
 int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
-/* This node's record (cluster facts; cmd/cluster.c): the configured root's
- * checks, named by --node-name, $SLURMD_NODENAME (live) or the host name.
+/* This node's record (cluster facts, launched cluster check, check
+ * --health; cmd/cluster_job.c): the configured root's checks, named by
+ * --node-name, $SLURMD_NODENAME (live) or the host name.
  * 0, or EXIT_TOOL_ERROR (said on standard error). */
 struct node_record;
 int cluster_record_here(struct cmd_env *env, struct node_record *ret);
+/* The same from a loaded inventory; slurm: $SLURMD_NODENAME where it names
+ * this node (NULL otherwise). */
+struct inventory;
+struct root;
+int cluster_record_of(struct cmd_env *env, const struct inventory *inv, const struct root *root, const char *slurm,
+		      struct node_record *ret);
 /* cluster check under a launcher (cmd/cluster_job.c). Open: this process
  * joins the run (0, or the exit code after saying why). Collect: every process sends
  * its record; process 0 gets them all (*ret, *ret_n, labels: which rank

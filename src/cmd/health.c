@@ -20,6 +20,7 @@
 #include "cluster/slurm.h"
 #include "config.h"
 #include "core/cleanup.h"
+#include "core/clock.h"
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
 
@@ -35,13 +36,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* This node's record from the configured root, with or without the live
  * probes; 0 or EXIT_TOOL_ERROR (said). */
@@ -60,25 +54,10 @@ static int node_record(struct cmd_env *env, bool live, struct node_record *rec)
 			inv->rdma.verbs_status = xasprintf("not queried within the %d s budget of check --health",
 							   s->cluster.budget);
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	/* Slurm's name for the node where slurmd runs the program (it sets
 	 * SLURMD_NODENAME for job steps and prologs): the node this run
 	 * drains, whatever tree it read (a --sysroot tree is a test's) */
-	const char *slurm = getenv("SLURMD_NODENAME");
-	struct site_expect expect = settings_expect(s);
-	struct cluster_node_opts o = {
-		.version = GPUREADY_VERSION, .now = (double)ts.tv_sec + ts.tv_nsec / 1e9, .expect = &expect,
-		.only = &s->only, .skip = &s->skip, .python = s->python,
-		.node_name = s->cluster.node_name ? s->cluster.node_name : slurm && *slurm ? slurm : NULL,
-		.fallback_name = "unknown", .root_dir = root_dir(root),
-	};
-	_cleanup_free_ char *err = NULL;
-	if (cluster_node_record(inv, &o, rec, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", env->progname, err);
-		return EXIT_TOOL_ERROR;
-	}
-	return 0;
+	return cluster_record_of(env, inv, root, getenv("SLURMD_NODENAME"), rec);
 }
 
 /* In the child: the record with the live probes, as JSON on fd. */
@@ -102,7 +81,7 @@ static bool read_until(int fd, double deadline, struct strbuf *sb)
 {
 	char buf[8192];
 	for (;;) {
-		double left = deadline - mono();
+		double left = deadline - clock_now();
 		if (left <= 0)
 			return false;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -134,13 +113,13 @@ static bool reap(pid_t pid, double deadline)
 			return !killed && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 		if (w < 0 && errno != EINTR)
 			return false;
-		if (mono() >= deadline) {
+		if (clock_now() >= deadline) {
 			if (killed)
 				return false;
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			killed = true;
-			deadline = mono() + 1;
+			deadline = clock_now() + 1;
 		}
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -182,8 +161,8 @@ static void kill_orphans(void)
 		}
 	}
 	closedir(d);
-	double until = mono() + 1;
-	while (mono() < until && waitpid(-1, NULL, WNOHANG) >= 0) {
+	double until = clock_now() + 1;
+	while (clock_now() < until && waitpid(-1, NULL, WNOHANG) >= 0) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -196,7 +175,7 @@ static void kill_orphans(void)
 static int live_record(struct cmd_env *env, struct node_record *rec, char *note)
 {
 	int budget = env->set->cluster.budget;
-	double deadline = mono() + budget;
+	double deadline = clock_now() + budget;
 	int p[2];
 	fflush(NULL);
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -224,7 +203,7 @@ static int live_record(struct cmd_env *env, struct node_record *rec, char *note)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	bool ended = r == 0 && read_until(p[0], deadline, &sb);
 	close(p[0]);
-	bool ok = reap(pid, r ? mono() : ended ? deadline + 1 : deadline);
+	bool ok = reap(pid, r ? clock_now() : ended ? deadline + 1 : deadline);
 	_cleanup_free_ char *err = NULL;
 	if (r == 0 && ended && ok && record_parse(sb.buf, sb.len, rec, &err) == 0) {
 		record_free(&files);

@@ -2,6 +2,7 @@
  * read the config file, load the inventory, run the selected checks,
  * render. Only here and in main.c are errors printed. */
 #include "cmd.h"
+#include "core/clock.h"
 #include "probe/probe.h"
 #include "checks/check.h"
 #include "config.h"
@@ -124,9 +125,7 @@ int run_check_command(struct cmd_env *env, const char *area)
 
 	struct report rep;
 	report_init(&rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	report_set_run(&rep, area ? area : "check", (double)ts.tv_sec + ts.tv_nsec / 1e9);
+	report_set_run(&rep, area ? area : "check", clock_unix());
 	struct site_expect expect = settings_expect(s);
 	struct check_select sel = { .only = &s->only, .skip = &s->skip };
 	int internal = checks_run(area, inv, &expect, &sel, &rep);

@@ -13,4 +13,13 @@ static inline double clock_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Unix time in seconds (the wall clock: for reports and timestamps, never
+ * for deadlines). */
+static inline double clock_unix(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 #endif
