@@ -51,6 +51,17 @@ struct backend_env {
 	const struct bench_sync *sync;
 };
 
+/* How split() groups the processes (cluster nccl). */
+struct backend_split {
+	int color;             /* the group; -1 none */
+	int key;               /* order within the group (ties: the parent's order) */
+	bool ring;             /* force NCCL's ring algorithm in the child (NCCL_ALGO=Ring while it is made):
+				* two nodes' tree all_reduce can report more than the link carries */
+	const char *addr;      /* socket backend: the numeric address this process's group
+				* connections listen on (the one it reaches process 0 from) */
+	double timeout;        /* socket backend: seconds any one collective of the child may take */
+};
+
 /* One GPU/device a rank uses, for the "# Using devices" lines. */
 struct backend_device {
 	int ordinal;           /* CUDA device, -1 for host memory */
@@ -149,6 +160,15 @@ struct backend_ops {
 	 * between group_begin and group_end, as nccl-tests; free deregisters.
 	 * 0 or -errno with b->error. */
 	int (*reg)(struct backend *b, int l, void *p, size_t bytes);
+	/* `cluster nccl` (NULL: the backend cannot split its ranks): a backend
+	 * over the ranks of this process's group, as ncclCommSplit and
+	 * MPI_Comm_split make one. Every process calls it at once (it is a
+	 * collective of the parent) with its group's color (>= 0; -1: in no
+	 * group, *child stays NULL) and a key ordering the group's processes.
+	 * The child's env says its own nranks and proc_rank; it uses the
+	 * parent's devices; its fini comes before the parent's. 0 or -errno
+	 * with b->error. */
+	int (*split)(struct backend *b, const struct backend_split *how, double deadline, struct backend **child);
 };
 
 /* The common part of every backend object; backends embed it first. */
@@ -174,7 +194,7 @@ int backend_mpi_create(struct backend **ret, char **err);
 typedef int (*backend_create_fn)(struct backend **ret, char **err);
 #define BACKEND_MPI_SYMBOL "gpuready_backend_mpi_create"
 /* Bumped on any change of the structs above; the module must match. */
-#define BACKEND_ABI 6
+#define BACKEND_ABI 7
 #define BACKEND_ABI_SYMBOL "gpuready_backend_abi"
 
 #endif
