@@ -212,7 +212,7 @@ static bool init_busy(struct nccl_backend *n, int l)
 	       st == ncclInProgress;
 }
 
-static void abort_comms(struct nccl_backend *n)
+void nccl_abort_comms(struct nccl_backend *n)
 {
 	for (int l = 0; l < n->n; l++)
 		if (n->r[l].comm) {
@@ -223,7 +223,7 @@ static void abort_comms(struct nccl_backend *n)
 }
 
 /* Non-blocking init: until no communicator is in progress, or the deadline. */
-static int poll_init(struct nccl_backend *n, double deadline)
+int nccl_poll_init(struct nccl_backend *n, double deadline)
 {
 	for (;;) {
 		bool busy = false;
@@ -235,7 +235,7 @@ static int poll_init(struct nccl_backend *n, double deadline)
 			} else if (r != ncclSuccess || st != ncclSuccess) {
 				nccl_fail(n, n->r[l].comm, r != ncclSuccess ? "ncclCommGetAsyncError" : "ncclCommInitRankConfig",
 					  r != ncclSuccess ? r : st);
-				abort_comms(n);
+				nccl_abort_comms(n);
 				return -EIO;
 			}
 		}
@@ -248,7 +248,7 @@ static int poll_init(struct nccl_backend *n, double deadline)
 					  "NCCL communicator setup did not finish by the deadline: %s still initialising "
 					  "(a rank on another host never joined? its log, and NCCL_SOCKET_IFNAME, say why)",
 					  who.buf);
-			abort_comms(n);
+			nccl_abort_comms(n);
 			return -ETIMEDOUT;
 		}
 		sched_yield();
@@ -268,7 +268,7 @@ static int init_comms(struct nccl_backend *n, const ncclUniqueId *id, double dea
 		cfg.blocking = 0;
 		if (nccl_set_ctx(n, l) < 0) {
 			n->nccl.group_end();
-			abort_comms(n);
+			nccl_abort_comms(n);
 			return -EIO;
 		}
 		r = nonblocking ? n->nccl.comm_init_rank_config(&n->r[l].comm, e->nranks, *id, n->r[l].rank, &cfg)
@@ -276,17 +276,17 @@ static int init_comms(struct nccl_backend *n, const ncclUniqueId *id, double dea
 		if (r != ncclSuccess && r != ncclInProgress) {
 			nccl_fail(n, n->r[l].comm, nonblocking ? "ncclCommInitRankConfig" : "ncclCommInitRank", r);
 			n->nccl.group_end();
-			abort_comms(n);
+			nccl_abort_comms(n);
 			return -EIO;
 		}
 	}
 	r = n->nccl.group_end();
 	if (r != ncclSuccess && r != ncclInProgress) {
 		nccl_fail(n, NULL, "ncclGroupEnd (communicator setup)", r);
-		abort_comms(n);
+		nccl_abort_comms(n);
 		return -EIO;
 	}
-	return nonblocking ? poll_init(n, deadline) : 0;
+	return nonblocking ? nccl_poll_init(n, deadline) : 0;
 }
 
 /* 0, or -ENOTSUP naming what this driver or NCCL lacks for -G (asked by
@@ -690,7 +690,7 @@ static void nccl_abort(struct backend *b)
 {
 	struct nccl_backend *n = nb(b);
 	if (n->r)
-		abort_comms(n);
+		nccl_abort_comms(n);
 }
 
 /* Destroys what init built, in reverse; accepts a half-built backend. */
@@ -700,6 +700,10 @@ static void nccl_fini(struct backend *b)
 
 	nccl_graph_free(b);
 	nccl_marks(b, 0);
+	if (n->parent) {
+		nccl_split_fini(n);
+		return;
+	}
 	for (int l = 0; l < n->n; l++) {
 		struct nccl_rank *k = &n->r[l];
 		if (!k->ctx)
@@ -749,6 +753,7 @@ static const struct backend_ops nccl_ops = {
 	.mark_elapsed = nccl_mark_elapsed,
 	.mem_free = nccl_mem_free,
 	.reg = nccl_reg,
+	.split = nccl_split,
 };
 
 /* Loads the CUDA driver API now (no GPU work yet): a machine without the

@@ -50,6 +50,7 @@ struct nccl_backend {
 	bool cuda_ready;       /* cuInit succeeded */
 	struct nccl_rank *r;   /* env.local entries once init allocated them */
 	int n;                 /* entries in r */
+	struct nccl_backend *parent; /* split()'s child: libraries, contexts and streams are the parent's */
 	double t_begin;
 };
 
@@ -83,6 +84,17 @@ int nccl_capture_begin(struct backend *b);
 int nccl_capture_end(struct backend *b);
 int nccl_graph_launch(struct backend *b);
 void nccl_graph_free(struct backend *b);
+
+/* Aborts every local rank's communicator (NULL after). */
+void nccl_abort_comms(struct nccl_backend *n);
+/* Non-blocking setup: until no communicator is in progress, or the
+ * deadline (then aborted, -ETIMEDOUT naming the ranks). */
+int nccl_poll_init(struct nccl_backend *n, double deadline);
+
+/* backend_nccl_split.c: the backend_ops' split (cluster nccl), and the
+ * child's teardown (its communicators only) */
+int nccl_split(struct backend *b, const struct backend_split *how, double deadline, struct backend **child);
+void nccl_split_fini(struct nccl_backend *c);
 
 /* backend_nccl_iter.c: the backend_ops for -I */
 int nccl_marks(struct backend *b, int count);

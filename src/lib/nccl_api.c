@@ -49,6 +49,9 @@ static const struct dl_sym nccl_syms[] = {
 	NCCL_SYM(ncclCommDeregister, comm_deregister, true),
 	NCCL_SYM(ncclCommWindowRegister, comm_window_register, true),
 	NCCL_SYM(ncclCommWindowDeregister, comm_window_deregister, true),
+	NCCL_SYM(ncclCommSplit, comm_split, true),
+	NCCL_SYM(ncclCommCount, comm_count, true),
+	NCCL_SYM(ncclCommUserRank, comm_user_rank, true),
 };
 
 

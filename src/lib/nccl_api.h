@@ -163,7 +163,15 @@ struct nccl_api {
 	ncclResult_t (*comm_window_register)(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
 					     int win_flags);
 	ncclResult_t (*comm_window_deregister)(ncclComm_t comm, ncclWindow_t win);
+	/* optional, for cluster nccl: ncclCommSplit 2.18+ (nccl.h: color
+	 * NCCL_SPLIT_NOCOLOR (-1) for no new communicator, *newcomm NULL then;
+	 * config NULL: the parent's) */
+	ncclResult_t (*comm_split)(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_v21400 *config);
+	/* optional (nccl.h since 2.x): a communicator's rank count and this rank in it */
+	ncclResult_t (*comm_count)(const ncclComm_t comm, int *count);
+	ncclResult_t (*comm_user_rank)(const ncclComm_t comm, int *rank);
 };
+#define NCCL_SPLIT_NOCOLOR (-1)
 
 /* Loads libnccl.so.2 (see the top of this file) into *api and reads its
  * version. Returns 0, or -ENOENT (nothing loaded) / -ENOSYS (a required

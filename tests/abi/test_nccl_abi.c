@@ -71,8 +71,10 @@
  * declare (bench -R's calls, nccl.h and NCCL's documentation). */
 #define G_NCCL219 1u /* ncclMemAlloc, ncclMemFree, ncclCommRegister, ncclCommDeregister */
 #define G_NCCL227 2u /* ncclWindow_t, NCCL_WIN_COLL_SYMMETRIC, ncclCommWindowRegister/Deregister */
+#define G_NCCL218 4u /* ncclCommSplit (cluster nccl) */
 
 #define ABI_WINDOW ABI_S(ncclWindow_t, G_NCCL227) ABI_E(NCCL_WIN_COLL_SYMMETRIC, G_NCCL227)
+#define ABI_SPLIT ABI_E(NCCL_SPLIT_NOCOLOR, G_NCCL218)
 
 typedef struct CUstream_st *abi_stream;
 #define ABI_REG_PROTOS \
@@ -82,7 +84,9 @@ typedef struct CUstream_st *abi_stream;
 	PG(ncclCommDeregister, comm_deregister, ncclResult_t (*)(const ncclComm_t, void *), G_NCCL219) \
 	PG(ncclCommWindowRegister, comm_window_register, \
 	   ncclResult_t (*)(ncclComm_t, void *, size_t, ncclWindow_t *, int), G_NCCL227) \
-	PG(ncclCommWindowDeregister, comm_window_deregister, ncclResult_t (*)(ncclComm_t, ncclWindow_t), G_NCCL227)
+	PG(ncclCommWindowDeregister, comm_window_deregister, ncclResult_t (*)(ncclComm_t, ncclWindow_t), G_NCCL227) \
+	PG(ncclCommSplit, comm_split, ncclResult_t (*)(ncclComm_t, int, int, ncclComm_t *, ncclConfig_v21400 *), \
+	   G_NCCL218)
 
 #define ABI_PROTOS \
 	P(ncclGetVersion, get_version, ncclResult_t (*)(int *)) \
@@ -108,7 +112,9 @@ typedef struct CUstream_st *abi_stream;
 	P(ncclRecv, recv, ncclResult_t (*)(void *, size_t, ncclDataType_t, int, ncclComm_t, abi_stream)) \
 	P(ncclCommInitRankConfig, comm_init_rank_config, \
 	  ncclResult_t (*)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_v21400 *)) \
-	P(ncclGetLastError, get_last_error, const char *(*)(ncclComm_t))
+	P(ncclGetLastError, get_last_error, const char *(*)(ncclComm_t)) \
+	P(ncclCommCount, comm_count, ncclResult_t (*)(const ncclComm_t, int *)) \
+	P(ncclCommUserRank, comm_user_rank, ncclResult_t (*)(const ncclComm_t, int *))
 
 #ifdef ABI_REAL
 extern const struct abi_real abi_nccl_real;
@@ -119,6 +125,13 @@ extern const struct abi_real abi_nccl_real;
 #else
 #define PG_G_NCCL219(sym, member, type)
 #endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+#define PG_G_NCCL218(sym, member, type) ABI_P_REAL(#sym, sym, type, G_NCCL218)
+#define ABI_SPLIT_REAL ABI_SPLIT
+#else
+#define PG_G_NCCL218(sym, member, type)
+#define ABI_SPLIT_REAL
+#endif
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
 #define PG_G_NCCL227(sym, member, type) ABI_P_REAL(#sym, sym, type, G_NCCL227)
 #define ABI_WINDOW_REAL ABI_WINDOW
@@ -127,11 +140,12 @@ extern const struct abi_real abi_nccl_real;
 #define ABI_WINDOW_REAL
 #endif
 #define PG(sym, member, type, g) PG_##g(sym, member, type)
-static const struct abi_entry real[] = { ABI_TYPES ABI_WINDOW_REAL ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
+static const struct abi_entry real[] = { ABI_TYPES ABI_WINDOW_REAL ABI_SPLIT_REAL ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
 ABI_RUNTIME_FN(runtime, ABI_CONFIG)
 const struct abi_real abi_nccl_real = {
 	.have_header = 1,
-	.groups = (NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0) ? G_NCCL219 : 0) |
+	.groups = (NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0) ? G_NCCL218 : 0) |
+		  (NCCL_VERSION_CODE >= NCCL_VERSION(2, 19, 0) ? G_NCCL219 : 0) |
 		  (NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0) ? G_NCCL227 : 0),
 	.header_version = "nccl.h of NCCL_VERSION_CODE " ABI_XSTR(NCCL_VERSION_CODE) " (" ABI_HEADER ")",
 	.v = real, .n = ABI_N(real), .runtime = runtime,
@@ -151,7 +165,7 @@ const struct abi_real abi_nccl_real = {
 #define P(sym, member, type) ABI_P_OURS(struct nccl_api, sym, member, type, 0)
 #define PG(sym, member, type, g) ABI_P_OURS(struct nccl_api, sym, member, type, g)
 extern const struct abi_real abi_nccl_real;
-static const struct abi_entry ours[] = { ABI_TYPES ABI_WINDOW ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
+static const struct abi_entry ours[] = { ABI_TYPES ABI_WINDOW ABI_SPLIT ABI_ENUMS ABI_FORMULA ABI_PROTOS ABI_REG_PROTOS };
 ABI_RUNTIME_FN(runtime, ABI_CONFIG)
 #undef P
 #undef PG

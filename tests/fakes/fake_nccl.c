@@ -66,6 +66,9 @@ struct clique {
 	int joined;
 	struct ncclComm **ranks;
 	int ready;             /* all joined and checked */
+	struct split_call *splits; /* ncclCommSplit calls of this round, one per rank (NULL: none) */
+	int nsplits;
+	char algo[32];         /* NCCL_ALGO when it was made ("" unset) */
 	ncclResult_t error;    /* set when the clique failed to form */
 	struct clique *next;
 };
@@ -83,6 +86,11 @@ struct ncclComm {
 	struct op *p2p;        /* queued sends and receives, issue order */
 	CUstream hung[64];     /* streams this comm left hung */
 	int nhung;
+};
+
+struct split_call {
+	int color, key;
+	struct ncclComm *child; /* NULL for NCCL_SPLIT_NOCOLOR */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -294,7 +302,7 @@ static void form_clique(struct clique *cl)
 /* The communicator's state as ncclCommGetAsyncError reports it. */
 static ncclResult_t comm_state(struct ncclComm *c)
 {
-	if (c->async == ncclInProgress) {
+	if (c->async == ncclInProgress && c->cl) {
 		if (c->cl->error)
 			c->async = c->cl->error;
 		else if (c->cl->ready && !hang_mode("init"))
@@ -865,8 +873,9 @@ static ncclResult_t drop(ncclComm_t c)
 	for (struct op *o; (o = pop(&c->p2p));)
 		free(o);
 	struct clique *cl = c->cl;
-	cl->ranks[c->rank] = NULL;
-	if (--cl->joined == 0) {
+	if (cl)
+		cl->ranks[c->rank] = NULL;
+	if (cl && --cl->joined == 0) {
 		for (struct clique **p = &cliques; *p; p = &(*p)->next)
 			if (*p == cl) {
 				*p = cl->next;
@@ -882,6 +891,107 @@ static ncclResult_t drop(ncclComm_t c)
 	free(c);
 	pthread_mutex_unlock(&lock);
 	return ncclSuccess;
+}
+
+/* ---- ncclCommSplit (2.18+), ncclCommCount, ncclCommUserRank ----
+ * A split completes when every rank of the parent has called it: each
+ * color's ranks, ordered by (key, parent rank), form a new clique, as
+ * NCCL's split does (init.cc ncclCommSplit); until then the children are
+ * in progress. NCCL_ALGO at that moment is logged and kept (the tests read
+ * it through fake_nccl_split_algo). */
+
+static char last_split_algo[32];
+
+static int split_order(const void *a, const void *b)
+{
+	const struct split_call *x = a, *y = b;
+	return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x < y ? -1 : x > y);
+}
+
+/* With the lock held, when the last rank of parent called split. */
+static void split_finish(struct clique *parent)
+{
+	int n = parent->nranks;
+	struct split_call *v = parent->splits;
+	const char *algo = getenv("NCCL_ALGO");
+	for (int i = 0; i < n; i++) {
+		if (!v[i].child || v[i].child->cl)
+			continue;
+		struct split_call *m = calloc((size_t)n, sizeof(*m));
+		int k = 0;
+		for (int j = i; j < n; j++)
+			if (v[j].child && !v[j].child->cl && v[j].color == v[i].color)
+				m[k++] = v[j];
+		qsort(m, (size_t)k, sizeof(*m), split_order);
+		struct clique *cl = calloc(1, sizeof(*cl));
+		int pid = (int)getpid(), id = ++id_counter;
+		memcpy(cl->id.internal, "FAKENCCL", 8);
+		memcpy(cl->id.internal + 8, &pid, sizeof(pid));
+		memcpy(cl->id.internal + 12, &id, sizeof(id));
+		cl->nranks = k;
+		cl->ranks = calloc((size_t)k, sizeof(*cl->ranks));
+		snprintf(cl->algo, sizeof(cl->algo), "%s", algo ? algo : "");
+		snprintf(last_split_algo, sizeof(last_split_algo), "%s", cl->algo);
+		for (int r = 0; r < k; r++) {
+			m[r].child->rank = r;
+			m[r].child->cl = cl;
+			cl->ranks[r] = m[r].child;
+		}
+		cl->joined = k;
+		cl->next = cliques;
+		cliques = cl;
+		if (algo)
+			fake_info(cl->ranks[0]->dev, SUB_ENV, "NCCL_ALGO set by environment to %s", algo);
+		form_clique(cl);
+		free(m);
+	}
+	free(parent->splits);
+	parent->splits = NULL;
+	parent->nsplits = 0;
+}
+
+FAKE_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_v21400 *config)
+{
+	if (bad_comm(comm) || !newcomm || color < NCCL_SPLIT_NOCOLOR || config)
+		return ncclInvalidArgument; /* the fake takes the parent's configuration only */
+	struct ncclComm *c = NULL;
+	if (color != NCCL_SPLIT_NOCOLOR) {
+		c = calloc(1, sizeof(*c));
+		*c = (struct ncclComm){ .magic = COMM_MAGIC, .rank = -1, .dev = comm->dev, .blocking = comm->blocking,
+					.async = ncclInProgress };
+	}
+	pthread_mutex_lock(&lock);
+	struct clique *p = comm->cl;
+	if (!p->splits)
+		p->splits = calloc((size_t)p->nranks, sizeof(*p->splits));
+	p->splits[comm->rank] = (struct split_call){ .color = color, .key = key, .child = c };
+	if (++p->nsplits == p->nranks)
+		split_finish(p);
+	pthread_mutex_unlock(&lock);
+	*newcomm = c;
+	return comm->blocking ? ncclSuccess : ncclInProgress;
+}
+
+FAKE_API ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
+{
+	if (bad_comm(comm) || !count || !comm->cl)
+		return ncclInvalidArgument;
+	*count = comm->cl->nranks;
+	return ncclSuccess;
+}
+
+FAKE_API ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
+{
+	if (bad_comm(comm) || !rank || !comm->cl)
+		return ncclInvalidArgument;
+	*rank = comm->rank;
+	return ncclSuccess;
+}
+
+/* Tests: NCCL_ALGO as it was when the last split completed ("" unset). */
+FAKE_API const char *fake_nccl_split_algo(void)
+{
+	return last_split_algo;
 }
 
 FAKE_API ncclResult_t ncclCommDestroy(ncclComm_t comm)

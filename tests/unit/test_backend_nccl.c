@@ -329,6 +329,41 @@ static int live_graphs(void)
 	return fake_count("fake_cuda_live_graphs");
 }
 
+/* cluster nccl's split: both local ranks in one group with the ring
+ * forced (NCCL_ALGO=Ring while NCCL makes it, put back after), an
+ * all_reduce on the child; no color: no child. */
+static void test_split(void **state)
+{
+	(void)state;
+	struct backend *b = up(NULL), *c = NULL;
+	setenv("NCCL_ALGO", "Tree", 1);
+	struct backend_split how = { .color = 3, .key = 0, .ring = true };
+	int r = b->ops->split(b, &how, mono() + 10, &c);
+	if (r < 0)
+		fail_msg("split: %s", b->error);
+	assert_non_null(c);
+	assert_string_equal(getenv("NCCL_ALGO"), "Tree");
+	void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(h);
+	const char *(*algo)(void) = (const char *(*)(void))dlsym(h, "fake_nccl_split_algo");
+	assert_non_null(algo);
+	assert_string_equal(algo(), "Ring");
+	dlclose(h);
+	unsetenv("NCCL_ALGO");
+	assert_int_equal(c->env.nranks, 2);
+	assert_int_equal(c->env.proc_rank, 0);
+	check_case(c, COLL_ALL_REDUCE, DT_FLOAT, OP_SUM, -1, false);
+	check_case(c, COLL_ALL_REDUCE, DT_INT32, OP_MAX, -1, true);
+	c->ops->fini(c);
+	how = (struct backend_split){ .color = -1 };
+	c = b;
+	assert_int_equal(b->ops->split(b, &how, mono() + 10, &c), 0);
+	assert_null(c);
+	check_case(b, COLL_ALL_REDUCE, DT_FLOAT, OP_SUM, -1, false); /* the parent still works */
+	b->ops->fini(b);
+	assert_int_equal(live_allocs(), 0);
+}
+
 static void test_every_collective(void **state)
 {
 	(void)state;
@@ -1197,6 +1232,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_version_decode),
 		cmocka_unit_test(test_cuda_events),
 		cmocka_unit_test(test_every_collective),
+		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_explicit_path_device_version),
 		cmocka_unit_test(test_collective_deadline),
 		cmocka_unit_test(test_init_deadline),

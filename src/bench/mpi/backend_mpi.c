@@ -96,6 +96,8 @@ struct mpi_backend {
 	MPI_Datatype two_bytes;  /* half and bfloat16; MPI_DATATYPE_NULL until made */
 	MPI_Op host_ops[2][HOST_OPS]; /* MPI_OP_NULL until made */
 	double t0;               /* timer_begin's MPI_Wtime() */
+	MPI_Comm comm;           /* the collectives' communicator: MPI_COMM_WORLD, or a split's */
+	bool child;              /* made by split(): fini frees comm and itself, nothing shared */
 	char version[MPI_MAX_LIBRARY_VERSION_STRING];
 };
 
@@ -372,7 +374,7 @@ static void finish_avg(const struct mpi_backend *m, const struct mpi_call *k, vo
 static int run_all_reduce(struct mpi_backend *m, const struct mpi_call *k)
 {
 	const void *src = k->send == k->recv ? MPI_IN_PLACE : k->send;
-	int r = mpi_ok(m, MPI_Allreduce(src, k->recv, k->count, k->type, k->op, MPI_COMM_WORLD), "MPI_Allreduce");
+	int r = mpi_ok(m, MPI_Allreduce(src, k->recv, k->count, k->type, k->op, m->comm), "MPI_Allreduce");
 	if (r == 0)
 		finish_avg(m, k, k->recv);
 	return r;
@@ -384,8 +386,8 @@ static int run_all_gather(struct mpi_backend *m, const struct mpi_call *k)
 {
 	if ((char *)k->send == (char *)k->recv + (size_t)m->rank * k->bytes)
 		return mpi_ok(m, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, k->recv, k->count, k->type,
-					       MPI_COMM_WORLD), "MPI_Allgather (in place)");
-	return mpi_ok(m, MPI_Allgather(k->send, k->count, k->type, k->recv, k->count, k->type, MPI_COMM_WORLD),
+					       m->comm), "MPI_Allgather (in place)");
+	return mpi_ok(m, MPI_Allgather(k->send, k->count, k->type, k->recv, k->count, k->type, m->comm),
 		      "MPI_Allgather");
 }
 
@@ -397,12 +399,12 @@ static int run_reduce_scatter(struct mpi_backend *m, const struct mpi_call *k)
 	int r;
 
 	if (in_place) {
-		r = mpi_ok(m, MPI_Reduce_scatter_block(MPI_IN_PLACE, k->send, k->count, k->type, k->op, MPI_COMM_WORLD),
+		r = mpi_ok(m, MPI_Reduce_scatter_block(MPI_IN_PLACE, k->send, k->count, k->type, k->op, m->comm),
 			   "MPI_Reduce_scatter_block (in place)");
 		if (r == 0 && k->recv != k->send && k->bytes)
 			memmove(k->recv, k->send, k->bytes);
 	} else {
-		r = mpi_ok(m, MPI_Reduce_scatter_block(k->send, k->recv, k->count, k->type, k->op, MPI_COMM_WORLD),
+		r = mpi_ok(m, MPI_Reduce_scatter_block(k->send, k->recv, k->count, k->type, k->op, m->comm),
 			   "MPI_Reduce_scatter_block");
 	}
 	if (r == 0)
@@ -415,7 +417,7 @@ static int run_broadcast(struct mpi_backend *m, const struct mpi_call *k)
 {
 	if (m->rank == k->root && k->send != k->recv && k->bytes)
 		memcpy(k->recv, k->send, k->bytes);
-	return mpi_ok(m, MPI_Bcast(k->recv, k->count, k->type, k->root, MPI_COMM_WORLD), "MPI_Bcast");
+	return mpi_ok(m, MPI_Bcast(k->recv, k->count, k->type, k->root, m->comm), "MPI_Bcast");
 }
 
 /* MPI_IN_PLACE is the root's only; other ranks just send. */
@@ -423,7 +425,7 @@ static int run_reduce(struct mpi_backend *m, const struct mpi_call *k)
 {
 	bool root = m->rank == k->root;
 	const void *src = root && k->send == k->recv ? MPI_IN_PLACE : k->send;
-	int r = mpi_ok(m, MPI_Reduce(src, k->recv, k->count, k->type, k->op, k->root, MPI_COMM_WORLD), "MPI_Reduce");
+	int r = mpi_ok(m, MPI_Reduce(src, k->recv, k->count, k->type, k->op, k->root, m->comm), "MPI_Reduce");
 	if (r == 0 && root)
 		finish_avg(m, k, k->recv);
 	return r;
@@ -433,8 +435,8 @@ static int run_alltoall(struct mpi_backend *m, const struct mpi_call *k)
 {
 	if (k->send == k->recv)
 		return mpi_ok(m, MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, k->recv, k->count, k->type,
-					      MPI_COMM_WORLD), "MPI_Alltoall (in place)");
-	return mpi_ok(m, MPI_Alltoall(k->send, k->count, k->type, k->recv, k->count, k->type, MPI_COMM_WORLD),
+					      m->comm), "MPI_Alltoall (in place)");
+	return mpi_ok(m, MPI_Alltoall(k->send, k->count, k->type, k->recv, k->count, k->type, m->comm),
 		      "MPI_Alltoall");
 }
 
@@ -444,10 +446,10 @@ static int run_sendrecv(struct mpi_backend *m, const struct mpi_call *k)
 	int next = (m->rank + 1) % m->nprocs, prev = (m->rank - 1 + m->nprocs) % m->nprocs;
 
 	if (k->send == k->recv)
-		return mpi_ok(m, MPI_Sendrecv_replace(k->recv, k->count, k->type, next, 0, prev, 0, MPI_COMM_WORLD,
+		return mpi_ok(m, MPI_Sendrecv_replace(k->recv, k->count, k->type, next, 0, prev, 0, m->comm,
 						      MPI_STATUS_IGNORE), "MPI_Sendrecv_replace");
 	return mpi_ok(m, MPI_Sendrecv(k->send, k->count, k->type, next, 0, k->recv, k->count, k->type, prev, 0,
-				      MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Sendrecv");
+				      m->comm, MPI_STATUS_IGNORE), "MPI_Sendrecv");
 }
 
 /* Checks the arguments and fills k; 0 or -EINVAL/-EOVERFLOW. */
@@ -530,7 +532,7 @@ static int mpi_barrier(struct backend *b, double deadline)
 		backend_set_error(b, "MPI backend: barrier %s", m->aborted ? "after abort" : "before init");
 		return -EINVAL;
 	}
-	return mpi_ok(m, MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+	return mpi_ok(m, MPI_Barrier(m->comm), "MPI_Barrier");
 }
 
 static int mpi_timer_begin(struct backend *b)
@@ -573,6 +575,12 @@ static void mpi_fini(struct backend *b)
 
 	if (!m)
 		return;
+	if (m->child) {
+		if (!m->aborted)
+			MPI_Comm_free(&m->comm);
+		free(m);
+		return;
+	}
 	if (m->started && !m->aborted) {
 		for (int t = 0; t < 2; t++)
 			for (int o = 0; o < HOST_OPS; o++)
@@ -586,6 +594,8 @@ static void mpi_fini(struct backend *b)
 	}
 	free(m);
 }
+
+static int mpi_split(struct backend *b, const struct backend_split *how, double deadline, struct backend **child);
 
 static const struct backend_ops mpi_ops = {
 	.name = "mpi",
@@ -605,7 +615,47 @@ static const struct backend_ops mpi_ops = {
 	.fini = mpi_fini,
 	.proc_info = mpi_proc_info,
 	.bcast = mpi_bcast,
+	.split = mpi_split,
 };
+
+/* MPI_Comm_split (MPI 4.0 §7.4.2): the processes of one color in a
+ * communicator of their own, ordered by key; MPI_UNDEFINED for none. The
+ * child shares the parent's datatypes and ops. how->ring and the socket
+ * fields do not apply: MPI picks its own algorithms. */
+static int mpi_split(struct backend *b, const struct backend_split *how, double deadline, struct backend **child)
+{
+	struct mpi_backend *m = to_mpi(b), *c;
+	MPI_Comm comm = MPI_COMM_NULL;
+
+	(void)deadline; /* MPI cannot be interrupted; the caller's watchdog covers a hang */
+	*child = NULL;
+	int r = mpi_ok(m, MPI_Comm_split(m->comm, how->color < 0 ? MPI_UNDEFINED : how->color, how->key, &comm),
+		       "MPI_Comm_split");
+	if (r < 0 || comm == MPI_COMM_NULL)
+		return r;
+	if (!(c = malloc(sizeof(*c)))) {
+		MPI_Comm_free(&comm);
+		backend_set_error(b, "MPI backend: out of memory");
+		return -ENOMEM;
+	}
+	*c = *m;
+	c->child = true;
+	c->own_init = false;
+	c->comm = comm;
+	MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+	r = mpi_ok(c, MPI_Comm_rank(comm, &c->rank), "MPI_Comm_rank (split)");
+	if (r == 0)
+		r = mpi_ok(c, MPI_Comm_size(comm, &c->nprocs), "MPI_Comm_size (split)");
+	if (r < 0) {
+		backend_set_error(b, "%s", c->base.error);
+		mpi_fini(&c->base);
+		return r;
+	}
+	c->base.env.proc_rank = c->rank;
+	c->base.env.nprocs = c->base.env.nranks = c->nprocs;
+	*child = &c->base;
+	return 0;
+}
 
 /* The module's entry point (BACKEND_MPI_SYMBOL): a backend that has not
  * touched MPI yet (init, proc_info or bcast start it). *ret is the
@@ -620,6 +670,7 @@ int gpuready_backend_mpi_create(struct backend **ret, char **err)
 		return -ENOMEM;
 	}
 	m->base.ops = &mpi_ops;
+	m->comm = MPI_COMM_WORLD;
 	m->two_bytes = MPI_DATATYPE_NULL;
 	for (int t = 0; t < 2; t++)
 		for (int o = 0; o < HOST_OPS; o++)
