@@ -25,6 +25,7 @@ static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_op
 static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
 static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
+static const struct opt_table *const cluster_nccl_opts[] = { &output_opts, &job_opts, &bench_opts, &cluster_opts, NULL };
 
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
@@ -104,6 +105,24 @@ static const struct command cluster_subs[] = {
 			 "step has a deadline: a failed pair is a result naming both nodes, a frozen rank is named. "
 			 "Exit status: 0 no suspect, 1 a verdict (bad node, bad path, intermittent, unclassified, failed "
 			 "pair) or the median under --expect-gbps, 2 could not run, 3 a rank was lost or stalled." },
+	{ .name = "cluster nccl", .fn = cmd_cluster_nccl, .opts = cluster_nccl_opts, .scope = SCOPE_CLUSTER_NCCL,
+	  .max_args = 0,
+	  .usage = "[--backend nccl|mpi|socket] [-g GPUS] [--size SIZE] [-n ITERS] [--expect-busbw GBPS] "
+		   "[--pair-rounds K] [--json]",
+	  .summary = "Run all_reduce on every node and, when it is slow, split the job to name the slow node",
+	  .description = "Started as one process per node under a launcher (as `cluster check`), with the NCCL "
+			 "backend on each node's -g GPUS (or MPI, or the socket backend): all nodes run all_reduce "
+			 "(float sum of --size bytes, -n timed iterations) and its bus bandwidth is compared with "
+			 "--expect-busbw. When it is below (or no expectation is given), the job's communicator is "
+			 "split (ncclCommSplit, NCCL 2.18+; MPI_Comm_split; the socket backend's direct TCP rings) "
+			 "into two halves, then into --pair-rounds rounds of disjoint node pairs with NCCL's ring "
+			 "algorithm forced (NCCL_ALGO=Ring: two nodes' trees can report more than the link carries), "
+			 "every group of a stage measured at once; slow pairs are outliers by median absolute "
+			 "deviation (as cluster links), and every suspect is paired again with known-good nodes to "
+			 "say which node is slow with everyone (bad node or its cable) and which pair only together "
+			 "(bad path). Exit status: 0 the all-node bus bandwidth meets --expect-busbw and no verdict, 1 "
+			 "below it, a verdict, a group not measured or a wrong result, 2 could not run, 3 a rank was "
+			 "lost or stalled." },
 };
 
 const struct command commands[] = {
@@ -172,7 +191,7 @@ const struct command commands[] = {
 			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
-	  .usage = "check|facts|links [options]", .subs = cluster_subs, .n_subs = 3,
+	  .usage = "check|facts|links|nccl [options]", .subs = cluster_subs, .n_subs = 4,
 	  .summary = "Cluster mode: compare many nodes' checks and facts (from snapshots or through a remote shell)",
 	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process, "
 			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "

@@ -239,7 +239,7 @@ int cmd_cluster_check(struct cmd_env *env)
 	int ret = check_usage(env), bad_expect = 0;
 	bool launched = !s->cluster.snapshots && !s->cluster.hosts;
 	struct session ss;
-	if (ret || (launched && (ret = cluster_job_open(env, &ss, "cluster check"))))
+	if (ret || (launched && (ret = cluster_job_open(env, &ss, "cluster check", NULL, 1))))
 		return ret;
 	/* only rank 0 reads --expect; under a launcher a bad file still lets
 	 * every rank take part in the exchange before the run ends */

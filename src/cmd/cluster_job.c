@@ -204,16 +204,18 @@ static bool mpi_launched(void)
 /* The backend that brings the processes together (--bootstrap): "socket"
  * (gpuready's control plane over the launcher's variables) or "mpi"; NULL
  * after saying why when this is no launched run. */
-static const char *bootstrap(struct cmd_env *env, const char *cmdname)
+static const char *bootstrap(struct cmd_env *env, const char *cmdname, const char *want)
 {
 	struct settings *s = env->set;
-	if (!strcmp(s->cluster.bootstrap, "mpi"))
-		return "mpi";
+	if (want && strcmp(want, "mpi") && !strcmp(s->cluster.bootstrap, "mpi"))
+		fprintf(stderr, "%s: --bootstrap mpi goes with --backend mpi\n", env->progname);
+	if (!strcmp(s->cluster.bootstrap, "mpi") || (want && !strcmp(want, "mpi")))
+		return want && strcmp(want, "mpi") ? NULL : "mpi";
 	struct launch_cli cli = { .rank = s->rank, .nranks = s->nranks, .master = s->master };
 	struct launch l;
 	_cleanup_free_ char *err = NULL;
 	if (launch_detect(&cli, getenv_fn, NULL, &l, &err) < 0) {
-		if (!strcmp(s->cluster.bootstrap, "auto") && mpi_launched())
+		if (!strcmp(s->cluster.bootstrap, "auto") && mpi_launched() && !want)
 			return "mpi";
 		fprintf(stderr, "%s: %s\n", env->progname, err);
 		return NULL;
@@ -240,12 +242,11 @@ static const char *bootstrap(struct cmd_env *env, const char *cmdname)
 			env->progname, local, cmdname);
 		return NULL;
 	}
-	return "socket";
+	return want ? want : "socket";
 }
 
-/* Rank 0 holds one connection per process: the soft limit on open files
- * (1024 on most distributions) goes up to the hard one, which a launcher
- * on a large cluster usually sets high (`ulimit -Hn`). */
+/* Rank 0 holds one connection per process: the soft limit on open files (1024 on most
+ * distributions) goes up to the hard one, which launchers usually set high (`ulimit -Hn`). */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -255,9 +256,8 @@ static void raise_nofile(void)
 	}
 }
 
-/* Process 0, when the run ends early (a rank missing, lost or of another
- * version): --prom FILE must not keep the last result, which would read
- * as current. */
+/* Process 0, when the run ends early (a rank missing, lost or of another version):
+ * --prom FILE must not keep the last result, which would read as current. */
 static void on_fatal(void *ctx, const char *why)
 {
 	const struct cmd_env *env = ctx;
@@ -266,9 +266,9 @@ static void on_fatal(void *ctx, const char *why)
 		(void)cluster_write_prom_failed(env->set->prom, clock_unix());
 }
 
-int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname)
+int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname, const char *want, int local)
 {
-	const char *backend = bootstrap(env, cmdname);
+	const char *backend = bootstrap(env, cmdname, want);
 	if (!backend)
 		return EXIT_TOOL_ERROR;
 	raise_nofile();
@@ -277,7 +277,7 @@ int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdnam
 	plan.max_frame = RECORD_MAX_BYTES + 4096;
 	/* the others wait for process 0's verdict while it waits for records */
 	plan.verdict_wait = env->set->cluster.host_timeout + 60.0;
-	int r = session_open(ss, &plan, cmdname, backend, 1, on_fatal, env);
+	int r = session_open(ss, &plan, cmdname, backend, local, on_fatal, env);
 	if (r)
 		return r;
 	/* the launcher's count of processes per node may be missing (srun -n

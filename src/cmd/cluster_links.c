@@ -269,7 +269,7 @@ static int links_run(struct run *R)
 int cmd_cluster_links(struct cmd_env *env)
 {
 	struct session ss;
-	int ret = cluster_job_open(env, &ss, "cluster links");
+	int ret = cluster_job_open(env, &ss, "cluster links", NULL, 1);
 	if (ret)
 		return ret;
 	struct run R = { .env = env, .ss = &ss, .cl = ss.cl, .me = ss.proc, .n = ss.nprocs, .lfd = -1,

@@ -69,6 +69,7 @@ int cmd_cluster(struct cmd_env *env);
 int cmd_cluster_check(struct cmd_env *env);
 int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
+int cmd_cluster_nccl(struct cmd_env *env);
 /* This node's record (cluster facts, launched cluster check, check
  * --health; cmd/cluster_job.c): the configured root's checks, named by
  * --node-name, $SLURMD_NODENAME (live) or the host name.
@@ -86,7 +87,7 @@ int cluster_record_of(struct cmd_env *env, const struct inventory *inv, const st
  * its record; process 0 gets them all (*ret, *ret_n, labels: which rank
  * each came from), the others none. Ends the run itself when this process
  * cannot send. */
-int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname);
+int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdname, const char *backend, int local);
 /* The name of process proc's node: its GPUREADY_TEST_RANK_TREES tree,
  * --node-name, $SLURMD_NODENAME or the host name (malloc'd). */
 char *cluster_job_node_name(struct cmd_env *env, int proc);

@@ -25,7 +25,7 @@ static const struct opt cluster_rows[] = {
 	  .help = "This node's name: in its record (cluster facts, cluster check and cluster links under a launcher), "
 		  "and the node check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host "
 		  "name).",
-	  .scope = SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS | SCOPE_CHECK },
+	  .scope = SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
 		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
@@ -94,5 +94,14 @@ static const struct opt cluster_rows[] = {
 	  .def = OPT_DEF_DOUBLE(0), .max = 1e6,
 	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run.",
 	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "size", .type = OPT_U64, .offset = OFF(cluster.size), .metavar = "SIZE", .def = OPT_DEF_U64(0),
+	  .help = "The all_reduce's message size in bytes (K, M, G: powers of 1024; 0: 1 GiB with the NCCL backend, "
+		  "64 MiB with MPI and socket).",
+	  .scope = SCOPE_CLUSTER_NCCL },
+	{ .name = "pair-rounds", .type = OPT_INT, .offset = OFF(cluster.pair_rounds), .metavar = "K",
+	  .def = OPT_DEF_INT(3), .min = 2, .max = 64,
+	  .help = "Rounds of disjoint node pairs measured after the halves (each node meets K partners); "
+		  "suspects are then paired with known-good nodes.",
+	  .scope = SCOPE_CLUSTER_NCCL },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);

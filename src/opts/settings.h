@@ -34,11 +34,12 @@ enum {
 	SCOPE_CLUSTER_CHECK = 1u << 11, /* cluster check */
 	SCOPE_CLUSTER_FACTS = 1u << 12, /* cluster facts */
 	SCOPE_CLUSTER_LINKS = 1u << 13, /* cluster links */
+	SCOPE_CLUSTER_NCCL = 1u << 14, /* cluster nccl */
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
-	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS, /* cluster commands under a launcher */
+	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0x3fffu,
+	SCOPE_ALL = 0x7fffu,
 };
 
 
@@ -89,6 +90,9 @@ struct settings {
 		uint64_t seed;     /* --rounds' seed; 0: drawn */
 		char *svg;         /* the heat map's file */
 		double expect_gbps; /* 0: none */
+		/* cluster nccl */
+		uint64_t size;     /* all_reduce bytes; 0: by backend */
+		int pair_rounds;   /* rounds of node pairs after the halves */
 	} cluster;
 	/* benchmarks: nccl-tests' flags */
 	struct {
