@@ -26,6 +26,11 @@ struct bench_sync_ops {
 	/* all: process 0 only, nprocs * len bytes */
 	int (*gather)(void *ctx, const void *mine, size_t len, void *all, double deadline, char **err);
 	int (*scatter)(void *ctx, const void *all, void *mine, size_t len, double deadline, char **err);
+	/* process 0 only: the numeric address process proc's control
+	 * connection came from, into buf ("" when unknown, for process 0
+	 * itself, or elsewhere); what a process announces is checked with it.
+	 * May be NULL (unit tests in one process). */
+	void (*peer_addr)(void *ctx, int proc, char *buf, size_t len);
 };
 
 struct bench_sync {

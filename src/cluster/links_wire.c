@@ -6,6 +6,9 @@
 #include "core/parse.h"
 #include "cluster/node.h"
 
+#include "job/session.h"
+
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -166,6 +169,49 @@ void links_nodes_clean(struct links_node *nodes, int n)
 		else
 			snprintf(x->name, sizeof(x->name), "%s", clean);
 	}
+}
+
+/* "::ffff:10.0.0.2" (an IPv4 peer of a dual-stack socket) is 10.0.0.2. */
+static const char *unmapped(const char *a)
+{
+	return !strncmp(a, "::ffff:", 7) && strchr(a + 7, '.') ? a + 7 : a;
+}
+
+int links_nodes_verify(struct links_node *nodes, int n, const char *const *seen, struct strbuf *notes)
+{
+	int changed = 0;
+	for (int i = 0; i < n; i++) {
+		struct links_node *x = &nodes[i];
+		const char *s = seen && seen[i] ? unmapped(seen[i]) : "";
+		unsigned char buf[sizeof(struct in6_addr)];
+		bool numeric = inet_pton(AF_INET, x->addr, buf) == 1 || inet_pton(AF_INET6, x->addr, buf) == 1;
+		if (s[0] && strcmp(s, x->addr)) {
+			str_printable(x->addr, false);
+			strbuf_addf(notes, "%s%s announced %s%s%s, but its control connection came from %s: using %s",
+				    notes->len ? "; " : "", x->name, numeric ? "" : "'", x->addr, numeric ? "" : "'", s, s);
+			snprintf(x->addr, sizeof(x->addr), "%s", s);
+			changed++;
+		} else if (!numeric) {
+			str_printable(x->addr, false);
+			strbuf_addf(notes, "%s%s announced '%s', not a numeric address: its pairs fail", notes->len ? "; " : "",
+				    x->name, x->addr);
+			x->addr[0] = 0;
+			changed++;
+		}
+	}
+	return changed;
+}
+
+void links_nodes_check(struct session *ss, struct links_node *nodes, int n)
+{
+	const struct job_member *m = job_members(ss->cl);
+	const char **seen = xcalloc((size_t)n, sizeof(*seen));
+	for (int i = 1; i < n; i++)
+		seen[i] = m[i].addr;
+	_cleanup_strbuf_ struct strbuf notes = STRBUF_INIT;
+	if (links_nodes_verify(nodes, n, seen, &notes))
+		session_error(ss, "%s", notes.buf);
+	free(seen);
 }
 
 uint64_t links_draw_seed(void)

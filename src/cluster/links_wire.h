@@ -53,6 +53,20 @@ uint64_t links_draw_seed(void);
  * for a repeated one). */
 void links_nodes_clean(struct links_node *nodes, int n);
 
+/* Rank 0, after links_nodes_clean: what each node announced as its address
+ * against seen[i], the numeric address its control connection came from
+ * ("" or NULL: not known, e.g. rank 0's own): a different one is replaced
+ * by what was seen (no rank can point its peers at a host of its choosing),
+ * one that is not a numeric address is emptied (its pairs fail). Each
+ * change is said in notes; returns how many. */
+struct strbuf;
+int links_nodes_verify(struct links_node *nodes, int n, const char *const *seen, struct strbuf *notes);
+
+/* Rank 0: links_nodes_verify with the job's view of each rank's control
+ * connection; the changes said on stderr. */
+struct session;
+void links_nodes_check(struct session *ss, struct links_node *nodes, int n);
+
 /* What every rank needs of every node for its pairs, as rank 0 sends it
  * (after links_nodes_clean). */
 struct links_peer_wire {

@@ -69,7 +69,7 @@ static void exchange_nodes(struct run *R, const struct links_node *me)
 	R->nodes = xcalloc((size_t)R->n, sizeof(*R->nodes));
 	int r = job_gather(R->cl, me, sizeof(*me), R->nodes, clock_now() + EXCHANGE_S, &err);
 	if (r == 0 && R->me == 0)
-		links_nodes_clean(R->nodes, R->n), links_peers_pack(R->nodes, R->n, w);
+		links_nodes_clean(R->nodes, R->n), links_nodes_check(R->ss, R->nodes, R->n), links_peers_pack(R->nodes, R->n, w);
 	if (r < 0 || (r = job_bcast(R->cl, w, (size_t)R->n * sizeof(*w), clock_now() + EXCHANGE_S, &err)) < 0)
 		session_fail(R->ss, err, r);
 	if (R->me != 0)

@@ -62,7 +62,7 @@ static void gather_nodes(struct run *R, const struct links_node *me)
 	if (r < 0)
 		session_fail(R->ss, err, r);
 	if (R->me == 0)
-		links_nodes_clean(R->nodes, R->n);
+		links_nodes_clean(R->nodes, R->n), links_nodes_check(R->ss, R->nodes, R->n);
 }
 
 /* One stage on every process; rank 0 collects its groups. */

@@ -192,6 +192,7 @@ static void admit_one(struct admit *a, size_t i)
 	c->peers[proc].fd = p->fd;
 	c->peers[proc].last_seen = clock_now();
 	job_set_member(&c->members[proc], proc, (int)p->h.pid, (int)p->h.local_rank, p->h.host);
+	job_member_addr(&c->members[proc], p->addr);
 	p->fd = -1;
 	drop(a, i);
 	a->arrived++;

@@ -3,6 +3,8 @@
 #include "job.h"
 #include "bench/sync.h"
 
+#include <stdio.h>
+
 static void sync_phase(void *ctx, const char *desc, double deadline)
 {
 	job_phase(ctx, desc, deadline);
@@ -44,6 +46,12 @@ static int sync_scatter(void *ctx, const void *all, void *mine, size_t len, doub
 	return job_scatter(ctx, all, mine, len, deadline, err);
 }
 
+static void sync_peer_addr(void *ctx, int proc, char *buf, size_t len)
+{
+	const struct job_member *m = job_members(ctx);
+	snprintf(buf, len, "%s", job_proc(ctx) == 0 && proc > 0 && proc < job_nprocs(ctx) ? m[proc].addr : "");
+}
+
 static const struct bench_sync_ops job_sync_ops = {
 	.phase = sync_phase,
 	.phase_done = sync_phase_done,
@@ -53,6 +61,7 @@ static const struct bench_sync_ops job_sync_ops = {
 	.bcast = sync_bcast,
 	.gather = sync_gather,
 	.scatter = sync_scatter,
+	.peer_addr = sync_peer_addr,
 };
 
 struct bench_sync job_bench_sync(struct job *j)

@@ -43,6 +43,10 @@ struct job_member {
 	int pid;
 	int local_rank;
 	char host[64];
+	/* process 0 only: the numeric address its control connection came
+	 * from, as the kernel saw it ("" for process 0 itself and elsewhere):
+	 * what a process announces of itself is checked against it */
+	char addr[64];
 };
 
 /* Called once, from whichever thread detects the failure first, with the

@@ -153,6 +153,8 @@ int job_send_u64(struct job *c, int i, enum msg type, uint64_t v, const char *te
 int job_read_frame(int fd, enum msg *type, char **payload, size_t *len, double deadline);
 /* rendezvous.c */
 void job_set_member(struct job_member *m, int proc, int pid, int local_rank, const char *host);
+/* m->addr from tcp_peer_name()'s "ADDR:PORT" or "[ADDR]:PORT" ("" for "?") */
+void job_member_addr(struct job_member *m, const char *peer);
 /* admit.c: process 0 admits every other process by c->o.deadline; 0 or
  * -ETIMEDOUT, refusals and dropped connections appended to rejected. */
 int job_admit_all(struct job *c, struct strbuf *rejected, struct strbuf *odd);

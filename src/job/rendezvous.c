@@ -141,6 +141,17 @@ void job_set_member(struct job_member *m, int proc, int pid, int local_rank, con
 	m->host[n] = '\0';
 }
 
+void job_member_addr(struct job_member *m, const char *peer)
+{
+	/* "10.0.0.2:41234" or "[fd00::2]:41234" (tcp_peer_name) */
+	const char *p = peer[0] == '[' ? peer + 1 : peer, *end = peer[0] == '[' ? strchr(p, ']') : strrchr(p, ':');
+	size_t n = end ? (size_t)(end - p) : strlen(p);
+	if (!strcmp(peer, "?") || n >= sizeof(m->addr))
+		n = 0;
+	memcpy(m->addr, p, n);
+	m->addr[n] = '\0';
+}
+
 static char *missing_list(const struct job *c)
 {
 	struct strbuf sb = STRBUF_INIT;

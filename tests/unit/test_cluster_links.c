@@ -490,6 +490,26 @@ static void test_keep_scheduled(void **state)
 	free(m);
 }
 
+/* What a rank announces is checked against where its control connection
+ * came from: another host's address is replaced, garbage emptied. */
+static void test_nodes_verify(void **state)
+{
+	(void)state;
+	struct links_node n[4] = { { .name = "a", .addr = "10.0.0.1" }, { .name = "b", .addr = "10.0.0.2" },
+				   { .name = "c", .addr = "192.0.2.77" }, { .name = "d", .addr = "\x1b[31mnot" } };
+	const char *seen[4] = { "", "::ffff:10.0.0.2", "10.0.0.3", "" };
+	struct strbuf notes = STRBUF_INIT;
+	assert_int_equal(links_nodes_verify(n, 4, seen, &notes), 2);
+	assert_string_equal(n[0].addr, "10.0.0.1");
+	assert_string_equal(n[1].addr, "10.0.0.2");
+	assert_string_equal(n[2].addr, "10.0.0.3");
+	assert_string_equal(n[3].addr, "");
+	assert_non_null(strstr(notes.buf, "c announced 192.0.2.77, but its control connection came from 10.0.0.3"));
+	assert_non_null(strstr(notes.buf, "not a numeric address"));
+	assert_null(strchr(notes.buf, '\x1b'));
+	strbuf_release(&notes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_rails),
 		cmocka_unit_test(test_analysis_many_paths),
 		cmocka_unit_test(test_wire),
+		cmocka_unit_test(test_nodes_verify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
