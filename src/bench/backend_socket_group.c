@@ -136,6 +136,7 @@ static int sg_listen(const char *addr, struct sg_entry *mine, char **err)
 				 SG_ADDR_LEN - 1);
 		return -EINVAL;
 	}
+	snprintf(mine->addr, sizeof(mine->addr), "%s", addr); /* named by the others even if listening fails */
 	int fd = tcp_listen(addr, 0, err);
 	if (fd < 0)
 		return fd;
@@ -145,7 +146,6 @@ static int sg_listen(const char *addr, struct sg_entry *mine, char **err)
 		*err = xasprintf("cannot read the port listening on %s: %s", addr, strerror(port < 0 ? -port : EINVAL));
 		return port < 0 ? port : -EINVAL;
 	}
-	snprintf(mine->addr, sizeof(mine->addr), "%s", addr);
 	mine->port = port;
 	return fd;
 }
