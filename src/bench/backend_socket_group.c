@@ -7,8 +7,9 @@
  * members in a ring instead, each straight to the next, so what it
  * measures is TCP between the group's nodes. Its all_reduce is the ring
  * algorithm of Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms
- * for clusters of workstations", J. Parallel Distrib. Comput. 69(2),
- * 2009, which NCCL's ring all_reduce also follows: a reduce-scatter of
+ * for clusters of workstations", J. Parallel Distrib. Comput. 69(2):117-124,
+ * 2009 (doi:10.1016/j.jpdc.2008.09.002), which NCCL's ring all_reduce
+ * also follows (runRing in NCCL's src/device/all_reduce.h): a reduce-scatter of
  * g - 1 steps, then an all-gather of g - 1 steps, each step sending one
  * chunk of about count / g elements to the next member while the previous
  * member's chunk arrives. Both directions move at once (non-blocking
@@ -474,7 +475,7 @@ static void sg_chunk(size_t count, int g, int c, size_t *off, size_t *len)
 	*len = base + (uc < rem);
 }
 
-/* The ring all_reduce (Patarasuk & Yuan 2009, section 3; NCCL's ring).
+/* The ring all_reduce (Patarasuk & Yuan 2009; NCCL's runRing).
  * Reduce-scatter: at step s member i sends chunk i - s and reduces chunk
  * i - s - 1 arriving from member i - 1, so after g - 1 steps it holds
  * chunk i + 1 reduced over every member. All-gather: at step s it sends

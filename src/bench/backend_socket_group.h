@@ -46,8 +46,14 @@ char *sg_entry_problem(const struct sg_entry *e, int proc);
 void sg_hello_pack(void *out, uint64_t nonce, int color, int idx);
 
 /* The socket backend's split (backend.h), for its ops table. b is an
- * initialised socket backend; the child's alloc, free and copies are the
- * parent's. */
+ * initialised socket backend. Every process of the job calls it; one that
+ * cannot take part (no address, color below -1) still joins the exchange,
+ * so the others fail at once naming it instead of waiting. The child runs
+ * all_reduce only (others: -ENOTSUP), each call bounded by how->timeout
+ * seconds (60 when not set); its alloc, free and copies are the parent's;
+ * its env has no sync (the group has no control plane) and it cannot be
+ * split again. After a failed collective its connections are closed and
+ * every later one fails. */
 int backend_socket_split(struct backend *b, const struct backend_split *how, double deadline, struct backend **child);
 
 #endif
