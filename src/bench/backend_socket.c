@@ -8,8 +8,11 @@
  * so its bandwidth measures loopback TCP through one hub and says nothing
  * about a fabric: use --backend mpi or nccl for that. One rank per
  * process. Waits are bounded by the harness's phase deadlines (the job
- * watchdog), not here. */
+ * watchdog), not here. Its split() makes groups whose all_reduce moves
+ * over direct TCP connections between the members instead
+ * (backend_socket_group.c). */
 #include "backend.h"
+#include "backend_socket_group.h"
 #include "sync.h"
 #include "core/tcp.h"
 #include "core/cleanup.h"
@@ -211,7 +214,7 @@ static const struct backend_ops socket_ops = {
 	.name = "socket", .init = sock_init, .alloc = sock_alloc, .free = sock_free, .copy_in = sock_copy,
 	.copy_out = sock_copy, .run = sock_run, .wait = sock_wait, .timer_begin = sock_timer_begin,
 	.timer_end = sock_timer_end, .device = sock_device, .version = sock_version, .abort = sock_abort,
-	.fini = sock_fini,
+	.fini = sock_fini, .split = backend_socket_split,
 };
 
 int backend_socket_create(struct backend **ret, char **err)
