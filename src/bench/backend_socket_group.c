@@ -151,6 +151,27 @@ static int sg_listen(const char *addr, struct sg_entry *mine, char **err)
 	return fd;
 }
 
+/* Process 0: each process's announced address becomes the one its
+ * control connection came from (sync.h peer_addr), so that no process can
+ * make its group connect to a host of its choosing. */
+static void sg_table_verify(const struct bench_sync *s, uint8_t *table)
+{
+	if (!s->ops->peer_addr)
+		return;
+	_cleanup_free_ struct sg_entry *all = xcalloc((size_t)s->nprocs, sizeof(*all));
+	uint64_t nonce;
+	sg_table_unpack(table, s->nprocs, &nonce, all);
+	for (int p = 1; p < s->nprocs; p++) {
+		char seen[SG_ADDR_LEN] = "";
+		s->ops->peer_addr(s->ctx, p, seen, sizeof(seen));
+		const char *v = !strncmp(seen, "::ffff:", 7) && strchr(seen + 7, '.') ? seen + 7 : seen;
+		if (!v[0] || !strcmp(v, all[p].addr))
+			continue;
+		snprintf(all[p].addr, sizeof(all[p].addr), "%s", v);
+		sg_entry_pack(&all[p], table + 8 + (size_t)p * SG_ENTRY_BYTES);
+	}
+}
+
 /* This process's record to process 0, everyone's back with the nonce. */
 static int sg_exchange(struct backend *b, const struct sg_entry *mine, double deadline, uint64_t *nonce,
 		       struct sg_entry *all)
@@ -164,6 +185,7 @@ static int sg_exchange(struct backend *b, const struct sg_entry *mine, double de
 	sg_entry_pack(mine, rec);
 	int r = s->ops->gather(s->ctx, rec, sizeof(rec), table + 8, deadline, &err);
 	if (r == 0 && s->proc == 0) {
+		sg_table_verify(s, table);
 		struct wire_w w = WIRE_W(table, 8);
 		wire_put_u64(&w, sg_nonce());
 	}

@@ -138,6 +138,20 @@ static const struct bench_sync_ops world_ops = {
 	.allreduce_f64 = w_allreduce, .bcast = w_bcast, .gather = w_gather, .scatter = w_scatter,
 };
 
+/* As the job's process 0 sees its peers' control connections: every
+ * process came from 127.0.0.1 (test_announced_addr). */
+static void w_peer_addr(void *ctx, int proc, char *buf, size_t len)
+{
+	const struct proc *p = ctx;
+	snprintf(buf, len, "%s", p->proc == 0 && proc > 0 ? "::ffff:127.0.0.1" : "");
+}
+
+static const struct bench_sync_ops seen_ops = {
+	.phase = w_phase, .phase_done = w_phase_done, .progress = w_progress, .barrier = w_barrier,
+	.allreduce_f64 = w_allreduce, .bcast = w_bcast, .gather = w_gather, .scatter = w_scatter,
+	.peer_addr = w_peer_addr,
+};
+
 static void *proc_main(void *arg)
 {
 	struct proc *p = arg;
@@ -421,6 +435,31 @@ static void stranger_proc(struct proc *p)
 	b->ops->fini(b);
 }
 
+/* Process 1 announces 127.0.0.2 (and listens there) while its control
+ * connection came from 127.0.0.1: process 0 replaces the address, so
+ * process 0 connects to 127.0.0.1, where nothing listens: the group fails
+ * naming process 1 at 127.0.0.1, not at the address it announced. */
+static void announced_proc(struct proc *p)
+{
+	p->sync.ops = &seen_ops;
+	struct backend *b = parent_new(p);
+	struct backend *c = split(p, b, 0, 0, p->proc == 1 ? "127.0.0.2" : "127.0.0.1", 2);
+	if (p->proc == 0)
+		CHECK(p, p->r < 0 && !c && strstr(p->error, "process 1 at 127.0.0.1:"),
+		      "the announced address was used: %d %s", p->r, p->error);
+	if (c)
+		c->ops->fini(c);
+	b->ops->fini(b);
+}
+
+static void test_announced_addr(void **state)
+{
+	(void)state;
+	static struct world w;
+	struct proc procs[2];
+	world_run(&w, 2, announced_proc, NULL, NULL, procs);
+}
+
 static void test_strangers(void **state)
 {
 	(void)state;
@@ -509,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_halves_pairs_none),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_strangers),
+		cmocka_unit_test(test_announced_addr),
 		cmocka_unit_test(test_member_closes),
 		cmocka_unit_test(test_member_stalls),
 	};
