@@ -161,6 +161,19 @@ static void text_group(const struct ncs_report *r, const struct ncs_group *x, FI
 	fputc('\n', f);
 }
 
+/* What to check next: gpuready's checks on the node, then cluster links'
+ * hint (its interface's counters and transceiver, or the routes). */
+static char *ncs_hint(const struct ncs_report *r, const struct links_verdict *v)
+{
+	struct links_report lr = { .n = r->n, .nodes = r->nodes };
+	_cleanup_free_ char *hint = links_hint(&lr, v);
+	const char *name = r->nodes[v->a].name, *rest = hint;
+	size_t n = strlen(name);
+	if (!strncmp(rest, "on ", 3) && !strncmp(rest + 3, name, n) && !strncmp(rest + 3 + n, ": ", 2))
+		rest += 5 + n;
+	return xasprintf("on %s: `gpuready check` (its GPUs, NICs and NCCL settings), %s", name, rest);
+}
+
 static void text_verdict(const struct ncs_report *r, const struct links_verdict *v, FILE *f)
 {
 	const struct links_stats *st = r->st;
@@ -170,7 +183,7 @@ static void text_verdict(const struct ncs_report *r, const struct links_verdict 
 		return;
 	}
 	if (!b) {
-		fprintf(f, "  %s: %s: busbw %.3f GB/s in its pairs (median of its partners, %.0f%% of %.3f GB/s)",
+		fprintf(f, "  %s: %s: busbw %.3f GB/s in its pairs (their median, %.0f%% of all pairs' %.3f GB/s)",
 			v->kind == LINKS_BAD_NODE ? "bad node or its cable" : v->kind == LINKS_INTERMITTENT ? "intermittent node" : "slow node, unclassified",
 			a, v->ab, pct_of(v->ab, st->median), st->median);
 		if (v->good_n)
@@ -187,9 +200,8 @@ static void text_verdict(const struct ncs_report *r, const struct links_verdict 
 		if (v->kind == LINKS_BAD_PATH)
 			fputs("; both are at full rate with known-good nodes: slow only together", f);
 	}
-	struct links_report lr = { .n = r->n, .nodes = r->nodes };
-	_cleanup_free_ char *hint = links_hint(&lr, v);
-	fprintf(f, "\n    next: on %s: `gpuready check` (its GPUs, NICs and NCCL settings); %s\n", a, hint);
+	_cleanup_free_ char *hint = ncs_hint(r, v);
+	fprintf(f, "\n    next: %s\n", hint);
 }
 
 int ncs_write_text(const struct ncs_report *r, FILE *f)
@@ -286,10 +298,7 @@ static json_object *json_verdict(const struct ncs_report *r, const struct links_
 		json_object_object_add(o, "busbw_again", jnum(v->re_ab));
 	if (v->kind == LINKS_FAILED)
 		json_object_object_add(o, "error", utf8_json_string(v->err ? v->err : "not measured"));
-	struct links_report lr = { .n = r->n, .nodes = r->nodes };
-	_cleanup_free_ char *hint = links_hint(&lr, v);
-	_cleanup_free_ char *next = xasprintf("on %s: `gpuready check` (its GPUs, NICs and NCCL settings); %s",
-					      r->nodes[v->a].name, hint);
+	_cleanup_free_ char *next = ncs_hint(r, v);
 	json_object_object_add(o, "hint", utf8_json_string(next));
 	return o;
 }

@@ -145,7 +145,9 @@ static int nccl_run(struct run *R, double t0)
 {
 	struct settings *set = R->env->set;
 	struct ncs_report rep = { .n = R->n, .local = R->local, .nodes = R->nodes, .backend = R->ss->b->ops->name,
-				  .library = R->ss->b->ops->version(R->ss->b), .bytes = R->M.bytes,
+				  .library = !strcmp(R->ss->b->ops->name, "socket") ? "gpuready TCP: rings of direct connections"
+										    : R->ss->b->ops->version(R->ss->b),
+				  .bytes = R->M.bytes,
 				  .iters = R->M.iters, .expect = set->expect_busbw };
 	struct links_meas *m = NULL;
 	size_t nm = 0;
@@ -154,7 +156,9 @@ static int nccl_run(struct run *R, double t0)
 	struct links_rounds plan = { 0 };
 	struct links_verdict *v = NULL;
 	ncs_colors_all(R->n, R->color);
-	stage(R, NCS_ALL, 0, false);
+	/* the socket backend's own collectives go through rank 0: its groups, a
+	 * ring of all nodes here too, measure the links between the nodes */
+	stage(R, NCS_ALL, 0, !strcmp(R->ss->b->ops->name, "socket"));
 	if ((rep.split = agree_split(R, set->expect_busbw))) {
 		int rounds = sched_rounds(R->n) < set->cluster.pair_rounds ? sched_rounds(R->n) : set->cluster.pair_rounds;
 		halves_and_pairs(R, rounds);

@@ -200,21 +200,6 @@ assert v == [(kind, nodes)], (v, d["median_gbps"], d["matrix_gbps"])
 PY
 }
 
-# hints_ok FILE: every command in backticks of every verdict's hint is
-# runnable as written (tests/cli/hints.py's tool table)
-hints_ok() {
-	python3 - "$SRC/tests/cli" "$BIN" "$1" <<'PY'
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import hints
-d = json.load(open(sys.argv[3]))
-bad = [(seg, why) for v in d["verdicts"] for seg, words in hints.commands(v["hint"])
-       for why in [hints.runnable(words, set(), sys.argv[2], {})] if why]
-n = sum(1 for v in d["verdicts"] for _ in hints.commands(v["hint"]))
-assert n and not bad, (n, bad)
-PY
-}
-
 netns() {
 	[ "$(id -u)" -eq 0 ] || { echo "skip: not root"; exit 77; }
 	command -v ip >/dev/null && command -v tc >/dev/null || { echo "skip: no ip or tc"; exit 77; }

@@ -144,6 +144,7 @@ netns() {
 	[ "$rc" -eq 1 ] && pass "socket backend, node04 at 100 Mbit/s: exit 1" ||
 		{ fail "socket backend in namespaces: exit $rc"; cat "$TMP"/sock.err.* >&2; }
 	verdict_is "$TMP/sock.json" bad_node node04 && pass "socket backend: node04 is a bad node" || fail "socket: verdict"
+	hints_ok "$TMP/sock.json" && pass "bad node: the hint's commands are runnable" || fail "bad node: hints"
 	# the MPI backend: mpirun over ssh, one process per node
 	module=$(dirname "$BIN")/gpuready-mpi.so
 	if command -v mpirun >/dev/null && [ -f "$module" ]; then

@@ -96,3 +96,18 @@ run_ranks() {
 	done
 	return "$worst"
 }
+
+# hints_ok FILE: every command in backticks of every verdict's hint is
+# runnable as written (tests/cli/hints.py's tool table)
+hints_ok() {
+	python3 - "$SRC/tests/cli" "$BIN" "$1" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hints
+d = json.load(open(sys.argv[3]))
+bad = [(seg, why) for v in d["verdicts"] for seg, words in hints.commands(v["hint"])
+       for why in [hints.runnable(words, set(), sys.argv[2], {})] if why]
+n = sum(1 for v in d["verdicts"] for _ in hints.commands(v["hint"]))
+assert n and not bad, (n, bad)
+PY
+}
