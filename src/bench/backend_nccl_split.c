@@ -54,6 +54,7 @@ static struct nccl_backend *child_of(struct nccl_backend *n)
 	*c = *n;
 	c->parent = n;
 	c->base.mem_init = 0;
+	c->base.error[0] = 0;
 	c->r = xcalloc((size_t)n->n, sizeof(*c->r));
 	for (int l = 0; l < n->n; l++)
 		c->r[l] = (struct nccl_rank){ .rank = -1, .dev = n->r[l].dev, .ctx = n->r[l].ctx,
@@ -120,17 +121,27 @@ int nccl_split(struct backend *b, const struct backend_split *how, double deadli
 	struct nccl_backend *c = child_of(n);
 	struct algo_env a;
 	ring_begin(&a, how->ring && how->color >= 0);
+	/* with the parent's non-blocking configuration (which the child
+	 * inherits) the split goes on in NCCL's threads: the parent is in
+	 * progress until it is done, and only then are the new communicators
+	 * written (init.cc, ncclCommSplit) */
 	int r = split_all(n, c, how->color, how->key);
-	if (r == 0 && how->color >= 0)
-		r = nccl_poll_init(c, deadline);
-	ring_end(&a);
-	if (r < 0) {
-		if (c->base.error[0])
-			backend_set_error(b, "%s", c->base.error);
-		nccl_abort_comms(c);
-	} else if (how->color >= 0 && (r = child_ranks(c)) < 0) {
-		backend_set_error(b, "%s", c->base.error);
+	if (r == 0 && (r = nccl_poll_init(n, deadline)) < 0) {
+		_cleanup_free_ char *why = xstrdup(b->error);
+		backend_set_error(b, "ncclCommSplit did not complete: %s", why);
 	}
+	for (int l = 0; r == 0 && how->color >= 0 && l < c->n; l++)
+		if (!c->r[l].comm) {
+			backend_set_error(b, "ncclCommSplit completed without a communicator for local rank %d", l);
+			r = -EIO;
+		}
+	if (r == 0 && how->color >= 0 && (r = nccl_poll_init(c, deadline)) < 0)
+		backend_set_error(b, "%s", c->base.error);
+	ring_end(&a);
+	if (r < 0)
+		nccl_abort_comms(c);
+	else if (how->color >= 0 && (r = child_ranks(c)) < 0)
+		backend_set_error(b, "%s", c->base.error);
 	if (r < 0 || how->color < 0) {
 		nccl_split_fini(c);
 		return r;

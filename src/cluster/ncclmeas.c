@@ -12,6 +12,7 @@
 
 #define CHUNK (4u << 20)      /* bytes filled or checked per copy */
 #define CHECK_BYTES 65536u    /* checked at the start, the middle and the end */
+#define BARRIER_SLACK_S 30.0  /* the barrier before the timed loops, after the setup deadline */
 
 struct bufs {
 	void *send[64], *recv[64];
@@ -91,27 +92,30 @@ static int64_t check(struct backend *c, const struct bufs *B, uint64_t bytes, st
 	return wrong;
 }
 
-/* Warm-up on the group, then every process meets, then the timed loop. */
-static void measure(const struct ncs_meas *M, struct backend *c, double deadline, struct ncs_part *p)
+/* Warm-up on the group by the setup deadline, then every process meets
+ * (within BARRIER_SLACK_S of it: a member that gave up at the setup
+ * deadline still arrives in time), then the timed loop by its own. */
+static void measure(const struct ncs_meas *M, struct backend *c, double setup, struct ncs_part *p)
 {
 	struct bufs B = { 0 };
 	_cleanup_free_ char *err = NULL;
 	int r = c ? prepare(c, M->bytes, &B, p) : 0;
 	for (int i = 0; c && r == 0 && i < M->warmup; i++)
-		if ((r = launch(c, &B, M->bytes)) < 0 || (r = c->ops->wait(c, deadline)) < 0)
+		if ((r = launch(c, &B, M->bytes)) < 0 || (r = c->ops->wait(c, setup)) < 0)
 			failf(p, "warm-up all_reduce: %s", c->error);
 	/* every group starts its timed loop together: they share the fabric */
-	if ((r = job_barrier(M->ss->cl, deadline, &err)) < 0)
+	if ((r = job_barrier(M->ss->cl, setup + BARRIER_SLACK_S, &err)) < 0)
 		session_fail(M->ss, err, r);
-	double t = 0;
+	double t = 0, loop = clock_now() + M->timeout;
 	if (c && !p->failed) {
 		r = c->ops->timer_begin(c);
 		for (int i = 0; r == 0 && i < M->iters; i++)
 			r = launch(c, &B, M->bytes);
 		if (r == 0)
-			r = c->ops->timer_end(c, deadline, &t);
+			r = c->ops->timer_end(c, loop, &t);
 		if (r < 0)
-			failf(p, "timed all_reduce: %s", c->error);
+			failf(p, "timed all_reduce (%d of %llu bytes within %.0f s): %s", M->iters,
+			      (unsigned long long)M->bytes, M->timeout, c->error);
 		else
 			p->seconds = t / M->iters;
 		if (r == 0)
@@ -121,25 +125,35 @@ static void measure(const struct ncs_meas *M, struct backend *c, double deadline
 		release(c, &B);
 }
 
+double ncs_stage_budget(const struct ncs_meas *M)
+{
+	return 2 * M->timeout + BARRIER_SLACK_S + 30;
+}
+
 void ncs_measure(const struct ncs_meas *M, const char *desc, int color, bool split, bool ring, struct ncs_part *part)
 {
 	struct backend *b = M->ss->b, *c = NULL;
-	double steps = 3 + M->warmup + M->iters, deadline = clock_now() + M->timeout * steps;
+	double start = clock_now(), setup = start + M->timeout;
 	*part = (struct ncs_part){ .color = color };
-	job_phase(M->ss->cl, desc, deadline + 10);
+	/* the watchdog names a rank still inside when the stage's budget is
+	 * spent: one stuck where nothing can be interrupted (MPI) */
+	job_phase(M->ss->cl, desc, start + ncs_stage_budget(M));
 	if (split) {
 		struct backend_split how = { .color = color, .key = M->ss->proc, .ring = ring, .addr = M->addr,
 					     .timeout = M->timeout };
 		if (!b->ops->split)
 			failf(part, "the %s backend cannot split its ranks into groups", b->ops->name);
-		else if (b->ops->split(b, &how, deadline, &c) < 0)
+		else if (b->ops->split(b, &how, setup, &c) < 0)
 			failf(part, "making its group: %s", b->error);
 		else if (color >= 0 && !c)
 			failf(part, "making its group: the backend made none");
 	} else if (color >= 0) {
 		c = b;
 	}
-	measure(M, part->failed ? NULL : c, deadline, part);
+	part->ranks = c ? c->env.nranks : 0;
+	measure(M, part->failed ? NULL : c, setup, part);
+	if (c && c != b && part->failed)
+		c->ops->abort(c); /* a collective may still wait for a peer: never wait for it */
 	if (c && c != b)
 		c->ops->fini(c);
 	job_phase_done(M->ss->cl);

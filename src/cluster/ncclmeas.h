@@ -15,7 +15,7 @@ struct ncs_meas {
 	struct session *ss;    /* the job and its backend */
 	uint64_t bytes;        /* the all_reduce's */
 	int iters, warmup;
-	double timeout;        /* seconds a step may take (setup, warm-up, the timed loop) */
+	double timeout;        /* seconds each step may take: making the group and its warm-up; the timed loop */
 	const char *addr;      /* this node's data address (the socket backend's groups) */
 };
 
@@ -26,5 +26,8 @@ struct ncs_meas {
  * part (failed, err); a rank that stalls ends the job through the
  * watchdog, named. */
 void ncs_measure(const struct ncs_meas *M, const char *desc, int color, bool split, bool ring, struct ncs_part *part);
+/* The most a stage can take on a process (the watchdog's phase deadline):
+ * what comes after it waits that long for the slowest group. */
+double ncs_stage_budget(const struct ncs_meas *M);
 
 #endif

@@ -2,6 +2,7 @@
  * and the output (ncclsplit.h, docs/cluster.md "cluster nccl"). */
 #include "cluster/ncclsplit.h"
 #include "core/cleanup.h"
+#include "core/parse.h"
 #include "core/report.h"
 #include "core/strbuf.h"
 
@@ -38,10 +39,14 @@ void ncs_colors_pairs(int n, const struct sched_pair *p, size_t np, int *color)
 			color[p[k].a] = color[p[k].b] = (int)k;
 }
 
-/* One group from its members' parts. */
-static void collect_one(struct ncs_group *x, int c, const int *color, int n, const struct ncs_part *parts,
+/* One group from its members' parts: each must have been in a group of
+ * the ranks rank 0 put there (a rank in another's group is caught here). */
+static void collect_one(struct ncs_group *x, int c, const int *color, int n, int local, const struct ncs_part *parts,
 			const struct links_node *nodes)
 {
+	for (int i = 0; i < n; i++)
+		x->nodes += color[i] == c;
+	x->ranks = x->nodes * local;
 	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
 	x->a = x->b = -1;
 	for (int i = 0; i < n; i++) {
@@ -51,20 +56,23 @@ static void collect_one(struct ncs_group *x, int c, const int *color, int n, con
 		if (x->a < 0)
 			x->a = i;
 		x->b = i;
-		x->nodes++;
 		char err[sizeof(p->err)];
 		memcpy(err, p->err, sizeof(err));
 		err[sizeof(err) - 1] = 0;
+		str_printable(err, false); /* another rank's text, for a terminal */
 		if (p->color != c)
 			strbuf_addf(&why, "%s%s reported group %d, not %d", why.len ? "; " : "", nodes[i].name,
 				    (int)p->color, c);
+		else if (!p->failed && p->ranks != x->ranks)
+			strbuf_addf(&why, "%s%s was in a group of %d ranks, not %d", why.len ? "; " : "", nodes[i].name,
+				    (int)p->ranks, x->ranks);
 		else if (p->failed || !(p->seconds > 0) || !isfinite(p->seconds))
 			strbuf_addf(&why, "%s%s: %s", why.len ? "; " : "", nodes[i].name,
 				    p->failed && err[0] ? err : "no time measured");
 		else if (p->seconds > x->seconds)
 			x->seconds = p->seconds;
-		if (isfinite(p->wrong) && p->wrong > 0 && p->wrong < 1e18)
-			x->wrong += (int64_t)p->wrong;
+		if (isfinite(p->wrong) && p->wrong > 0) /* a rank checks at most 3 x 16 Ki elements per GPU */
+			x->wrong += p->wrong < 1e9 ? (int64_t)p->wrong : 1000000000;
 	}
 	if (why.len)
 		x->err = utf8_clean(why.buf);
@@ -82,8 +90,7 @@ void ncs_collect(enum ncs_stage st, int round, const int *color, int n, int loca
 		*g = links_grow(*g, *ng, sizeof(**g));
 		struct ncs_group *x = &(*g)[(*ng)++];
 		*x = (struct ncs_group){ .stage = st, .round = round };
-		collect_one(x, c, color, n, parts, nodes);
-		x->ranks = x->nodes * local;
+		collect_one(x, c, color, n, local, parts, nodes);
 		double r = x->ranks;
 		x->busbw = x->err || x->ranks < 2 ? -1 : (double)bytes / x->seconds / 1e9 * 2.0 * (r - 1) / r;
 	}
@@ -162,9 +169,19 @@ static void text_group(const struct ncs_report *r, const struct ncs_group *x, FI
 }
 
 /* What to check next: gpuready's checks on the node, then cluster links'
- * hint (its interface's counters and transceiver, or the routes). */
+ * hint (its interface's counters and transceiver, or the routes). With
+ * NCCL that interface is the one towards rank 0, not NCCL's NICs: the
+ * RDMA checks then, and the fabric between the nodes. */
 static char *ncs_hint(const struct ncs_report *r, const struct links_verdict *v)
 {
+	const char *a = r->nodes[v->a].name, *b = v->b >= 0 ? r->nodes[v->b].name : NULL;
+	if (!strcmp(r->backend, "nccl") && b && v->kind != LINKS_FAILED)
+		return xasprintf("on %s and on %s: `gpuready rdma` (each RDMA port's state, rate, errors and settings); "
+				 "then the switch ports and the routing (adaptive routing, ECMP) between them", a, b);
+	if (!strcmp(r->backend, "nccl"))
+		return xasprintf("on %s: `gpuready check` (its GPUs, NICs and NCCL settings), `gpuready rdma` (each RDMA "
+				 "port's state, rate, errors and settings); then `gpuready cluster links` with known-good "
+				 "nodes, and its NICs' cables and transceivers", a);
 	struct links_report lr = { .n = r->n, .nodes = r->nodes };
 	_cleanup_free_ char *hint = links_hint(&lr, v);
 	const char *name = r->nodes[v->a].name, *rest = hint;

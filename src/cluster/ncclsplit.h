@@ -37,6 +37,7 @@ struct ncs_part {
 	double seconds;     /* per all_reduce on this process; <= 0 none */
 	double wrong;       /* elements that came out wrong */
 	int32_t color;      /* the group it was in, -1 none */
+	int32_t ranks;      /* the ranks its group had (the backend's count) */
 	int32_t failed;     /* 1: err says why */
 	char err[240];
 };

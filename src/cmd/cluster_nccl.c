@@ -33,7 +33,15 @@ struct run {
 	struct links_node *nodes;        /* rank 0: every node's */
 	struct ncs_group *g;             /* rank 0: every group measured */
 	size_t ng;
+	double until;                    /* the exchanges after a stage wait for its slowest group until then */
 };
+
+/* An exchange's deadline: the others may still be in their groups. */
+static double exchange_by(const struct run *R)
+{
+	double d = clock_now() + EXCHANGE_S;
+	return d > R->until ? d : R->until;
+}
 
 /* This node: its name, the address it reaches rank 0 from (the socket
  * backend's groups listen there) and the interface holding it. */
@@ -73,10 +81,11 @@ static void stage(struct run *R, enum ncs_stage st, int round, bool split)
 	if (st >= NCS_PAIRS)
 		snprintf(desc + strlen(desc), sizeof(desc) - strlen(desc), " %d", round + 1);
 	struct ncs_part mine;
+	R->until = clock_now() + ncs_stage_budget(&R->M) + EXCHANGE_S;
 	ncs_measure(&R->M, desc, R->color[R->me], split, st >= NCS_PAIRS, &mine);
 	_cleanup_free_ struct ncs_part *all = R->me == 0 ? xcalloc((size_t)R->n, sizeof(*all)) : NULL;
 	_cleanup_free_ char *err = NULL;
-	int r = job_gather(R->ss->cl, &mine, sizeof(mine), all, clock_now() + EXCHANGE_S, &err);
+	int r = job_gather(R->ss->cl, &mine, sizeof(mine), all, exchange_by(R), &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
 	if (R->me == 0)
@@ -91,7 +100,7 @@ static bool agree_split(struct run *R, double expect)
 		if (R->g[i].stage == NCS_ALL && expect > 0 && R->g[i].busbw >= expect)
 			v = 0;
 	_cleanup_free_ char *err = NULL;
-	int r = job_bcast(R->ss->cl, &v, sizeof(v), clock_now() + EXCHANGE_S, &err);
+	int r = job_bcast(R->ss->cl, &v, sizeof(v), exchange_by(R), &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
 	return v != 0;
@@ -116,15 +125,17 @@ static void halves_and_pairs(struct run *R, int rounds)
 static void share_plan(struct run *R, struct links_rounds *plan)
 {
 	_cleanup_free_ char *err = NULL;
+	if (R->me == 0 && plan->n_pairs > LINKS_PLAN_MAX(R->n))
+		links_rounds_free(plan); /* cannot be: links_second_pass bounds it */
 	int32_t h[2] = { plan->n_rounds, (int32_t)plan->n_pairs };
-	int r = job_bcast(R->ss->cl, h, sizeof(h), clock_now() + EXCHANGE_S, &err);
+	int r = job_bcast(R->ss->cl, h, sizeof(h), exchange_by(R), &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
 	if (h[0] <= 0 || h[1] <= 0 || h[0] > h[1] || (size_t)h[1] > LINKS_PLAN_MAX(R->n))
 		return;
 	size_t len = links_plan_len(h[0], h[1]);
 	int32_t *v = R->me == 0 ? links_plan_encode(plan) : xcalloc(len, sizeof(*v));
-	if ((r = job_bcast(R->ss->cl, v, len * sizeof(*v), clock_now() + EXCHANGE_S, &err)) < 0)
+	if ((r = job_bcast(R->ss->cl, v, len * sizeof(*v), exchange_by(R), &err)) < 0)
 		session_fail(R->ss, err, r);
 	if (R->me != 0)
 		links_plan_decode(v, h[0], h[1], R->n, plan);
@@ -213,7 +224,9 @@ int cmd_cluster_nccl(struct cmd_env *env)
 	bytes = bytes < 4 ? 4 : bytes - bytes % 4; /* float elements */
 	struct run R = { .env = env, .ss = &ss, .me = ss.proc, .n = ss.nprocs, .local = local,
 			 .M = { .ss = &ss, .bytes = bytes, .iters = set->bench.iters, .warmup = set->bench.warmup,
-				.timeout = set->bench.timeout > 0 ? set->bench.timeout : 60.0 + (double)bytes * 2 / 1e7 } };
+				.timeout = set->bench.timeout > 0 ? set->bench.timeout
+								  : 60.0 + (double)(set->bench.warmup + set->bench.iters) *
+									   (double)bytes * 2 / 1e8 } };
 	R.color = xcalloc((size_t)R.n, sizeof(int));
 	struct links_node me;
 	double ok = R.n >= 2 && my_node(&R, &me) == 0;

@@ -78,7 +78,8 @@ loopback_mpi() {
 	rc=$?
 	[ "$rc" -eq 0 ] && pass "an expectation met: exit 0" || { fail "expectation met: exit $rc"; cat "$TMP/met.err" >&2; }
 	contains "$TMP/met.txt" "meets the expectation: no split" "an expectation met: no split"
-	mpi 4 --expect-busbw 100000 >"$TMP/unmet.txt" 2>"$TMP/unmet.err"
+	# two nodes: one pair, which cannot be an outlier of itself
+	mpi 2 --expect-busbw 100000 >"$TMP/unmet.txt" 2>"$TMP/unmet.err"
 	rc=$?
 	[ "$rc" -eq 1 ] && pass "an expectation no pair meets: exit 1" || { fail "unmet: exit $rc"; cat "$TMP/unmet.err" >&2; }
 	contains "$TMP/unmet.txt" "below the expected 100000.000" "unmet: the all-node line says so"
@@ -126,21 +127,8 @@ netns() {
 			{ echo "skip: tc htb unavailable"; exit 77; }
 		k=$((k + 1))
 	done
-	# the socket backend: one rank per namespace, rank 0 on node01
-	port=29500
-	pids=""
-	k=2
-	while [ "$k" -le 6 ]; do
-		ip netns exec "$VC_NS-$(vc_name "$k")" timeout 200 "$BIN" cluster nccl --backend socket --size 4M -n 5 \
-			--rank $((k - 1)) --nranks 6 --master "$(vc_addr 1):$port" --node-name "$(vc_name "$k")" \
-			>/dev/null 2>"$TMP/sock.err.$k" &
-		pids="$pids $!"
-		k=$((k + 1))
-	done
-	ip netns exec "$VC_NS-node01" timeout 200 "$BIN" cluster nccl --backend socket --size 4M -n 5 --rank 0 --nranks 6 \
-		--master "$(vc_addr 1):$port" --node-name node01 --json >"$TMP/sock.json" 2>"$TMP/sock.err.1"
+	socket_ns sock
 	rc=$?
-	for p in $pids; do wait "$p"; done
 	[ "$rc" -eq 1 ] && pass "socket backend, node04 at 100 Mbit/s: exit 1" ||
 		{ fail "socket backend in namespaces: exit $rc"; cat "$TMP"/sock.err.* >&2; }
 	verdict_is "$TMP/sock.json" bad_node node04 && pass "socket backend: node04 is a bad node" || fail "socket: verdict"
@@ -163,6 +151,40 @@ EOF2
 	else
 		echo "skip: the MPI backend (no mpirun or no gpuready-mpi module next to $BIN)"
 	fi
+	# node04 back to 1 Gbit/s; node02 and node05 may not reach each other (a
+	# "prohibit" route each way, as a firewall would): their pair cannot
+	# form its ring within -T, a failed pair naming both, and the run goes on
+	ip netns exec "$VC_NS-node04" tc class change dev eth0 parent 1: classid 1:10 htb rate 1gbit 2>/dev/null
+	ip netns exec "$VC_NS-hub" tc class change dev v4 parent 1: classid 1:10 htb rate 1gbit 2>/dev/null
+	ip -n "$VC_NS-node02" route add prohibit "$(vc_addr 5)/32" && ip -n "$VC_NS-node05" route add prohibit "$(vc_addr 2)/32" ||
+		fail "prohibit routes"
+	socket_ns drop -T 8
+	rc=$?
+	[ "$rc" -eq 1 ] && pass "a pair that cannot connect: exit 1, not a stalled run" ||
+		{ fail "failed pair: exit $rc"; cat "$TMP"/drop.err.* >&2; }
+	verdict_is "$TMP/drop.json" failed node02 node05 && pass "node02 - node05 is a failed pair" || fail "failed pair"
+	grep -q 'making its group' "$TMP/drop.json" && pass "failed pair: why" || fail "failed pair: why"
+}
+
+# socket_ns TAG [ARGS]: the socket backend, one rank per namespace, rank 0
+# on node01; rank 0's JSON in $TMP/TAG.json
+socket_ns() {
+	tag=$1; shift
+	port=$(($(free_port) % 20000 + 20000))
+	pids=""
+	k=2
+	while [ "$k" -le 6 ]; do
+		ip netns exec "$VC_NS-$(vc_name "$k")" timeout 200 "$BIN" cluster nccl --backend socket --size 4M -n 5 \
+			--rank $((k - 1)) --nranks 6 --master "$(vc_addr 1):$port" --node-name "$(vc_name "$k")" "$@" \
+			>/dev/null 2>"$TMP/$tag.err.$k" &
+		pids="$pids $!"
+		k=$((k + 1))
+	done
+	ip netns exec "$VC_NS-node01" timeout 200 "$BIN" cluster nccl --backend socket --size 4M -n 5 --rank 0 --nranks 6 \
+		--master "$(vc_addr 1):$port" --node-name node01 --json "$@" >"$TMP/$tag.json" 2>"$TMP/$tag.err.1"
+	rc=$?
+	for p in $pids; do wait "$p"; done
+	return $rc
 }
 
 # verdict_is FILE KIND NODES...: the only verdict is KIND about NODES

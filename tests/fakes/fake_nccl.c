@@ -81,6 +81,12 @@ struct ncclComm {
 	int blocking;
 	int connected;         /* a first grouped call was reported ncclInProgress */
 	int settling;          /* ncclInProgress once more from GetAsyncError */
+	/* a non-blocking ncclCommSplit of this (parent) communicator: as NCCL,
+	 * *split_out is written only when the split completed, and the
+	 * parent is in progress until then (ncclCommGetAsyncError) */
+	int split_pending;
+	ncclComm_t *split_out;
+	struct ncclComm *split_child;
 	ncclResult_t async;
 	struct op *colls;      /* queued collectives, issue order */
 	struct op *p2p;        /* queued sends and receives, issue order */
@@ -417,7 +423,13 @@ FAKE_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state
 	if (bad_comm(comm) || !state)
 		return ncclInvalidArgument;
 	pthread_mutex_lock(&lock);
-	if (comm->settling) {
+	if (comm->split_pending == 1) {
+		*state = ncclInProgress;
+	} else if (comm->split_pending == 2) {
+		*comm->split_out = comm->split_child;
+		comm->split_pending = 0;
+		*state = ncclSuccess;
+	} else if (comm->settling) {
 		comm->settling = 0;
 		*state = ncclInProgress;
 	} else {
@@ -945,6 +957,9 @@ static void split_finish(struct clique *parent)
 		form_clique(cl);
 		free(m);
 	}
+	for (int i = 0; i < n; i++)
+		if (parent->ranks[i] && parent->ranks[i]->split_pending)
+			parent->ranks[i]->split_pending = 2; /* complete: *split_out is written when polled */
 	free(parent->splits);
 	parent->splits = NULL;
 	parent->nsplits = 0;
@@ -961,15 +976,27 @@ FAKE_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
 					.async = ncclInProgress };
 	}
 	pthread_mutex_lock(&lock);
+	if (comm->split_pending) {
+		pthread_mutex_unlock(&lock);
+		free(c);
+		WARN(comm->dev, "Attempt to use communicator before the previous operation returned ncclSuccess");
+		return ncclInvalidUsage;
+	}
 	struct clique *p = comm->cl;
 	if (!p->splits)
 		p->splits = calloc((size_t)p->nranks, sizeof(*p->splits));
 	p->splits[comm->rank] = (struct split_call){ .color = color, .key = key, .child = c };
+	if (!comm->blocking)
+		comm->split_pending = 1, comm->split_out = newcomm, comm->split_child = c;
 	if (++p->nsplits == p->nranks)
 		split_finish(p);
 	pthread_mutex_unlock(&lock);
+	if (!comm->blocking) {
+		*newcomm = NULL; /* NCCL_COMM_NULL until the split completes */
+		return ncclInProgress;
+	}
 	*newcomm = c;
-	return comm->blocking ? ncclSuccess : ncclInProgress;
+	return ncclSuccess;
 }
 
 FAKE_API ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
