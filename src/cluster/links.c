@@ -74,11 +74,16 @@ void links_stats_compute(const struct links_meas *m, size_t n_m, double expect, 
 	*st = (struct links_stats){ .expect = expect, .n = n, .median = NAN, .mad = NAN, .threshold = 0 };
 	if (n) {
 		st->median = median(v, n);
-		for (size_t i = 0; i < n; i++)
-			v[i] = fabs(v[i] - st->median);
-		st->mad = median(v, n);
-		double t = st->median - LINKS_MAD_K * LINKS_MAD_SCALE * st->mad;
+		/* the spread of the rates that are not already 25% under the
+		 * median: a bad node makes 2/N of all pairs slow, and their
+		 * deviations would set the MAD when the others are noisy */
 		double drop = st->median * (1 - LINKS_MIN_DROP);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (v[i] >= drop)
+				v[k++] = fabs(v[i] - st->median);
+		st->mad = median(v, k);
+		double t = st->median - LINKS_MAD_K * LINKS_MAD_SCALE * st->mad;
 		st->threshold = t < drop ? t : drop;
 		if (expect > 0 && expect < st->threshold)
 			st->threshold = expect;
