@@ -4,10 +4,11 @@
  * A measurement is one direction of one pair: the rate the receiving node
  * saw from the sending one. The first pass measures every pair of the
  * schedule (schedule.h); the statistics are over its rates:
- *   median, MAD (the median absolute deviation from it, over the rates
- *   that are not already 25% under the median: one bad node makes 2/N of
- *   the pairs slow, and with noisy healthy pairs their deviations would
- *   set the MAD and hide it), and a rate is
+ *   median and MAD (the median absolute deviation from it) of the rates
+ *   that are not already 25% under the median of all (one bad node makes
+ *   2/N of the pairs slow, which pulls the median of all down to the
+ *   slowest healthy pairs; with noisy healthy pairs the MAD would then
+ *   hide it), and a rate is
  *   slow when it is below median − 3 · 1.4826 · MAD (three standard
  *   deviations for normally distributed noise: 1.4826 · MAD estimates the
  *   standard deviation; Leys et al., "Detecting outliers: Do not use

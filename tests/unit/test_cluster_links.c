@@ -299,10 +299,11 @@ static void test_analysis_bad_node(void **state)
 	free(v);
 }
 
-/* The pairs' rates of a run of cluster nccl on six loaded namespaces
- * (three rounds, node 3 at a tenth, the healthy pairs 0.065-0.084 GB/s):
- * over all nine the MAD is 0.018 and median - 3 x 1.4826 x MAD is below
- * zero; over the rates within 25% of the median it names the three. */
+/* The pairs' rates of runs of cluster nccl on six loaded namespaces
+ * (three rounds, node 3 at a tenth, the healthy pairs 0.061-0.084 GB/s):
+ * over all nine the median is the slowest healthy pair and median - 3 x
+ * 1.4826 x MAD is below zero; over the rates within 25% of that median it
+ * names node 3's three pairs. */
 static void test_stats_noisy(void **state)
 {
 	(void)state;
@@ -316,16 +317,21 @@ static void test_stats_noisy(void **state)
 		m[2 * i + 1] = (struct links_meas){ .from = pairs[i].b, .to = pairs[i].a, .pass = 1, .gbps = pairs[i].r };
 	}
 	struct links_stats st;
-	links_stats_compute(m, 18, 0, &st);
-	assert_true(fabs(st.median - 0.0659) < 1e-9);
-	assert_true(st.mad < 0.01);
-	for (size_t i = 0; i < 9; i++)
-		assert_int_equal(links_is_slow(&st, pairs[i].r), pairs[i].a == 3 || pairs[i].b == 3);
-	struct links_suspects s;
-	links_find_suspects(6, m, 18, &st, &s);
-	for (int k = 0; k < 6; k++)
-		assert_int_equal(s.node[k], k == 3);
-	links_suspects_free(&s);
+	for (int run = 0; run < 2; run++) {
+		if (run) /* the second run: two healthy pairs at 0.061 */
+			for (size_t i = 0; i < 18; i++)
+				if (m[i].gbps == 0.0653 || m[i].gbps == 0.0659)
+					m[i].gbps = 0.0614;
+		links_stats_compute(m, 18, 0, &st);
+		assert_true(st.median > 0.065 && st.mad < 0.01);
+		for (size_t i = 0; i < 9; i++)
+			assert_int_equal(links_is_slow(&st, m[2 * i].gbps), pairs[i].a == 3 || pairs[i].b == 3);
+		struct links_suspects s;
+		links_find_suspects(6, m, 18, &st, &s);
+		for (int k = 0; k < 6; k++)
+			assert_int_equal(s.node[k], k == 3);
+		links_suspects_free(&s);
+	}
 }
 
 static void test_analysis_bad_path(void **state)
