@@ -335,7 +335,7 @@ static void test_analysis_failed(void **state)
 	free(v);
 	/* two nodes: no outlier can stand out of two rates; under the
 	 * expectation, the run still fails */
-	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL }, { 1, 0, 1, 1.0, NULL } };
+	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL, 0 }, { 1, 0, 1, 1.0, NULL, 0 } };
 	links_stats_compute(m, 2, 50, &st);
 	struct links_suspects s;
 	links_find_suspects(2, m, 2, &st, &s);
@@ -476,7 +476,7 @@ static void test_keep_scheduled(void **state)
 	first = nm;
 	bad = links_parse_part(3, N, part3, strlen(part3), &m, &nm);
 	assert_int_equal(links_keep_scheduled(m, first, &nm, N, 1, want), 0);
-	links_add_missing(&m, &nm, N, 1, want);
+	links_add_missing(&m, &nm, N, 1, want, NULL);
 	/* 1->0 and 3->2 were not reported: failed, naming the receiver */
 	assert_int_equal(nm, 4);
 	for (size_t i = 2; i < nm; i++) {
