@@ -171,6 +171,10 @@ static int write_to(const struct links_rdma_opts *o, const struct net_plan *nc, 
 	} else if (cs.fd >= 0 && r != -ECONNRESET && *err) {
 		net_msg_send(cs.fd, NETMSG_ERROR, *err, strlen(*err), clock_now() + 2.0);
 	}
+	/* the engine's advice to a bench net client; here the peer is a rank */
+	char *advice = *err ? strstr(*err, " (is `gpuready bench net --server` running there?)") : NULL;
+	if (advice)
+		*advice = 0;
 	free(ro.bw);
 	free(ro.lat);
 	net_rdma_close(cs.rdma);
