@@ -181,6 +181,18 @@ static void add(struct links_meas **m, size_t *nm, int rail, int from, int to, i
 					     .rail = rail };
 }
 
+/* The blocks as text or JSON (malloc'd); a verdict makes the exit 1. */
+static char *render(const struct links_blocks *bl, const struct links_report *base, const struct links_meas *m,
+		    size_t nm, bool json)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	assert_int_equal(links_blocks_write(bl, base, m, nm, json, f, NULL), 1);
+	fclose(f);
+	return out;
+}
+
 static void test_blocks(void **state)
 {
 	(void)state;
@@ -234,20 +246,14 @@ static void test_blocks(void **state)
 		snprintf(nodes[i].addr, sizeof(nodes[i].addr), "10.0.0.%d", i + 1);
 	}
 	struct links_report base = { .n = N, .nodes = nodes, .rounds = N - 1, .pairs = N * (N - 1) / 2, .duration = 1 };
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	assert_int_equal(links_blocks_write(&bl, &base, m, nm, false, f, NULL), 1);
-	fclose(f);
+	char *out = render(&bl, &base, m, nm, false);
 	assert_non_null(strstr(out, "cluster links: 8 nodes, 28 pairs in 7 rounds (every pair), tcp and RDMA rails,"));
 	assert_non_null(strstr(out, "\nrail 1 over RDMA (the NIC nearest GPU 1 on each node; write_bw, 64 KiB messages"));
 	assert_non_null(strstr(out, "bad node or its cable: node03 (rail 1: mlx5_4 on node03)"));
 	assert_non_null(strstr(out, "`ibstat mlx5_4`"));
 	assert_non_null(strstr(out, "`mlxlink -d mlx5_4 -m`"));
 	free(out);
-	f = open_memstream(&out, &len);
-	assert_int_equal(links_blocks_write(&bl, &base, m, nm, true, f, NULL), 1);
-	fclose(f);
+	out = render(&bl, &base, m, nm, true);
 	assert_non_null(strstr(out, "{\"schema_version\":2,\"rail\":\"tcp\","));
 	assert_non_null(strstr(out, "\"rails\":[\n{\"rail\":0,\"devices\":[\"mlx5_0\""));
 	assert_non_null(strstr(out, "{\"rail\":1,\"devices\":[\"mlx5_3\",\"mlx5_4\""));
