@@ -39,8 +39,9 @@ void links_report_device(const struct links_report *r, int i, char *out, size_t 
 }
 
 /* On node x: its rail's port state and rate (`ibstat DEV`, infiniband-diags'
- * ibstat(8)) and, for a ConnectX (mlx5), the link's own view (`mlxlink -d
- * DEV -m`, NVIDIA MFT). */
+ * ibstat(8)), for a ConnectX (mlx5) the link's own view (`mlxlink -d DEV
+ * -m`, NVIDIA MFT), and the counters of the port's netdev where the node
+ * knows it (RoCE: `ethtool -S IF`). */
 static void rail_device_hint(struct strbuf *sb, const struct links_report *r, int x)
 {
 	char d[64];
@@ -53,6 +54,9 @@ static void rail_device_hint(struct strbuf *sb, const struct links_report *r, in
 	strbuf_addf(sb, "on %s: `ibstat %s` (the port's state and rate)", r->nodes[x].name, d);
 	if (!strncmp(d, "mlx5_", 5))
 		strbuf_addf(sb, ", `mlxlink -d %s -m` (the link's speed, errors and the transceiver)", d);
+	char ifname[64];
+	if (links_rail_device(r->nodes[x].rail_ifs, r->rail - 1, ifname, sizeof(ifname)) == 0)
+		strbuf_addf(sb, ", `ethtool -S %s` (its netdev's errors, discards and pause frames)", ifname);
 }
 
 /* The hint of a verdict on an RDMA rail. */

@@ -20,6 +20,7 @@ struct links_node {
 	char ifname[32];   /* the interface holding it ("" unknown) */
 	char rdma[32];     /* its RDMA device when a Mellanox (mlx5) NIC ("" none) */
 	char rails[160];   /* RDMA rails by GPU affinity (links_rails.h), "" none */
+	char rail_ifs[160]; /* their netdevs, in the same order ("-" none), "" none */
 	int port;
 	int rport;         /* the RDMA data listener's port (the engine of bench net), 0 none */
 };

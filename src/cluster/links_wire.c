@@ -206,8 +206,9 @@ void links_nodes_clean(struct links_node *nodes, int n)
 		x->ifname[sizeof(x->ifname) - 1] = x->rdma[sizeof(x->rdma) - 1] = 0;
 		str_printable(x->ifname, false);
 		str_printable(x->rdma, false);
-		x->rails[sizeof(x->rails) - 1] = 0;
+		x->rails[sizeof(x->rails) - 1] = x->rail_ifs[sizeof(x->rail_ifs) - 1] = 0;
 		str_printable(x->rails, false);
+		str_printable(x->rail_ifs, false);
 		if (x->rport < 0 || x->rport > 65535)
 			x->rport = 0; /* no listener: its rails fail */
 		_cleanup_free_ char *clean = node_name_clean(x->name);
@@ -284,6 +285,7 @@ void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_w
 		memcpy(w[i].name, nodes[i].name, sizeof(w[i].name));
 		memcpy(w[i].addr, nodes[i].addr, sizeof(w[i].addr));
 		memcpy(w[i].rails, nodes[i].rails, sizeof(w[i].rails));
+		memcpy(w[i].rail_ifs, nodes[i].rail_ifs, sizeof(w[i].rail_ifs));
 		w[i].port = nodes[i].port;
 		w[i].rport = nodes[i].rport;
 	}
@@ -296,6 +298,8 @@ void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_nod
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(w[i].name) - 1, w[i].name);
 		snprintf(x->addr, sizeof(x->addr), "%.*s", (int)sizeof(w[i].addr) - 1, w[i].addr);
 		snprintf(x->rails, sizeof(x->rails), "%.*s", (int)sizeof(w[i].rails) - 1, w[i].rails);
+		snprintf(x->rail_ifs, sizeof(x->rail_ifs), "%.*s", (int)sizeof(w[i].rail_ifs) - 1, w[i].rail_ifs);
+		str_printable(x->rail_ifs, false);
 		str_printable(x->name, false);
 		str_printable(x->addr, false);
 		str_printable(x->rails, false);

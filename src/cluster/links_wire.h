@@ -86,6 +86,7 @@ struct links_peer_wire {
 	char name[64];
 	char addr[64];
 	char rails[160];  /* links_node's: the peer's RDMA rails */
+	char rail_ifs[160]; /* and their netdevs */
 	int32_t port;
 	int32_t rport;    /* its RDMA data listener, 0 none */
 };

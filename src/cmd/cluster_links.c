@@ -65,7 +65,7 @@ static int my_node(struct run *R, struct links_node *me)
 	if (R->mode & LINKS_MEASURE_RDMA) /* none: this node's rails fail with the reason */
 		R->rlfd = links_rdma_listen(me->addr, &me->rport);
 	links_mellanox_device(me->ifname, me->rdma, sizeof(me->rdma));
-	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails));
+	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails), me->rail_ifs, sizeof(me->rail_ifs));
 	return 0;
 }
 

@@ -438,16 +438,19 @@ static void test_rails(void **state)
 {
 	(void)state;
 	char *dir = tu_fixture("h100-8x-cx7-roce");
-	char rails[256];
-	assert_int_equal(links_rails_read(dir, rails, sizeof(rails)), 0);
+	char rails[256], ifs[256];
+	assert_int_equal(links_rails_read(dir, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, RAILS_H100);
+	/* port 1's netdev of each (gid_attrs/ndevs in the tree) */
+	assert_string_equal(ifs, "ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0");
 	char small[20];
-	assert_int_equal(links_rails_read(dir, small, sizeof(small)), 0);
+	assert_int_equal(links_rails_read(dir, small, sizeof(small), NULL, 0), 0);
 	assert_true(strlen(small) < sizeof(small) && strncmp(RAILS_H100, small, strlen(small)) == 0);
 	free(dir);
 	char *empty = tu_mkdtemp();
-	assert_int_equal(links_rails_read(empty, rails, sizeof(rails)), 0);
+	assert_int_equal(links_rails_read(empty, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, "");
+	assert_string_equal(ifs, "");
 	tu_rmtree(empty);
 	free(empty);
 }

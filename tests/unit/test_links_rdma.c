@@ -243,6 +243,7 @@ static void test_blocks(void **state)
 		nodes[i] = (struct links_node){ .rport = 1 };
 		snprintf(nodes[i].name, sizeof(nodes[i].name), "node%02d", i);
 		snprintf(nodes[i].rails, sizeof(nodes[i].rails), "mlx5_0,mlx5_%d", 3 + i % 2);
+		snprintf(nodes[i].rail_ifs, sizeof(nodes[i].rail_ifs), "ens1f0np0,%s", i % 2 ? "ens5f0np0" : "-");
 		snprintf(nodes[i].addr, sizeof(nodes[i].addr), "10.0.0.%d", i + 1);
 	}
 	struct links_report base = { .n = N, .nodes = nodes, .rounds = N - 1, .pairs = N * (N - 1) / 2, .duration = 1 };
@@ -252,6 +253,7 @@ static void test_blocks(void **state)
 	assert_non_null(strstr(out, "bad node or its cable: node03 (rail 1: mlx5_4 on node03)"));
 	assert_non_null(strstr(out, "`ibstat mlx5_4`"));
 	assert_non_null(strstr(out, "`mlxlink -d mlx5_4 -m`"));
+	assert_non_null(strstr(out, "`ethtool -S ens5f0np0`"));
 	free(out);
 	out = render(&bl, &base, m, nm, true);
 	assert_non_null(strstr(out, "{\"schema_version\":2,\"rail\":\"tcp\","));
