@@ -510,13 +510,6 @@ void links_json_rail(const struct links_report *r, FILE *f)
 	fprintf(f, ",\"exit\":%d}", links_exit_code(r->st, r->v, r->n_v));
 }
 
-int links_write_json(const struct links_report *r, FILE *f)
-{
-	links_json_head(r, f);
-	fprintf(f, ",\n\"rails\":[],\n\"exit\":%d}\n", links_exit_code(r->st, r->v, r->n_v));
-	return ferror(f) ? -1 : 0;
-}
-
 /* ---- SVG: one square per direction, red (0%) to green (100% and over),
  * rows send, columns receive, each square's <title> its rate ---- */
 

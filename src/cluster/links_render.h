@@ -49,10 +49,9 @@ int links_write_text(const struct links_report *r, FILE *f);
 /* The progress line on a terminal: round r of rounds, the time elapsed and
  * about how much is left; end: the last one, with its newline. */
 void links_write_progress(FILE *f, int r, int rounds, double elapsed, bool end);
-int links_write_json(const struct links_report *r, FILE *f);
-/* The parts of the JSON document (links_write_json is them in a row):
- * the run and the first block (open: the caller adds "rails" and the
- * exit), and a block of another rail as an element of "rails". */
+/* The parts of the JSON document (cluster/links_blocks.c writes it): the
+ * run and the first block (open: the caller adds "rails" and the exit),
+ * and a block of another rail as an element of "rails". */
 void links_json_head(const struct links_report *r, FILE *f);
 void links_json_rail(const struct links_report *r, FILE *f);
 /* The device of the report's RDMA rail on node i into out ("" TCP or
