@@ -52,7 +52,14 @@ struct links_meas {
 	int pass;      /* 1 or 2 */
 	double gbps;   /* < 0: could not be measured (err says why) */
 	char *err;     /* NULL, or why (owned by the caller) */
+	int rail;      /* LINKS_RAIL_TCP, or 1 + the index of the RDMA rail (links_rdma.h) */
 };
+
+/* The rails a measurement is made on: TCP between the data listeners, or
+ * RDMA rail r (1 + r here); at most LINKS_RAILS_MAX RDMA rails per node
+ * are measured (a bit each in a uint32_t, TCP's is bit 0). */
+#define LINKS_RAIL_TCP 0
+#define LINKS_RAILS_MAX 16
 
 struct links_stats {
 	double median, mad, threshold; /* Gb/s; threshold: below it a rate is slow */

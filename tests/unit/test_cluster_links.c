@@ -370,7 +370,7 @@ static void test_analysis_failed(void **state)
 	free(v);
 	/* two nodes: no outlier can stand out of two rates; under the
 	 * expectation, the run still fails */
-	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL }, { 1, 0, 1, 1.0, NULL } };
+	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL, 0 }, { 1, 0, 1, 1.0, NULL, 0 } };
 	links_stats_compute(m, 2, 50, &st);
 	struct links_suspects s;
 	links_find_suspects(2, m, 2, &st, &s);
@@ -473,16 +473,19 @@ static void test_rails(void **state)
 {
 	(void)state;
 	char *dir = tu_fixture("h100-8x-cx7-roce");
-	char rails[256];
-	assert_int_equal(links_rails_read(dir, rails, sizeof(rails)), 0);
+	char rails[256], ifs[256];
+	assert_int_equal(links_rails_read(dir, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, RAILS_H100);
+	/* port 1's netdev of each (gid_attrs/ndevs in the tree) */
+	assert_string_equal(ifs, "ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0");
 	char small[20];
-	assert_int_equal(links_rails_read(dir, small, sizeof(small)), 0);
+	assert_int_equal(links_rails_read(dir, small, sizeof(small), NULL, 0), 0);
 	assert_true(strlen(small) < sizeof(small) && strncmp(RAILS_H100, small, strlen(small)) == 0);
 	free(dir);
 	char *empty = tu_mkdtemp();
-	assert_int_equal(links_rails_read(empty, rails, sizeof(rails)), 0);
+	assert_int_equal(links_rails_read(empty, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, "");
+	assert_string_equal(ifs, "");
 	tu_rmtree(empty);
 	free(empty);
 }
@@ -511,7 +514,7 @@ static void test_keep_scheduled(void **state)
 	first = nm;
 	bad = links_parse_part(3, N, part3, strlen(part3), &m, &nm);
 	assert_int_equal(links_keep_scheduled(m, first, &nm, N, 1, want), 0);
-	links_add_missing(&m, &nm, N, 1, want);
+	links_add_missing(&m, &nm, N, 1, want, NULL);
 	/* 1->0 and 3->2 were not reported: failed, naming the receiver */
 	assert_int_equal(nm, 4);
 	for (size_t i = 2; i < nm; i++) {
