@@ -32,11 +32,19 @@ static void meet_rail(const struct links_ctx *c, int peer, int pass, int rail, s
 	if (!err && c->rlfd < 0)
 		err = xasprintf("rail %d: no RDMA data listener on %s", rail, me->name);
 	if (!err) {
+		/* without a job token, a key from the run's nonce: a process that
+		 * reaches the RDMA listener cannot be served in a peer's place */
+		struct auth_key nk = { 0 };
+		char tok[40];
+		snprintf(tok, sizeof(tok), "cluster links %016llx", (unsigned long long)c->nonce);
+		if (!c->key)
+			auth_key_from(tok, strlen(tok), &nk);
 		links_rail_device(me->rails, rail, dev, sizeof(dev));
 		struct links_rdma_opts o = { .me = c->me, .peer = peer, .peer_name = x->name, .peer_addr = x->addr,
 					     .peer_rport = x->rport, .listen_fd = c->rlfd, .dev = dev, .host = me->name,
-					     .duration = c->duration, .key = c->key };
+					     .duration = c->duration, .key = c->key ? c->key : &nk };
 		links_rdma_pair_run(&o, &gbps, &err);
+		auth_key_wipe(&nk);
 	}
 	links_rail_line(mine, rail, peer, pass, gbps, err);
 }

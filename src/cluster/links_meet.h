@@ -20,7 +20,7 @@ struct links_ctx {
 	int mode;                       /* enum links_rail_mode */
 	double duration;
 	uint64_t nonce;                 /* the TCP hello's */
-	const struct auth_key *key;     /* the job token's, or NULL */
+	const struct auth_key *key;     /* the job token's, or NULL: the RDMA rails' handshake is then keyed by the nonce */
 };
 
 /* What a step of one pair may take at most, over every rail the pairs of
