@@ -206,8 +206,56 @@ static void text_map(const struct links_report *r, const float *x, FILE *f)
 	}
 }
 
+/* One cell of the block map: the lowest rate from block bi to block bj
+ * (-1 when a pair there failed, NAN when none was measured). */
+static float block_cell(const float *x, size_t n, size_t b, size_t bi, size_t bj)
+{
+	float low = NAN;
+	for (size_t i = bi * b; i < n && i < (bi + 1) * b; i++)
+		for (size_t j = bj * b; j < n && j < (bj + 1) * b; j++) {
+			float v = x[i * n + j];
+			if (i == j || isnan(v))
+				continue;
+			if (v < 0)
+				return -1;
+			low = isnan(low) || v < low ? v : low;
+		}
+	return low;
+}
+
+/* Above LINKS_TEXT_MAP_MAX nodes: blocks of consecutive nodes (rank
+ * order) so that at most that many fit a row, each cell the worst pair
+ * between two blocks: a bad node shows as a row and a column of low
+ * blocks, a bad path as one low cell; --svg and --json have every pair. */
+static void text_block_map(const struct links_report *r, const float *x, FILE *f)
+{
+	size_t n = (size_t)r->n, b = (n + LINKS_TEXT_MAP_MAX - 1) / LINKS_TEXT_MAP_MAX, nb = (n + b - 1) / b;
+	fprintf(f, "\nheat map of %zu nodes in %zu blocks of %zu (the lowest %% of the median %.2f Gb/s between two "
+		   "blocks; rows send, columns receive; X a failed pair, . none measured):\n", n, nb, b, r->st->median);
+	fprintf(f, "  %3s %-21s", "", "");
+	for (size_t j = 0; j < nb; j++)
+		fprintf(f, " %4zu", j);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < nb; i++) {
+		size_t last = (i + 1) * b < n ? (i + 1) * b - 1 : n - 1;
+		char label[64];
+		snprintf(label, sizeof(label), "%.10s..%.10s", r->nodes[i * b].name, r->nodes[last].name);
+		fprintf(f, "  %3zu %-21s", i, label);
+		for (size_t j = 0; j < nb; j++) {
+			float v = block_cell(x, n, b, i, j);
+			if (isnan(v))
+				fprintf(f, " %4s", ".");
+			else if (v < 0)
+				fprintf(f, " %4s", "X");
+			else
+				fprintf(f, " %4.0f", pct(r, v));
+		}
+		fprintf(f, "\n");
+	}
+}
+
 /* The RDMA rails by GPU affinity, grouped by identical lists (at most a
- * few groups shown): measured over TCP only, verbs per rail is next. */
+ * few groups shown), when this run measured TCP only (--rail tcp). */
 static void text_rails(const struct links_report *r, FILE *f)
 {
 	int shown = 0, *group = xcalloc((size_t)r->n + 1, sizeof(int));
@@ -289,12 +337,13 @@ int links_write_text(const struct links_report *r, FILE *f)
 		_cleanup_free_ char *h = links_hint(r, v);
 		fprintf(f, "    check next %s\n", h);
 	}
-	if (r->n <= LINKS_TEXT_MAP_MAX && st->n) {
+	if (st->n) {
 		float *x = matrix(r);
-		text_map(r, x, f);
+		if (r->n <= LINKS_TEXT_MAP_MAX)
+			text_map(r, x, f);
+		else
+			text_block_map(r, x, f);
 		free(x);
-	} else if (st->n) {
-		fprintf(f, "(no text heat map above %d nodes: --svg FILE or --json)\n", LINKS_TEXT_MAP_MAX);
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -334,6 +334,53 @@ static void test_stats_noisy(void **state)
 	}
 }
 
+/* Above 64 nodes the text heat map is in blocks: 130 nodes in 44 blocks
+ * of 3, node 3 (block 1) slow: block 1's row and column are low, the
+ * others about 100%. */
+static void test_block_map(void **state)
+{
+	(void)state;
+	int n = 130;
+	struct links_meas *m = NULL;
+	size_t nm = 0;
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++) {
+			nm = meas_add(&m, nm, a, b, 1, slow_node);
+			nm = meas_add(&m, nm, b, a, 1, slow_node);
+		}
+	struct links_stats st;
+	links_stats_compute(m, nm, 0, &st);
+	struct links_node *nodes = calloc((size_t)n, sizeof(*nodes));
+	for (int i = 0; i < n; i++)
+		snprintf(nodes[i].name, sizeof(nodes[i].name), "node%03d", i + 1);
+	struct links_report r = { .n = n, .nodes = nodes, .m = m, .n_m = nm, .st = &st, .rail = LINKS_RAIL_TCP };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(links_write_text(&r, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "heat map of 130 nodes in 44 blocks of 3"));
+	const char *row1 = strstr(buf, "\n    1 node004..node006"), *row2 = strstr(buf, "\n    2 node007..node009");
+	assert_non_null(row1);
+	assert_non_null(row2);
+	int cells = 0, low = 0;
+	for (const char *p = row2 + 26; *p && *p != '\n'; ) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		cells++;
+		low += v < 20;
+		p = end;
+	}
+	assert_int_equal(cells, 44);
+	assert_int_equal(low, 1); /* column 1: pairs with node 4 */
+	assert_null(strstr(buf, "no text heat map"));
+	free(buf);
+	free(nodes);
+	free(m);
+}
+
 static void test_analysis_bad_path(void **state)
 {
 	(void)state;
@@ -561,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_analysis_bad_node),
 		cmocka_unit_test(test_analysis_bad_path),
 		cmocka_unit_test(test_stats_noisy),
+		cmocka_unit_test(test_block_map),
 		cmocka_unit_test(test_analysis_failed),
 		cmocka_unit_test(test_rails),
 		cmocka_unit_test(test_analysis_many_paths),
