@@ -23,7 +23,7 @@ double links_round_budget(const struct links_ctx *c)
 
 /* One RDMA rail of the pair: both directions; this rank reports the one
  * it wrote. */
-static void meet_rail(const struct links_ctx *c, int peer, int pass, int rail, struct strbuf *mine)
+static void meet_rail(const struct links_ctx *c, int peer, int pass, int round, int rail, struct strbuf *mine)
 {
 	const struct links_node *me = &c->nodes[c->me], *x = &c->nodes[peer];
 	char dev[64];
@@ -32,19 +32,23 @@ static void meet_rail(const struct links_ctx *c, int peer, int pass, int rail, s
 	if (!err && c->rlfd < 0)
 		err = xasprintf("rail %d: no RDMA data listener on %s", rail, me->name);
 	if (!err) {
-		/* without a job token, a key from the run's nonce: a process that
-		 * reaches the RDMA listener cannot be served in a peer's place */
-		struct auth_key nk = { 0 };
+		/* the job token's key, or without one a key from the run's nonce,
+		 * made this step's, rail's and pair's: a process that reaches the
+		 * RDMA listener, or a connection left over from another step,
+		 * cannot be served in the peer's place */
+		struct auth_key nk = { 0 }, pk;
 		char tok[40];
 		snprintf(tok, sizeof(tok), "cluster links %016llx", (unsigned long long)c->nonce);
 		if (!c->key)
 			auth_key_from(tok, strlen(tok), &nk);
+		links_rdma_key(c->key ? c->key : &nk, (uint32_t)(pass << 24 | round), rail, c->me, peer, &pk);
 		links_rail_device(me->rails, rail, dev, sizeof(dev));
 		struct links_rdma_opts o = { .me = c->me, .peer = peer, .peer_name = x->name, .peer_addr = x->addr,
 					     .peer_rport = x->rport, .listen_fd = c->rlfd, .dev = dev, .host = me->name,
-					     .duration = c->duration, .key = c->key ? c->key : &nk };
+					     .duration = c->duration, .key = &pk };
 		links_rdma_pair_run(&o, &gbps, &err);
 		auth_key_wipe(&nk);
+		auth_key_wipe(&pk);
 	}
 	links_rail_line(mine, rail, peer, pass, gbps, err);
 }
@@ -64,7 +68,7 @@ void links_meet(const struct links_ctx *c, int peer, int pass, int round, struct
 	}
 	for (int r = 0; r < LINKS_RAILS_MAX; r++)
 		if (rails & 1u << (r + 1))
-			meet_rail(c, peer, pass, r, mine);
+			meet_rail(c, peer, pass, round, r, mine);
 }
 
 void links_expect(const struct links_ctx *c, unsigned char *want, uint32_t *left, const struct sched_pair *p,

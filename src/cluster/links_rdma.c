@@ -183,6 +183,17 @@ static int write_to(const struct links_rdma_opts *o, const struct net_plan *nc, 
 	return r;
 }
 
+void links_rdma_key(const struct auth_key *base, uint32_t step, int rail, int a, int b, struct auth_key *out)
+{
+	unsigned char t[sizeof(base->k) + 16];
+	uint32_t v[4] = { step, (uint32_t)rail, (uint32_t)(a < b ? a : b), (uint32_t)(a < b ? b : a) };
+	memcpy(t, base->k, sizeof(base->k));
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4; j++)
+			t[sizeof(base->k) + 4 * i + j] = (unsigned char)(v[i] >> (8 * j));
+	auth_key_from(t, sizeof(t), out);
+}
+
 int links_rdma_pair_run(const struct links_rdma_opts *o, double *gbps, char **err)
 {
 	struct net_plan nc;
@@ -193,6 +204,8 @@ int links_rdma_pair_run(const struct links_rdma_opts *o, double *gbps, char **er
 	for (int step = 0; step < 2; step++) {
 		bool serve = (step == 0) == (o->me < o->peer);
 		_cleanup_free_ char *e = NULL;
+		if (o->key) /* each direction its own key */
+			links_rdma_key(o->key, (uint32_t)step, -1, 0, 0, &nc.key);
 		if (serve) {
 			double deadline = clock_now() + LINKS_CONNECT_S + 2 * nc.timeout;
 			int r = net_serve_one(&nc, o->listen_fd, deadline, &e);

@@ -75,8 +75,14 @@ struct links_rdma_opts {
 	const char *dev;          /* this node's device of the rail */
 	const char *host;         /* this node's name (the engine's HELLO) */
 	double duration;          /* seconds per direction */
-	const struct auth_key *key; /* the job token's, or NULL */
+	const struct auth_key *key; /* the pair's key on this rail in this round (links_rdma_key) */
 };
+
+/* The key of one pair on one rail in one step of a pass: from base (the
+ * job token's, or one made from the run's nonce) and the step's numbers,
+ * so that a connection left over from another step, rail or pair cannot
+ * prove it; each direction of the pair then has its own (tag's low bit). */
+void links_rdma_key(const struct auth_key *base, uint32_t step, int rail, int a, int b, struct auth_key *out);
 
 /* Both directions of one rail; *gbps gets the rate this rank wrote to the
  * peer, or -1 with *err (malloc'd) naming the peer and the step that

@@ -23,6 +23,7 @@ struct links_node {
 	char rail_ifs[160]; /* their netdevs, in the same order ("-" none), "" none */
 	int port;
 	int rport;         /* the RDMA data listener's port (the engine of bench net), 0 none */
+	int mode;          /* what this rank measures (--rail: enum links_rail_mode); rank 0 checks all agree */
 };
 
 struct links_report {

@@ -9,6 +9,7 @@
 #include "job/session.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
@@ -80,7 +81,7 @@ size_t links_keep_scheduled(struct links_meas *m, size_t first, size_t *nm, int 
 	size_t k = first, bad = 0;
 	for (size_t i = first; i < *nm; i++) {
 		unsigned char *w = &want[(size_t)m[i].from * (size_t)n + (size_t)m[i].to];
-		if (m[i].pass == pass && *w == pass) {
+		if (m[i].pass == pass && m[i].rail == LINKS_RAIL_TCP && *w == pass) { /* TCP only: no rail was asked */
 			*w = 0;
 			m[k++] = m[i];
 		} else {
@@ -198,17 +199,24 @@ void links_mellanox_device(const char *ifname, char *out, size_t len)
 		}
 }
 
+/* Device and interface names go into the hints' commands: anything but
+ * the characters such names have (and the lists' commas) becomes '_', so
+ * a rank cannot put a backtick or a ';' into a command an operator copies. */
+static void name_chars(char *s)
+{
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:@,-", *s))
+			*s = '_';
+}
+
 void links_nodes_clean(struct links_node *nodes, int n)
 {
 	for (int i = 0; i < n; i++) {
 		struct links_node *x = &nodes[i];
 		x->name[sizeof(x->name) - 1] = x->addr[sizeof(x->addr) - 1] = 0;
 		x->ifname[sizeof(x->ifname) - 1] = x->rdma[sizeof(x->rdma) - 1] = 0;
-		str_printable(x->ifname, false);
-		str_printable(x->rdma, false);
 		x->rails[sizeof(x->rails) - 1] = x->rail_ifs[sizeof(x->rail_ifs) - 1] = 0;
-		str_printable(x->rails, false);
-		str_printable(x->rail_ifs, false);
+		name_chars(x->ifname), name_chars(x->rdma), name_chars(x->rails), name_chars(x->rail_ifs);
 		if (x->rport < 0 || x->rport > 65535)
 			x->rport = 0; /* no listener: its rails fail */
 		_cleanup_free_ char *clean = node_name_clean(x->name);
@@ -255,6 +263,15 @@ int links_nodes_verify(struct links_node *nodes, int n, const char *const *seen,
 
 void links_nodes_check(struct session *ss, struct links_node *nodes, int n)
 {
+	static const char *const rail[4] = { "?", "tcp", "rdma", "all" };
+	for (int i = 1; i < n; i++)
+		if (nodes[i].mode != nodes[0].mode) { /* a pair must agree on what it measures */
+			int m = nodes[i].mode >= 0 && nodes[i].mode < 4 ? nodes[i].mode : 0;
+			_cleanup_free_ char *msg = xasprintf("%s measures --rail %s where rank 0 measures --rail %s: every "
+							     "rank must be started with the same --rail", nodes[i].name,
+							     rail[m], rail[nodes[0].mode & 3]);
+			session_fail(ss, msg, -EINVAL);
+		}
 	const struct job_member *m = job_members(ss->cl);
 	const char **seen = xcalloc((size_t)n, sizeof(*seen));
 	for (int i = 1; i < n; i++)

@@ -61,7 +61,7 @@ static int my_node(struct run *R, struct links_node *me)
 			      R->n < 2 ? "" : err);
 		return EXIT_TOOL_ERROR;
 	}
-	me->port = tcp_local_port(R->lfd);
+	me->port = tcp_local_port(R->lfd), me->mode = R->mode;
 	if (R->mode & LINKS_MEASURE_RDMA) /* none: this node's rails fail with the reason */
 		R->rlfd = links_rdma_listen(me->addr, &me->rport);
 	links_mellanox_device(me->ifname, me->rdma, sizeof(me->rdma));

@@ -97,7 +97,8 @@ static const struct opt cluster_rows[] = {
 	  .help = "Write the heat map of the rates (in % of the median) to FILE as SVG.", .scope = SCOPE_CLUSTER_LINKS },
 	{ .name = "expect-gbps", .type = OPT_DOUBLE, .offset = OFF(cluster.expect_gbps), .metavar = "GBPS",
 	  .def = OPT_DEF_DOUBLE(0), .max = 1e6,
-	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run.",
+	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run (the "
+		  "TCP rail; RDMA rails are judged against their own median).",
 	  .scope = SCOPE_CLUSTER_LINKS },
 	{ .name = "rail", .type = OPT_STRING, .offset = OFF(cluster.rail), .metavar = "WHICH",
 	  .def = OPT_DEF_STR("all"), .valid = rail_form,

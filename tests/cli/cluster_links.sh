@@ -160,6 +160,18 @@ PY
 	GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster links --rank 0 --nranks 1 --master "127.0.0.1:$(free_port)" &&
 		contains "$TMP/err" "it measures between two nodes or more" "one node: exit 2, said"
 
+	# ranks started with different --rail: refused by rank 0, every rank exit 2
+	port=$(free_port)
+	timeout 60 "$BIN" cluster links --rail tcp --rank 1 --nranks 2 --master "127.0.0.1:$port" --duration 0.2 \
+		>/dev/null 2>"$TMP/railerr.1" &
+	p1=$!
+	expect_exit 2 timeout 60 "$BIN" cluster links --rail all --rank 0 --nranks 2 --master "127.0.0.1:$port" \
+		--duration 0.2 && contains "$TMP/err" "measures --rail tcp where rank 0 measures --rail all" \
+		"different --rail on two ranks: refused, exit 2"
+	wait "$p1"
+	rc=$?
+	[ "$rc" -eq 2 ] && pass "different --rail: the other rank exits 2 too" || fail "different --rail: rank 1 exit $rc"
+
 	# no launcher
 	GPUREADY_TEST_RANK_TREES='' expect_exit 2 "$BIN" cluster links &&
 		contains "$TMP/err" "cluster links runs as one process per node under a launcher" "no launcher: usage"

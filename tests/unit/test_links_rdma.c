@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/strbuf.h"
 #include "core/tcp.h"
+#include "bench/net/engine.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -312,6 +313,10 @@ static void *rank_run(void *arg)
 	return NULL;
 }
 
+/* Runs both ranks instead (NULL: rank 1 in a thread, rank 0 here), with
+ * their listeners open. */
+static void (*before_ranks)(struct rank k[2]);
+
 /* Two ranks on loopback listeners; rank 1 in a thread unless alone. */
 static void two_ranks(struct rank k[2], bool both, const struct auth_key *key)
 {
@@ -338,10 +343,14 @@ static void two_ranks(struct rank k[2], bool both, const struct auth_key *key)
 		close(k[0].o.listen_fd);
 		return;
 	}
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, rank_run, &k[1]), 0);
-	rank_run(&k[0]);
-	assert_int_equal(pthread_join(t, NULL), 0);
+	if (before_ranks) {
+		before_ranks(k);
+	} else {
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, rank_run, &k[1]), 0);
+		rank_run(&k[0]);
+		assert_int_equal(pthread_join(t, NULL), 0);
+	}
 	for (int i = 0; i < 2; i++)
 		close(k[i].o.listen_fd);
 }
@@ -364,6 +373,52 @@ static void test_fake_both_ways(void **state)
 	for (int i = 0; i < 2; i++) {
 		if (k[i].rc)
 			fail_msg("rank %d with a token: %s", i, k[i].err);
+		assert_true(k[i].gbps > 0);
+	}
+}
+
+/* A client of another key (a stranger, or a rank's connection of another
+ * step) at rank 0's listener before rank 1: refused, and rank 0 still
+ * serves rank 1 when it comes. */
+static int stranger_rc = 1;
+static void stranger_first(struct rank k[2])
+{
+	struct net_plan nc = { 0 };
+	net_params_default(&nc.p);
+	nc.p.test = NET_WRITE_BW;
+	nc.p.size = 65536;
+	nc.p.duration = 0.2;
+	nc.ro = (struct net_rdma_opts){ .dev = "mlx5_3", .port = 1, .gid_index = -1, .mem = NET_MEM_HOST, .gpu = -1 };
+	nc.timeout = nc.connect_timeout = 5;
+	snprintf(nc.host, sizeof(nc.host), "stranger");
+	assert_int_equal(auth_key_from("not the pair's key", 18, &nc.key), 0);
+	struct net_client_side cs = { .nc = &nc, .fd = -1, .server = "127.0.0.1", .port = k[0].port };
+	char *err = NULL;
+	/* rank 0 serves first: the stranger's HELLO is there before rank 1's */
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, rank_run, &k[0]), 0);
+	stranger_rc = net_client_connect(&cs, &err);
+	print_message("the stranger: %s\n", err ? err : "served");
+	free(err);
+	if (cs.fd >= 0)
+		close(cs.fd);
+	rank_run(&k[1]);
+	assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static void test_fake_stranger_first(void **state)
+{
+	(void)state;
+	struct rank k[2];
+	struct auth_key key;
+	assert_int_equal(auth_key_from("the pair's key", 14, &key), 0);
+	before_ranks = stranger_first;
+	two_ranks(k, true, &key);
+	before_ranks = NULL;
+	assert_true(stranger_rc < 0);
+	for (int i = 0; i < 2; i++) {
+		if (k[i].rc)
+			fail_msg("rank %d after a stranger: %s", i, k[i].err);
 		assert_true(k[i].gbps > 0);
 	}
 }
@@ -409,6 +464,7 @@ int main(int argc, char **argv)
 	};
 	const struct CMUnitTest fake[] = {
 		cmocka_unit_test(test_fake_both_ways),
+		cmocka_unit_test(test_fake_stranger_first),
 		cmocka_unit_test(test_fake_port_down),
 		cmocka_unit_test(test_fake_peer_never_connects),
 	};

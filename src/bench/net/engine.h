@@ -101,8 +101,10 @@ int net_ctrl_state(struct net_ctrl *c);
 int net_serve(const struct net_plan *nc, int lfd, int clients);
 /* One client on lfd, for a caller that pairs a server with a known client
  * (cluster links): waits for its HELLO until deadline (clock_now()
- * seconds), serves it to the end, says nothing on stderr. 0, or -errno
- * with *err (malloc'd). */
+ * seconds), serves it to the end, says nothing on stderr. A client that
+ * does not prove nc->key (a stranger, or a connection of another step
+ * keyed otherwise) is refused and the wait goes on. 0, or -errno with
+ * *err (malloc'd). */
 int net_serve_one(const struct net_plan *nc, int lfd, double deadline, char **err);
 /* The job token's exchange (core/auth.h), after HELLO: the server proves
  * first (CHALLENGE), then the client (PROOF). Both return 0, or -errno

@@ -34,6 +34,7 @@ struct client {
 	uint64_t token;
 	struct net_rdma *rdma;
 	char who[128];
+	bool authed;           /* it proved the job token (or none was asked) */
 };
 
 static void refuse(int fd, const char *why)
@@ -189,6 +190,7 @@ static int handshake(const struct net_plan *nc, struct client *c, const uint8_t 
 	snprintf(c->who + strlen(c->who), sizeof(c->who) - strlen(c->who), " (%.60s)", c->hello.host);
 	if ((r = net_auth_server(nc, c->fd, &c->hello, err)) < 0)
 		return r;
+	c->authed = true;
 	struct net_accept a = { .version = NET_PROTO_VERSION };
 	if (getrandom(&c->token, sizeof(c->token), 0) != sizeof(c->token))
 		c->token = (uint64_t)getpid() << 32 ^ (uint64_t)(clock_now() * 1e6);
@@ -302,6 +304,14 @@ int net_serve_one(const struct net_plan *nc, int lfd, double deadline, char **er
 		free(m.payload);
 		net_rdma_close(c.rdma);
 		close(m.fd);
+		if (r < 0 && !c.authed) {
+			/* a stranger, or a peer's connection of another step (its
+			 * key is not this step's): refused; the expected one may
+			 * still come, until the deadline */
+			free(*err);
+			*err = NULL;
+			continue;
+		}
 		break;
 	}
 	net_gate_free(&g);
