@@ -483,7 +483,7 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 
 void nccl_explain_init(struct nccl_explain *x)
 {
-	*x = (struct nccl_explain){ .versions = STRV_INIT };
+	*x = (struct nccl_explain){ .versions = STRV_INIT, .max_lines = NCCL_EXPLAIN_MAX_LINES };
 	nccl_log_init(&x->all);
 }
 
@@ -494,7 +494,7 @@ void nccl_explain_feed(struct nccl_explain *x, const char *text, size_t len)
 	size_t pos = 0;
 	x->streams++;
 	while (text && pos < len) {
-		if (x->lines >= NCCL_EXPLAIN_MAX_LINES) {
+		if (x->lines >= x->max_lines) {
 			x->cut_lines = true;
 			break;
 		}
@@ -516,26 +516,9 @@ void nccl_explain_feed(struct nccl_explain *x, const char *text, size_t len)
 	strbuf_release(&line);
 }
 
-/* Version strings compare by their numbers: "2.9.9" < "2.18.3". */
-static int cmp_version(const void *a, const void *b)
-{
-	const char *x = *(char *const *)a, *y = *(char *const *)b;
-	while (*x || *y) {
-		long u = strtol(x, (char **)&x, 10), v = strtol(y, (char **)&y, 10);
-		if (u != v)
-			return u < v ? -1 : 1;
-		x += *x == '.';
-		y += *y == '.';
-		if (!isdigit((unsigned char)*x) || !isdigit((unsigned char)*y))
-			return strcmp(x, y);
-	}
-	return 0;
-}
-
 void nccl_explain_finish(struct nccl_explain *x)
 {
-	if (x->versions.n > 1)
-		qsort(x->versions.v, x->versions.n, sizeof(*x->versions.v), cmp_version);
+	strv_sort(&x->versions); /* as text, as the corpus labels sort them */
 	if (x->versions.n > 1)
 		sig_record(x, NULL, "version-mismatch", -1, "processes state different NCCL versions");
 	if (x->stopped_first)

@@ -79,8 +79,9 @@ struct nccl_explain {
 	size_t unmatched_total;   /* unmatched WARN lines, counting repeats and those past the cap */
 	size_t warn_lines;        /* every WARN line */
 	size_t lines;
+	size_t max_lines;         /* NCCL_EXPLAIN_MAX_LINES (tests lower it) */
 	int streams;
-	bool cut_lines;           /* NCCL_EXPLAIN_MAX_LINES reached: the rest was not read */
+	bool cut_lines;           /* max_lines reached: the rest was not read */
 	bool cut_procs;           /* more processes than NCCL_EXPLAIN_MAX_PROCS: the rest merged into the last */
 	struct strv versions;     /* "2.18.3" (no "+cuda"), each once, sorted */
 	char *stopped_first;      /* stopped-after-init: the key of the process that stopped first */

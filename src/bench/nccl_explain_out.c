@@ -277,7 +277,7 @@ void nccl_explain_text(const struct nccl_explain *x, const struct strv *notes, s
 		    x->lines == 1 ? "" : "s", procs, procs == 1 ? "" : "es", hosts, hosts == 1 ? "" : "s", x->warn_lines,
 		    x->warn_lines == 1 ? "" : "s");
 	if (x->cut_lines)
-		strbuf_addf(out, "  (cut: only the first %d lines were read)\n", NCCL_EXPLAIN_MAX_LINES);
+		strbuf_addf(out, "  (cut: only the first %zu lines were read)\n", x->max_lines);
 	if (x->cut_procs)
 		strbuf_addf(out, "  (more than %d processes: the rest are counted with the last)\n", NCCL_EXPLAIN_MAX_PROCS);
 	text_procs(x, out);

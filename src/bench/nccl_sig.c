@@ -89,12 +89,13 @@ const struct nccl_sig nccl_sigs[] = {
 	  .next = "`ip addr` on both nodes (the Bootstrap interface must be routable between them); "
 		  "`gpuready check --only rdma.nccl_socket_ifname`",
 	  .source = "NCCL src/misc/socket.cc (socketStartConnect: Connect to %s failed : %s)" },
-	{ .id = "bootstrap-timeout", .where = NCCL_SIG_WARN, .any = { "Connection timed out", "timed out", "Timeout" },
+	{ .id = "bootstrap-timeout", .where = NCCL_SIG_WARN, .any = { "Connection timed out", "exceeded timeouts", "timed out", "Timeout" },
 	  .kind = NCCL_SIG_FAIL,
 	  .meaning = "a TCP connection or exchange during bootstrap or proxy setup timed out",
 	  .causes = "a firewall dropping the port, the wrong interface (NCCL_SOCKET_IFNAME), a peer that never started",
 	  .next = "`ip route` and `ip addr` on both nodes; `gpuready check --only rdma.nccl_socket_ifname`",
-	  .source = "NCCL src/misc/socket.cc (socketPollConnect: connect returned %s, exceeded error retry count)" },
+	  .source = "NCCL src/misc/socket.cc (socketPollConnect: exceeded timeouts (%d); %s: connect to %s returned "
+		    "%s, exceeded error retry count after %d attempts)" },
 	{ .id = "shm-failed", .where = NCCL_SIG_WARN,
 	  .any = { "shared memory segment", "failed to create shared memory file", "/dev/shm" }, .kind = NCCL_SIG_FAIL,
 	  .meaning = "creating or mapping a shared-memory segment under /dev/shm failed",
