@@ -397,8 +397,8 @@ static void note_version(struct nccl_explain *x, const char *s)
 struct stream_state {
 	struct nccl_proc *prev;
 	size_t lineno;
-	uint32_t *owner;   /* process index of each NCCL line (UINT32_MAX: not an NCCL line) */
-	size_t n_owner;
+	uint32_t *owner;   /* the process index of each NCCL line, in order */
+	size_t n_owner, cap_owner;
 };
 
 static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
@@ -441,7 +441,10 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 		match_line(x, p, s + tl, NCCL_SIG_OTHER);
 	}
 	if (mark && p) {
-		st->owner = xreallocarray(st->owner, st->n_owner + 1, sizeof(*st->owner));
+		if (st->n_owner == st->cap_owner) {
+			st->cap_owner = st->cap_owner ? 2 * st->cap_owner : 1024;
+			st->owner = xreallocarray(st->owner, st->cap_owner, sizeof(*st->owner));
+		}
 		st->owner[st->n_owner++] = (uint32_t)(p - x->procs);
 	}
 }
@@ -508,7 +511,8 @@ void nccl_explain_feed(struct nccl_explain *x, const char *text, size_t len)
 		strbuf_rtrim(&line);
 		x->lines++;
 		st.lineno++;
-		read_line(x, &st, line.buf);
+		if (line.len) /* WARN's leading newline is no line of a process */
+			read_line(x, &st, line.buf);
 		pos = end + 1;
 	}
 	find_stopped(x, &st);

@@ -332,7 +332,7 @@ static json_object *proc_json(const struct nccl_proc *p)
 	json_object_object_add(o, "host", str_or_null(p->host));
 	json_object_object_add(o, "pid", int_or_null(p->pid));
 	json_object_object_add(o, "tag", str_or_null(p->tag));
-	json_object_object_add(o, "version", str_or_null(p->log.version));
+	json_object_object_add(o, "nccl_version", str_or_null(p->log.version));
 	json_object_object_add(o, "network", str_or_null(p->log.net_name));
 	nccl_log_facts_json(o, &p->log);
 	json_object_object_add(o, "bootstrap_if", str_or_null(p->bootstrap_if));

@@ -93,30 +93,41 @@ static bool log_shows_host(const struct nccl_explain *x, const char *host)
 static void compare_hca(const struct nccl_explain *x, const struct inventory *inv, struct strv *notes)
 {
 	struct nccl_list list = { 0 };
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	size_t n = 0;
 	const struct nccl_var *v = nccl_hca(inv, &list);
 	for (size_t i = 0; v && i < x->all.n_hcas; i++) {
 		const struct nccl_hca *h = &x->all.hcas[i];
 		if (h->port >= 0 && !nccl_list_selects(&list, h->name, h->port))
-			strv_push(notes, xasprintf("the log used %s:%d, but this node's NCCL_IB_HCA=%s (%s) leaves it out: "
-						   "the job ran with another NCCL_IB_HCA than this node sets now",
-						   h->name, h->port, v->value, v->source));
+			strbuf_addf(&out, "%s%s:%d", n++ ? ", " : "", h->name, h->port);
 	}
+	if (n)
+		strv_push(notes, xasprintf("the log used %s, but this node's NCCL_IB_HCA=%s (%s) leaves %s out: the job "
+					   "ran with another NCCL_IB_HCA than this node sets now",
+					   out.buf, v->value, v->source, n == 1 ? "it" : "them"));
 	nccl_list_free(&list);
 }
 
-/* GPUDirect RDMA off in the log while this node can do it. */
+/* GPUDirect RDMA off in the log (for some HCA) while this node can do it. */
 static void compare_gdr(const struct nccl_explain *x, const struct inventory *inv, struct strv *notes)
 {
-	if (nccl_explain_gdr(x) != 0)
+	_cleanup_strbuf_ struct strbuf off = STRBUF_INIT;
+	_cleanup_strv_ struct strv names = STRV_INIT;
+	for (size_t i = 0; i < x->all.n_hcas; i++)
+		if (x->all.hcas[i].gdr == 0 && !strv_contains(&names, x->all.hcas[i].name)) {
+			strv_add(&names, x->all.hcas[i].name);
+			strbuf_addf(&off, "%s%s", off.len ? ", " : "", x->all.hcas[i].name);
+		}
+	if (!off.len)
 		return;
 	struct gdr_state s;
 	gdr_state_get(inv, &s);
 	if (s.method == GDR_NONE || !s.gpus)
 		return; /* cannot tell, or this node cannot either */
-	strv_push(notes, xasprintf("the log shows GPU Direct RDMA Disabled, but this node can do it through %s (%s): "
-				   "the job's environment lacked it (a container without the module or device, "
+	strv_push(notes, xasprintf("the log shows GPU Direct RDMA Disabled for %s, but this node can do it through %s "
+				   "(%s): the job's environment lacked it (a container without the module or device, "
 				   "NCCL_NET_GDR_LEVEL, NCCL_DMABUF_ENABLE=0); `gpuready gpudirect` shows this node's side",
-				   gdr_method_name(s.method), s.why));
+				   off.buf, gdr_method_name(s.method), s.why));
 }
 
 /* The node's side, when --sysroot names a tree or the log shows this host. */
@@ -141,7 +152,7 @@ static int print_json(const struct settings *s, const struct nccl_explain *x, co
 {
 	json_object *o = nccl_explain_json(x, notes);
 	json_object_object_add(o, "tool", json_object_new_string("gpuready"));
-	json_object_object_add(o, "version_of_gpuready", json_object_new_string(GPUREADY_VERSION));
+	json_object_object_add(o, "version", json_object_new_string(GPUREADY_VERSION));
 	json_object_object_add(o, "kind", json_object_new_string("nccl-explain"));
 	json_object_object_add(o, "require", s->require ? json_object_new_string(s->require) : NULL);
 	json_object *w = json_object_new_array(), *c = json_object_new_array();
