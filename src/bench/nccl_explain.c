@@ -28,11 +28,13 @@
 #define TEXT_KEEP 200             /* last lines and examples are cut here */
 #define SIG_PROCS_KEEP 16
 #define MAX_ENV 128
-/* stopped-after-init: others wrote at least this many NCCL lines after a
- * process's last one (a process that merely finished a little earlier
- * writes a few lines less than its peers, not dozens) */
-#define STOP_MIN_AFTER 20
+/* stopped-after-init: one other process wrote at least this many lines
+ * after the stopped one's last, past its own init and not tearing down (a
+ * WARN and its "-> N" traces, collectives it goes on launching). Peers
+ * that finish at the same time differ by a line or two each. */
+#define STOP_MIN_AFTER 4
 #define STOP_MIN_LINES 5
+#define GOING_ON 0x80000000u /* owner flag: a line of a process past its init, not tearing down */
 
 static bool starts(const char *s, const char *p)
 {
@@ -394,10 +396,24 @@ static void note_version(struct nccl_explain *x, const char *s)
 
 /* ---- lines and streams ---- */
 
+/* A line of p after its init that is not teardown (NCCL's destroy and
+ * abort messages, "[Service thread] Connection closed by localRank %d"). */
+static bool going_on(bool past_init, const char *s)
+{
+	static const char *const teardown[] = { " - Destroy COMPLETE", " - Abort COMPLETE", "Connection closed by",
+						 "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize", " Destroy " };
+	if (!past_init)
+		return false;
+	for (size_t i = 0; i < sizeof(teardown) / sizeof(teardown[0]); i++)
+		if (strstr(s, teardown[i]))
+			return false;
+	return true;
+}
+
 struct stream_state {
 	struct nccl_proc *prev;
 	size_t lineno;
-	uint32_t *owner;   /* the process index of each NCCL line, in order */
+	uint32_t *owner;   /* the process index of each NCCL line, in order, | GOING_ON */
 	size_t n_owner, cap_owner;
 };
 
@@ -413,6 +429,7 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 		px.host = NULL;
 	bool launcher_msg = starts(s, "srun: ") || starts(s, "slurmstepd: ");
 	struct nccl_proc *p = launcher_msg ? NULL : proc_of(x, &px, st->prev);
+	bool past_init = p && (p->init_complete || p->collective); /* before this line */
 	note_version(x, s);
 	_cleanup_free_ char *copy = xstrdup(s);
 	nccl_log_line(&x->all, copy);
@@ -445,33 +462,39 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 			st->cap_owner = st->cap_owner ? 2 * st->cap_owner : 1024;
 			st->owner = xreallocarray(st->owner, st->cap_owner, sizeof(*st->owner));
 		}
-		st->owner[st->n_owner++] = (uint32_t)(p - x->procs);
+		st->owner[st->n_owner++] = (uint32_t)(p - x->procs) | (going_on(past_init, s) ? GOING_ON : 0);
 	}
 }
 
-/* stopped-after-init within one stream: a process whose NCCL lines end
- * while others, interleaved with it before, write STOP_MIN_AFTER more; the
- * one whose lines end first is named. */
+/* stopped-after-init within one stream: a process whose NCCL lines end,
+ * after lines of others before its last (interleaved), while one other
+ * process goes on past its init for STOP_MIN_AFTER lines; the process whose
+ * lines end first is named. */
 static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 {
-	bool init = false;
-	for (size_t i = 0; i < x->n_procs; i++)
-		init = init || (x->procs[i].stream == x->streams && (x->procs[i].init_complete || x->procs[i].collective));
-	if (!init || st->n_owner == 0)
+	size_t n = st->n_owner;
+	if (n == 0)
 		return;
 	size_t *last = xcalloc(x->n_procs, sizeof(*last)), *own = xcalloc(x->n_procs, sizeof(*own));
-	size_t first_last = SIZE_MAX;
-	for (size_t k = 0; k < st->n_owner; k++) {
-		last[st->owner[k]] = k;
-		own[st->owner[k]]++;
+	size_t *cnt = xcalloc(x->n_procs, sizeof(*cnt)), *most_after = xcalloc(n + 1, sizeof(*most_after));
+	size_t first_last = SIZE_MAX, m = 0;
+	for (size_t k = 0; k < n; k++) {
+		last[st->owner[k] & ~GOING_ON] = k;
+		own[st->owner[k] & ~GOING_ON]++;
+	}
+	/* most_after[k]: the most going-on lines one process wrote at k or later */
+	for (size_t k = n; k-- > 0;) {
+		uint32_t q = st->owner[k] & ~GOING_ON;
+		if ((st->owner[k] & GOING_ON) && ++cnt[q] > m)
+			m = cnt[q];
+		most_after[k] = m;
 	}
 	for (size_t i = 0; i < x->n_procs; i++) {
 		const struct nccl_proc *p = &x->procs[i];
 		if (p->stream != x->streams || !p->host || p->ended || own[i] < STOP_MIN_LINES)
 			continue;
 		bool interleaved = last[i] + 1 > own[i]; /* another process wrote before its last line */
-		size_t after = st->n_owner - 1 - last[i];
-		if (!interleaved || after < STOP_MIN_AFTER)
+		if (!interleaved || most_after[last[i] + 1] < STOP_MIN_AFTER)
 			continue;
 		x->n_stopped++;
 		if (last[i] < first_last) {
@@ -482,6 +505,8 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 	}
 	free(last);
 	free(own);
+	free(cnt);
+	free(most_after);
 }
 
 void nccl_explain_init(struct nccl_explain *x)

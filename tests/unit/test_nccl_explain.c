@@ -339,6 +339,37 @@ static void test_stopped_after_init(void **state)
 	assert_null(x.stopped_first);
 	nccl_explain_free(&x);
 
+	/* both finish together, a line or two apart: no verdict */
+	strbuf_reset(&ended);
+	strbuf_adds(&ended, a);
+	strbuf_adds(&ended, b);
+	strbuf_adds(&ended, "node-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+			    "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n"
+			    "node-b:2:2 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1\n"
+			    "node-b:2:2 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1\n"
+			    "node-b:2:2 [0] NCCL INFO [Service thread] Connection closed by localRank 0\n"
+			    "node-b:2:2 [0] NCCL INFO [Service thread] Connection closed by localRank 0\n"
+			    "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 0 busId 1000 - Destroy COMPLETE\n");
+	explain(ended.buf, &x);
+	assert_null(x.stopped_first);
+	nccl_explain_free(&x);
+
+	/* node-a dies; node-b's proxy warns and traces the error up */
+	strbuf_reset(&ended);
+	strbuf_adds(&ended, a);
+	strbuf_adds(&ended, b);
+	strbuf_adds(&ended, "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n"
+			    "node-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+			    "node-b:2:9 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+			    "10.0.0.1<4321> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n"
+			    "node-b:2:9 [0] NCCL INFO transport/net.cc:1008 -> 6\n"
+			    "node-b:2:9 [0] NCCL INFO proxy.cc:679 -> 6\n"
+			    "node-b:2:9 [0] NCCL INFO proxy.cc:858 -> 6 [Proxy Thread]\n");
+	explain(ended.buf, &x);
+	assert_string_equal(x.stopped_first, "node-a:1");
+	assert_int_equal(x.procs[1].error_traces, 3);
+	nccl_explain_free(&x);
+
 	/* no init seen: no verdict */
 	char *c = init_lines("node-b:2:2 [0]", 30);
 	strbuf_reset(&ended);
