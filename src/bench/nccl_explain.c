@@ -150,7 +150,8 @@ static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
 	x->procs = xreallocarray(x->procs, x->n_procs + 1, sizeof(*x->procs));
 	struct nccl_proc *p = &x->procs[x->n_procs++];
 	*p = (struct nccl_proc){ .key = key, .pid = -1, .stream = x->streams, .env = STRV_INIT, .sigs = STRV_INIT,
-				 .coll_channels = -1, .nvls_channels = -1, .p2p_channels = -1, .rings = -1, .trees = -1 };
+				 .coll_channels = -1, .nvls_channels = -1, .p2p_channels = -1, .rings = -1, .trees = -1,
+				 .gdr_path = -1 };
 	nccl_log_init(&p->log);
 	return p;
 }
@@ -315,6 +316,10 @@ static void info_extras(struct nccl_proc *p, const char *msg)
 		p->net_plugin = cut_dup(v + strlen("Loaded net plugin "), 64);
 	else if (error_trace(msg))
 		p->error_traces++;
+	if (starts(msg, "GPU Direct RDMA Enabled for "))
+		p->gdr_path = 1;
+	else if (starts(msg, "GPU Direct RDMA Disabled for ") && p->gdr_path == -1)
+		p->gdr_path = 0;
 	if (strstr(msg, " - Init COMPLETE"))
 		p->init_complete = true;
 	if (strstr(msg, " - Destroy COMPLETE") || strstr(msg, " - Abort COMPLETE"))
@@ -325,7 +330,8 @@ static void info_extras(struct nccl_proc *p, const char *msg)
 
 /* ---- signatures ---- */
 
-static void sig_record(struct nccl_explain *x, struct nccl_proc *p, const char *id, int num, const char *text)
+static void sig_record(struct nccl_explain *x, struct nccl_proc *p, const char *id, int num, const char *text,
+		       const struct nccl_sig *row)
 {
 	struct nccl_seen_sig *s = NULL;
 	for (size_t i = 0; i < x->n_sigs && !s; i++)
@@ -335,7 +341,7 @@ static void sig_record(struct nccl_explain *x, struct nccl_proc *p, const char *
 		x->sigs = xreallocarray(x->sigs, x->n_sigs + 1, sizeof(*x->sigs));
 		s = &x->sigs[x->n_sigs++];
 		*s = (struct nccl_seen_sig){ .id = xstrdup(id), .num = num, .example = cut_dup(text, TEXT_KEEP),
-					     .procs = STRV_INIT };
+					     .procs = STRV_INIT, .row = row ? row : nccl_sig_find(id) };
 	}
 	s->count++;
 	if (p && p->key[0] && s->procs.n < SIG_PROCS_KEEP && !strv_contains(&s->procs, p->key))
@@ -369,9 +375,9 @@ static void match_line(struct nccl_explain *x, struct nccl_proc *p, const char *
 			snprintf(id, sizeof(id), "ib-wc-%d", num);
 		else
 			snprintf(id, sizeof(id), "ib-wc");
-		sig_record(x, p, id, num, text);
+		sig_record(x, p, id, num, text, s);
 	} else if (s) {
-		sig_record(x, p, s->id, -1, text);
+		sig_record(x, p, s->id, -1, text, s);
 	} else if (where == NCCL_SIG_WARN && *text) {
 		unmatched_add(x, p, text);
 	}
@@ -549,9 +555,9 @@ void nccl_explain_finish(struct nccl_explain *x)
 {
 	strv_sort(&x->versions); /* as text, as the corpus labels sort them */
 	if (x->versions.n > 1)
-		sig_record(x, NULL, "version-mismatch", -1, "processes state different NCCL versions");
+		sig_record(x, NULL, "version-mismatch", -1, "processes state different NCCL versions", NULL);
 	if (x->stopped_first)
-		sig_record(x, NULL, "stopped-after-init", -1, x->stopped_first);
+		sig_record(x, NULL, "stopped-after-init", -1, x->stopped_first, NULL);
 }
 
 void nccl_explain_free(struct nccl_explain *x)

@@ -45,6 +45,8 @@ struct nccl_proc {
 	bool init_complete;  /* "... - Init COMPLETE" */
 	bool ended;          /* "Destroy COMPLETE" or "Abort COMPLETE" */
 	bool collective;     /* a collective was launched ("opCount") */
+	int gdr_path;        /* graph/paths.cc's "GPU Direct RDMA Enabled|Disabled for GPU ...": 1 any
+	                      * Enabled, 0 only Disabled, -1 none */
 	size_t lines;
 	size_t first_line, last_line; /* line numbers in its stream (1-based) */
 	char *last_text;     /* its last line, cut to 200 bytes */
@@ -63,6 +65,7 @@ struct nccl_unmatched {
 struct nccl_seen_sig {
 	char *id;            /* "ib-wc-12" */
 	int num;             /* ib-wc's status, else -1 */
+	const struct nccl_sig *row; /* the row that matched first (bench/nccl_sig.h); NULL: found by ID */
 	char *example;       /* the first line's text after the level */
 	struct strv procs;   /* keys of the processes that printed it (first 16) */
 	size_t count;

@@ -52,12 +52,16 @@ char *nccl_explain_socket_if(const struct nccl_explain *x)
 int nccl_explain_gdr(const struct nccl_explain *x)
 {
 	int g = -1;
-	for (size_t i = 0; i < x->n_procs; i++)
+	for (size_t i = 0; i < x->n_procs; i++) {
+		int v = x->procs[i].gdr_path;
+		if (v == 1 || (v == 0 && g == -1))
+			g = v;
 		for (size_t k = 0; k < x->procs[i].log.n_hcas; k++) {
-			int v = x->procs[i].log.hcas[k].gdr;
+			v = x->procs[i].log.hcas[k].gdr;
 			if (v == 1 || (v == 0 && g == -1))
 				g = v;
 		}
+	}
 	return g;
 }
 
@@ -223,6 +227,12 @@ static void text_summary(const struct nccl_explain *x, struct strbuf *out)
 	nccl_log_summary(&x->all, &sum);
 	for (size_t i = 1; i < sum.n && i < 4; i++) /* GDR, DMA-BUF, intra-node */
 		strbuf_addf(out, "  %s\n", sum.v[i]);
+	size_t on = 0, off = 0;
+	for (size_t i = 0; i < x->n_procs; i++)
+		on += x->procs[i].gdr_path == 1, off += x->procs[i].gdr_path == 0;
+	if (on || off)
+		strbuf_addf(out, "  GPUDirect RDMA by GPU-NIC distance (NCCL_NET_GDR_LEVEL): enabled in %zu process%s, "
+			    "disabled in %zu\n", on, on == 1 ? "" : "es", off);
 	const char *plugin = NULL, *boot = NULL;
 	for (size_t i = 0; i < x->n_procs; i++) {
 		plugin = plugin ? plugin : x->procs[i].net_plugin;
@@ -236,7 +246,7 @@ static void text_summary(const struct nccl_explain *x, struct strbuf *out)
 
 static void text_sig(const struct nccl_seen_sig *s, struct strbuf *out)
 {
-	const struct nccl_sig *d = nccl_sig_find(s->id);
+	const struct nccl_sig *d = s->row;
 	const char *label = !d || d->kind == NCCL_SIG_FAIL ? "FAIL" : d->kind == NCCL_SIG_FALLBACK ? "fallback" : "harmless";
 	strbuf_addf(out, "  %s %s", label, s->id);
 	if (s->num >= 0 && nccl_wc_status_name(s->num))
@@ -342,6 +352,7 @@ static json_object *proc_json(const struct nccl_proc *p)
 	json_object_object_add(o, "p2p_channels", int_or_null(p->p2p_channels));
 	json_object_object_add(o, "rings", int_or_null(p->rings));
 	json_object_object_add(o, "trees", int_or_null(p->trees));
+	json_object_object_add(o, "gdr_path", p->gdr_path >= 0 ? json_object_new_boolean(p->gdr_path) : NULL);
 	json_object_object_add(o, "init_complete", json_object_new_boolean(p->init_complete));
 	json_object_object_add(o, "lines", json_object_new_int64((int64_t)p->lines));
 	json_object_object_add(o, "first_line", json_object_new_int64((int64_t)p->first_line));
@@ -354,7 +365,7 @@ static json_object *proc_json(const struct nccl_proc *p)
 
 static json_object *sig_json(const struct nccl_seen_sig *s)
 {
-	const struct nccl_sig *d = nccl_sig_find(s->id);
+	const struct nccl_sig *d = s->row;
 	enum nccl_sig_kind k = d ? d->kind : NCCL_SIG_FAIL;
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "id", json_object_new_string(s->id));

@@ -75,13 +75,15 @@ const struct nccl_sig nccl_sigs[] = {
 		    "NCCL_IB_DISABLE=1",
 	  .next = "`ibv_devinfo -l`; `rdma link`; `gpuready check --only rdma`",
 	  .source = "NCCL src/transport/net_ib.cc (INFO NET/IB : No device found.)" },
-	{ .id = "ib-gdr-disabled", .where = NCCL_SIG_INFO, .any = { "GPU Direct RDMA Disabled for HCA" },
-	  .also = "NET/IB", .kind = NCCL_SIG_FALLBACK,
+	{ .id = "ib-gdr-disabled", .where = NCCL_SIG_INFO, .any = { "GPU Direct RDMA Disabled for " },
+	  .unless = "NET/Socket", .kind = NCCL_SIG_FALLBACK,
 	  .meaning = "NCCL does not use GPUDirect RDMA for that HCA: data is staged through host memory",
 	  .causes = "neither nvidia_peermem nor DMA-BUF available, the GPU and HCA too far apart for "
 		    "NCCL_NET_GDR_LEVEL, NCCL_NET_GDR_LEVEL=LOC",
 	  .next = "`gpuready gpudirect`; `gpuready check --only gpudirect,rdma.nccl_gdr`",
-	  .source = "NCCL src/transport/net_ib.cc (INFO NET/IB : GPU Direct RDMA Disabled for HCA %d '%s')" },
+	  .source = "NCCL src/init.cc (2.18+: NET/%s : GPU Direct RDMA %s for HCA %d '%s'), src/transport/net_ib.cc "
+		    "(2.12: ... for HCA %d '%s' (no module)), src/graph/paths.cc (GPU Direct RDMA Disabled for GPU %lx / "
+		    "HCA %d (distance %d > %d); 2.29: for GPU/%ld-%ld (rank %d) - NET/...)" },
 	{ .id = "bootstrap-refused", .where = NCCL_SIG_WARN, .any = { "Connection refused" }, .kind = NCCL_SIG_FAIL,
 	  .meaning = "a TCP connection (bootstrap, proxy or socket transport) was refused by the peer",
 	  .causes = "the peer process is gone or not started yet, a wrong NCCL_SOCKET_IFNAME choosing an address "
@@ -132,6 +134,13 @@ const struct nccl_sig nccl_sigs[] = {
 	  .causes = "another rank crashed first (read its log), a link went down",
 	  .next = "find the rank that stopped first; `rdma link` and `dmesg -T` on its node",
 	  .source = "NCCL ncclGetErrorString (ncclRemoteError, 2.13+)" },
+	{ .id = "remote-error", .where = NCCL_SIG_WARN, .any = { "Connection closed by remote peer", "Connection reset by peer" },
+	  .kind = NCCL_SIG_FAIL,
+	  .meaning = "a peer closed its socket (bootstrap, proxy or socket transport): it exited or crashed",
+	  .causes = "another rank crashed first (read its log), it was killed (out of memory), a link went down",
+	  .next = "find the rank that stopped first; on its node `dmesg -T | grep -i -e xid -e oom` and `rdma link`",
+	  .source = "NCCL src/misc/socket.cc (socketProgress: Connection closed by remote peer %s; "
+		    "socketProgressOpt: Call to recv from %s failed : %s)" },
 	{ .id = "plugin-absent", .where = NCCL_SIG_WARN | NCCL_SIG_INFO,
 	  .any = { "No plugin found", "/Plugin: Could not find:", "/Plugin : Could not find", "Plugin load returned" },
 	  .kind = NCCL_SIG_HARMLESS,
@@ -168,7 +177,7 @@ const struct nccl_sig nccl_sigs[] = {
 	  .meaning = "a process's lines end after initialization while other processes go on: it hung or died",
 	  .causes = "the process crashed (out of memory, a signal), its GPU hung (Xid), or it waits in a "
 		    "collective the others never reached",
-	  .next = "on the named process's node: `dmesg -T | grep -i -E 'xid|oom'`; `nvidia-smi -q -d ECC`",
+	  .next = "on the named process's node: `dmesg -T | grep -i -e xid -e oom`; `nvidia-smi -q -d ECC`",
 	  .source = "NCCL documentation, Troubleshooting (NCCL_DEBUG=INFO, per-rank logs)" },
 };
 const size_t n_nccl_sigs = sizeof(nccl_sigs) / sizeof(nccl_sigs[0]);
@@ -259,7 +268,7 @@ static bool row_matches(const struct nccl_sig *s, const char *text)
 	bool any = false;
 	for (size_t k = 0; k < sizeof(s->any) / sizeof(s->any[0]) && s->any[k] && !any; k++)
 		any = strstr(text, s->any[k]) != NULL;
-	return any && (!s->also || strstr(text, s->also));
+	return any && (!s->also || strstr(text, s->also)) && (!s->unless || !strstr(text, s->unless));
 }
 
 const struct nccl_sig *nccl_sig_match(const char *text, unsigned where, int *num)

@@ -31,6 +31,7 @@ struct nccl_sig {
 	unsigned where;           /* NCCL_SIG_WARN | ... */
 	const char *any[4];       /* matches when the text holds any of these (NULL-ended) */
 	const char *also;         /* ... and this one too, when not NULL */
+	const char *unless;       /* ... and not this one, when not NULL */
 	enum nccl_sig_kind kind;
 	const char *meaning;
 	const char *causes;

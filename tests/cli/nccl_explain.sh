@@ -52,9 +52,9 @@ PY
 other_inputs() {
 	f=$LOGS/socket-fallback.log
 	"$BIN" nccl --explain "$f" >"$TMP/file.out" 2>&1
-	expect_exit 0 "$BIN" nccl --explain - <"$f" && cmp -s "$TMP/out" "$TMP/file.out" \
+	expect_exit 1 "$BIN" nccl --explain - <"$f" && cmp -s "$TMP/out" "$TMP/file.out" \
 		&& pass "stdin (-) reads as the file does" || fail "stdin differs from the file"
-	expect_exit 0 "$BIN" nccl "$f" --explain && cmp -s "$TMP/out" "$TMP/file.out" \
+	expect_exit 1 "$BIN" nccl "$f" --explain && cmp -s "$TMP/out" "$TMP/file.out" \
 		&& pass "--explain after the file selects the command" || fail "--explain after the file"
 
 	# a directory of per-rank logs: every regular file, sorted; subdirectories passed over
@@ -62,12 +62,12 @@ other_inputs() {
 	grep '^vm-train-1:' "$f" >"$TMP/ranks/rank1.log"
 	grep -v '^vm-train-1:' "$f" >"$TMP/ranks/rank0.log"
 	cp "$f" "$TMP/ranks/sub/ignored.log"
-	expect_exit 0 "$BIN" nccl --explain --json "$TMP/ranks"
+	expect_exit 1 "$BIN" nccl --explain --json "$TMP/ranks"
 	python3 - "$TMP/out" <<'PY' && pass "a directory: two files, two processes" || fail "a directory"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert [p["key"] for p in d["processes"]] == ["vm-train-0:2231", "vm-train-1:2198"], d["processes"]
-assert d["network"] == "Socket" and d["signatures"] == ["ib-no-device"], d
+assert d["network"] == "Socket" and d["signatures"] == ["ib-no-device", "remote-error"], d
 PY
 
 	expect_exit 2 "$BIN" nccl --explain "$TMP/no-such.log" && contains "$TMP/err" "no-such.log" "a missing file: exit 2, named"

@@ -102,6 +102,18 @@ static void test_fallbacks(void **state)
 	(void)state;
 	expect_ids(I "NET/IB : No device found.\n", "ib-no-device", "");
 	expect_ids(I "NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n", "ib-gdr-disabled", "");
+	/* graph/paths.cc: the GPU-NIC distance (2.12-2.23 and 2.29 forms) */
+	expect_ids(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", "ib-gdr-disabled", "");
+	expect_ids(I "GPU Direct RDMA Disabled for GPU/0-1b000 (rank 0) - NET/0-0 (distance 5 > 4)\n", "ib-gdr-disabled", "");
+	struct nccl_explain y;
+	explain(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", &y);
+	assert_int_equal(nccl_explain_gdr(&y), 0);
+	nccl_explain_free(&y);
+	explain(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n" P
+		  "NCCL INFO GPU Direct RDMA Enabled for GPU 3d000 / HCA 0 (distance 4 <= 4), read 1\n",
+		&y);
+	assert_int_equal(nccl_explain_gdr(&y), 1);
+	nccl_explain_free(&y);
 	/* a socket "HCA" is not one */
 	expect_ids(I "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'\n", "", "");
 	struct nccl_explain x;
@@ -120,6 +132,10 @@ static void test_sockets_and_shm(void **state)
 		     "count after 35 attempts\n",
 		   "bootstrap-timeout", "");
 	expect_ids(W "socketPollConnect: exceeded timeouts (3)\n", "bootstrap-timeout", "");
+	/* a peer's socket closed */
+	expect_ids(W "socketProgress: Connection closed by remote peer node-b<43210>\n", "remote-error", "");
+	expect_ids(W "socketProgressOpt: Call to recv from 10.0.0.2<51828> failed : Connection reset by peer\n", "remote-error",
+		   "");
 	/* 2.19 misc/shmutils.cc, 2.29 */
 	expect_ids(W "Error while creating shared memory segment /dev/shm/nccl-8fG7xA (size 9637888)\n", "shm-failed", "");
 	expect_ids(W "Error: failed to create shared memory file /dev/shm/nccl-x, error No space left on device (28)\n",
@@ -411,20 +427,18 @@ static void test_unmatched_kept(void **state)
 {
 	(void)state;
 	struct nccl_explain x;
-	explain(W "socketProgressOpt: Call to recv from 10.0.0.2<51828> failed : Connection reset by peer\n" W
-		  "socketProgressOpt: Call to recv from 10.0.0.2<51828> failed : Connection reset by peer\n" W
+	explain(W "Bootstrap : no socket interface found\n" W "Bootstrap : no socket interface found\n" W
 		  "NCCL library version is too old.\n" W "\n",
 		&x);
 	assert_int_equal(x.n_unmatched, 2);
 	assert_int_equal(x.unmatched_total, 3);
 	assert_int_equal(x.unmatched[0].count, 2);
-	assert_string_equal(x.unmatched[0].text,
-			    "socketProgressOpt: Call to recv from 10.0.0.2<51828> failed : Connection reset by peer");
+	assert_string_equal(x.unmatched[0].text, "Bootstrap : no socket interface found");
 	assert_string_equal(x.unmatched[0].first_proc, "node-a:4242");
 	struct strbuf out = STRBUF_INIT;
 	nccl_explain_text(&x, NULL, &out);
 	assert_non_null(strstr(out.buf, "Unmatched warnings: 3 lines, 2 different"));
-	assert_non_null(strstr(out.buf, "2x socketProgressOpt"));
+	assert_non_null(strstr(out.buf, "2x Bootstrap : no socket interface found"));
 	json_object *o = nccl_explain_json(&x, NULL), *v;
 	assert_true(json_object_object_get_ex(o, "unmatched_count", &v));
 	assert_int_equal(json_object_get_int(v), 3);
