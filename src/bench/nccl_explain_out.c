@@ -205,6 +205,26 @@ static void text_why_net(const struct nccl_explain *x, struct strbuf *out)
 		strbuf_addf(out, "  why: %s\n", sb.buf);
 }
 
+/* The NCCL_* variables the log reports, each once (the first value). */
+static void text_env(const struct nccl_explain *x, struct strbuf *out)
+{
+	_cleanup_strv_ struct strv seen = STRV_INIT;
+	size_t len0 = out->len;
+	for (size_t i = 0; i < x->n_procs; i++)
+		for (size_t k = 0; k < x->procs[i].env.n; k++) {
+			const char *kv = x->procs[i].env.v[k];
+			char *name = xstrndup(kv, strcspn(kv, "="));
+			if (strv_contains(&seen, name) || seen.n >= 32) {
+				free(name);
+				continue;
+			}
+			strv_push(&seen, name);
+			strbuf_addf(out, "%s%s", out->len == len0 ? "  environment: " : ", ", kv);
+		}
+	if (out->len != len0)
+		strbuf_addch(out, '\n');
+}
+
 static void text_summary(const struct nccl_explain *x, struct strbuf *out)
 {
 	_cleanup_strv_ struct strv hcas = STRV_INIT;
@@ -240,11 +260,24 @@ static void text_summary(const struct nccl_explain *x, struct strbuf *out)
 	}
 	if (plugin)
 		strbuf_addf(out, "  net plugin: %s\n", plugin);
+	text_env(x, out);
 	if (boot)
 		strbuf_addf(out, "  bootstrap: %s\n", boot);
 }
 
-static void text_sig(const struct nccl_seen_sig *s, struct strbuf *out)
+/* Who stopped first, its last line, and how many stopped. */
+static void text_stopped(const struct nccl_explain *x, struct strbuf *out)
+{
+	strbuf_addf(out, "    stopped first: %s", x->stopped_first);
+	if (x->n_stopped > 1)
+		strbuf_addf(out, " (%zu processes stopped while others went on)", x->n_stopped);
+	strbuf_addch(out, '\n');
+	for (size_t i = 0; i < x->n_procs; i++)
+		if (!strcmp(x->procs[i].key, x->stopped_first) && x->procs[i].last_text)
+			strbuf_addf(out, "    its last line (%zu): %s\n", x->procs[i].last_line, x->procs[i].last_text);
+}
+
+static void text_sig(const struct nccl_explain *x, const struct nccl_seen_sig *s, struct strbuf *out)
 {
 	const struct nccl_sig *d = s->row;
 	const char *label = !d || d->kind == NCCL_SIG_FAIL ? "FAIL" : d->kind == NCCL_SIG_FALLBACK ? "fallback" : "harmless";
@@ -264,7 +297,7 @@ static void text_sig(const struct nccl_seen_sig *s, struct strbuf *out)
 	if (strcmp(s->id, "stopped-after-init") && strcmp(s->id, "version-mismatch"))
 		strbuf_addf(out, "    line: %s\n", s->example);
 	else if (!strcmp(s->id, "stopped-after-init"))
-		strbuf_addf(out, "    stopped first: %s\n", s->example);
+		text_stopped(x, out);
 	strbuf_addf(out, "    meaning: %s\n", d->meaning);
 	if (d->kind == NCCL_SIG_HARMLESS)
 		return;
@@ -296,7 +329,7 @@ void nccl_explain_text(const struct nccl_explain *x, const struct strv *notes, s
 	for (int pass = 0; pass < 3; pass++)
 		for (size_t i = 0; i < x->n_sigs; i++)
 			if ((int)kind_of(x->sigs[i].id) == pass)
-				text_sig(&x->sigs[i], out);
+				text_sig(x, &x->sigs[i], out);
 	if (!x->n_sigs)
 		strbuf_adds(out, "  none\n");
 	if (x->unmatched_total) {

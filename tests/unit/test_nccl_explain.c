@@ -330,6 +330,11 @@ static void test_stopped_after_init(void **state)
 	assert_string_equal(got, "stopped-after-init");
 	assert_string_equal(x.stopped_first, "node-a:1");
 	free(got);
+	struct strbuf txt = STRBUF_INIT;
+	nccl_explain_text(&x, NULL, &txt);
+	assert_non_null(strstr(txt.buf, "stopped first: node-a:1\n    its last line (13): node-a:1:1 [0] NCCL INFO comm "
+				       "0x1 rank 0"));
+	strbuf_release(&txt);
 	nccl_explain_free(&x);
 
 	/* the same with node-a's communicator destroyed: it ended */
