@@ -131,7 +131,7 @@ static bool nccl_prefix(const char *s, const char *end, struct prefix *px)
 		px->host = h;
 		px->host_n = (size_t)(p - h);
 		px->pid = pid > INT32_MAX ? -1 : (int)pid;
-		if (px->host_n > 64)
+		if (px->host_n > 255)
 			return false;
 		return true;
 	}

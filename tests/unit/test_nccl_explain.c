@@ -132,6 +132,11 @@ static void test_sockets_and_shm(void **state)
 		     "count after 35 attempts\n",
 		   "bootstrap-timeout", "");
 	expect_ids(W "socketPollConnect: exceeded timeouts (3)\n", "bootstrap-timeout", "");
+	expect_ids(W "Call to posix_fallocate failed : No space left on device\n", "shm-failed", "");
+	expect_ids("[2026-04-22 21:34:20] a-very-long-kubernetes-pod-name-of-a-workflow-runner-g4sfw-workflow:202016:202235 "
+		   "[0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No "
+		   "space left on device (28)\n",
+		   "shm-failed", "");
 	/* a peer's socket closed */
 	expect_ids(W "socketProgress: Connection closed by remote peer node-b<43210>\n", "remote-error", "");
 	expect_ids(W "socketProgressOpt: Call to recv from 10.0.0.2<51828> failed : Connection reset by peer\n", "remote-error",
