@@ -75,6 +75,13 @@ const struct nccl_sig nccl_sigs[] = {
 		    "NCCL_IB_DISABLE=1",
 	  .next = "`ibv_devinfo -l`; `rdma link`; `gpuready check --only rdma`",
 	  .source = "NCCL src/transport/net_ib.cc (INFO NET/IB : No device found.)" },
+	{ .id = "ib-no-device", .where = NCCL_SIG_WARN | NCCL_SIG_INFO, .any = { "Failed to open libibverbs.so" },
+	  .kind = NCCL_SIG_FALLBACK,
+	  .meaning = "NCCL could not load libibverbs, so its IB transport has no device and inter-node traffic uses "
+		     "sockets (TCP)",
+	  .causes = "no rdma-core (libibverbs1) in the container or image, a library path that misses it",
+	  .next = "`ls -l /usr/lib/x86_64-linux-gnu/libibverbs.so.1` inside the job; `ibv_devinfo -l`",
+	  .source = "NCCL src/misc/ibvwrap.cc (WARN up to 2.11, INFO since: Failed to open libibverbs.so[.1])" },
 	{ .id = "ib-gdr-disabled", .where = NCCL_SIG_INFO, .any = { "GPU Direct RDMA Disabled for " },
 	  .unless = "NET/Socket", .kind = NCCL_SIG_FALLBACK,
 	  .meaning = "NCCL does not use GPUDirect RDMA for that HCA: data is staged through host memory",

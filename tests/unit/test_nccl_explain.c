@@ -101,6 +101,8 @@ static void test_fallbacks(void **state)
 {
 	(void)state;
 	expect_ids(I "NET/IB : No device found.\n", "ib-no-device", "");
+	expect_ids("ai:480850:480850 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n", "ib-no-device", "");
+	expect_ids(I "Failed to open libibverbs.so[.1]\n", "ib-no-device", "");
 	expect_ids(I "NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n", "ib-gdr-disabled", "");
 	/* graph/paths.cc: the GPU-NIC distance (2.12-2.23 and 2.29 forms) */
 	expect_ids(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", "ib-gdr-disabled", "");
