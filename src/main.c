@@ -419,7 +419,17 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int ret;
 
-	if (opt_parse(cmd->opts, cmd->scope, argc - first, argv + first, &s, &seen, &env.args, &err) < 0) {
+	/* `help` takes a command path, whose words may be options ("help nccl
+	 * --explain"): after its first word, every word is the path's */
+	int nopt = argc - first;
+	for (int i = first; cmd->fn == cmd_help && i < argc; i++)
+		if (argv[i][0] != '-') {
+			nopt = i - first;
+			break;
+		}
+	for (int i = first + nopt; i < argc; i++)
+		strv_add(&env.args, argv[i]);
+	if (opt_parse(cmd->opts, cmd->scope, nopt, argv + first, &s, &seen, &env.args, &err) < 0) {
 		fprintf(stderr, "%s %s: %s (see `gpuready %s --help`)\n", progname, cmd->name, err, cmd->name);
 		refused_hint(&seen);
 		free(err);

@@ -79,6 +79,9 @@ PY
 			"an unreadable file among readable ones: exit 2"
 	fi
 	expect_exit 2 "$BIN" nccl --explain && pass "no file: usage, exit 2"
+	expect_exit 0 "$BIN" help nccl --explain && cp "$TMP/out" "$TMP/help.txt"
+	expect_exit 0 "$BIN" nccl --explain --help && cmp -s "$TMP/out" "$TMP/help.txt" \
+		&& pass "help nccl --explain is nccl --explain --help" || fail "help nccl --explain"
 	expect_exit 2 "$BIN" nccl --explain --require ib,bogus "$f" && pass "--require with an unknown word: exit 2"
 	expect_exit 1 "$BIN" nccl --explain --require ib "$f" && contains "$TMP/out" "FAIL: --require ib: ib: NCCL used the Socket network" \
 		"--require ib on a socket fallback: exit 1, why"
