@@ -165,6 +165,8 @@ static void test_errors(void **state)
 		   "to the NCCL developers\n",
 		   "internal-error", "");
 	expect_ids("RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)\n", "invalid-usage", "");
+	expect_ids(P "init.cc:974 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000\n",
+		   "invalid-usage", "");
 	expect_ids("NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n", "remote-error",
 		   "");
 	/* the version in the exception counts */
