@@ -29,12 +29,12 @@
 #define SIG_PROCS_KEEP 16
 #define MAX_ENV 128
 /* stopped-after-init: one other process wrote at least this many lines
- * after the stopped one's last, past its own init and not tearing down (a
- * WARN and its "-> N" traces, collectives it goes on launching). Peers
+ * that show it going on (going_on: a WARN and its "-> N" traces,
+ * collectives it goes on launching) after the stopped one's last. Peers
  * that finish at the same time differ by a line or two each. */
 #define STOP_MIN_AFTER 4
 #define STOP_MIN_LINES 5
-#define GOING_ON 0x80000000u /* owner flag: a line of a process past its init, not tearing down */
+#define GOING_ON 0x80000000u /* owner flag: the line shows its process going on (going_on) */
 
 static bool starts(const char *s, const char *p)
 {
@@ -402,18 +402,22 @@ static void note_version(struct nccl_explain *x, const char *s)
 
 /* ---- lines and streams ---- */
 
-/* A line of p after its init that is not teardown (NCCL's destroy and
- * abort messages, "[Service thread] Connection closed by localRank %d"). */
-static bool going_on(bool past_init, const char *s)
+/* A line that shows a process going on past its init: a warning, an
+ * error trace ("file.cc:123 -> 6") or a collective launch ("opCount"),
+ * written after its first communicator was complete. Init lines of further
+ * communicators (Megatron makes dozens, not every process the same) and
+ * teardown (NCCL's destroy and abort messages, "[Service thread]
+ * Connection closed by localRank %d") are not. */
+static bool going_on(bool past_init, bool warn, const char *msg)
 {
 	static const char *const teardown[] = { " - Destroy COMPLETE", " - Abort COMPLETE", "Connection closed by",
-						 "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize", " Destroy " };
+						 "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize" };
 	if (!past_init)
 		return false;
 	for (size_t i = 0; i < sizeof(teardown) / sizeof(teardown[0]); i++)
-		if (strstr(s, teardown[i]))
+		if (strstr(msg, teardown[i]))
 			return false;
-	return true;
+	return warn || error_trace(msg) || strstr(msg, ": opCount ");
 }
 
 struct stream_state {
@@ -468,7 +472,8 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 			st->cap_owner = st->cap_owner ? 2 * st->cap_owner : 1024;
 			st->owner = xreallocarray(st->owner, st->cap_owner, sizeof(*st->owner));
 		}
-		st->owner[st->n_owner++] = (uint32_t)(p - x->procs) | (going_on(past_init, s) ? GOING_ON : 0);
+		const char *msg = mark + strlen("NCCL INFO") + (mark[strlen("NCCL INFO")] == ' ');
+		st->owner[st->n_owner++] = (uint32_t)(p - x->procs) | (going_on(past_init, mark == warn, msg) ? GOING_ON : 0);
 	}
 }
 

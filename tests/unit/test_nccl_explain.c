@@ -384,6 +384,20 @@ static void test_stopped_after_init(void **state)
 	assert_null(x.stopped_first);
 	nccl_explain_free(&x);
 
+	/* node-b makes a second communicator node-a is not part of: init lines are no going on */
+	strbuf_reset(&ended);
+	strbuf_adds(&ended, a);
+	strbuf_adds(&ended, b);
+	strbuf_adds(&ended, "node-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+			    "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n"
+			    "node-b:2:2 [0] NCCL INFO ncclCommSplit comm 0x3 rank 0 nranks 1 cudaDev 0 - Init START\n");
+	char *second = init_lines("node-b:2:2 [0]", 40);
+	strbuf_adds(&ended, second);
+	free(second);
+	explain(ended.buf, &x);
+	assert_null(x.stopped_first);
+	nccl_explain_free(&x);
+
 	/* node-a dies; node-b's proxy warns and traces the error up */
 	strbuf_reset(&ended);
 	strbuf_adds(&ended, a);
