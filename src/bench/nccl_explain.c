@@ -140,6 +140,48 @@ static bool nccl_prefix(const char *s, const char *end, struct prefix *px)
 
 /* ---- processes ---- */
 
+/* Processes are found by key and by tag through an open-addressed table
+ * of NCCL_EXPLAIN_SLOTS entries (each process puts at most its key, one
+ * adopted key and its tag), so a line costs the same with 4,000 processes
+ * as with one. An entry is (index << 1 | is_tag) + 1; 0 is empty. */
+static uint32_t slot_hash(const char *s, bool tag)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)tag;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static const char *slot_name(const struct nccl_explain *x, uint32_t v)
+{
+	const struct nccl_proc *p = &x->procs[(v - 1) >> 1];
+	return (v - 1) & 1 ? p->tag : p->key;
+}
+
+static struct nccl_proc *slot_get(const struct nccl_explain *x, const char *s, bool tag)
+{
+	for (uint32_t i = slot_hash(s, tag), n = 0; x->slots && n < NCCL_EXPLAIN_SLOTS; i++, n++) {
+		uint32_t v = x->slots[i % NCCL_EXPLAIN_SLOTS];
+		if (v == 0)
+			return NULL;
+		if ((bool)((v - 1) & 1) == tag && !strcmp(slot_name(x, v), s))
+			return &x->procs[(v - 1) >> 1];
+	}
+	return NULL;
+}
+
+static void slot_put(struct nccl_explain *x, const struct nccl_proc *p, bool tag)
+{
+	const char *s = tag ? p->tag : p->key;
+	if (!x->slots)
+		x->slots = xcalloc(NCCL_EXPLAIN_SLOTS, sizeof(*x->slots));
+	for (uint32_t i = slot_hash(s, tag), n = 0; n < NCCL_EXPLAIN_SLOTS; i++, n++)
+		if (x->slots[i % NCCL_EXPLAIN_SLOTS] == 0) {
+			x->slots[i % NCCL_EXPLAIN_SLOTS] = ((uint32_t)(p - x->procs) << 1 | tag) + 1;
+			return;
+		}
+}
+
 static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
 {
 	if (x->n_procs >= NCCL_EXPLAIN_MAX_PROCS) {
@@ -153,15 +195,8 @@ static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
 				 .coll_channels = -1, .nvls_channels = -1, .p2p_channels = -1, .rings = -1, .trees = -1,
 				 .gdr_path = -1 };
 	nccl_log_init(&p->log);
+	slot_put(x, p, false);
 	return p;
-}
-
-static struct nccl_proc *by_key(struct nccl_explain *x, const char *key)
-{
-	for (size_t i = x->n_procs; i-- > 0;)
-		if (!strcmp(x->procs[i].key, key))
-			return &x->procs[i];
-	return NULL;
 }
 
 /* The process of a line: by host:pid, else by tag, else the line before's. */
@@ -170,12 +205,13 @@ static struct nccl_proc *proc_of(struct nccl_explain *x, const struct prefix *px
 	struct nccl_proc *p;
 	if (px->host) {
 		_cleanup_free_ char *key = xasprintf("%.*s:%d", (int)px->host_n, px->host, px->pid);
-		if ((p = by_key(x, key)))
+		if ((p = slot_get(x, key, false)))
 			return p;
-		p = px->tag[0] ? by_key(x, px->tag) : NULL;
+		p = px->tag[0] ? slot_get(x, px->tag, false) : NULL;
 		if (p && !p->host) {
 			free(p->key);
 			p->key = TAKE_PTR(key);
+			slot_put(x, p, false);
 		} else {
 			p = proc_new(x, TAKE_PTR(key));
 		}
@@ -184,19 +220,20 @@ static struct nccl_proc *proc_of(struct nccl_explain *x, const struct prefix *px
 			p->pid = px->pid;
 		}
 	} else if (px->tag[0]) {
-		for (size_t i = 0; i < x->n_procs; i++)
-			if (x->procs[i].tag && !strcmp(x->procs[i].tag, px->tag))
-				return &x->procs[i];
-		p = by_key(x, px->tag);
+		if ((p = slot_get(x, px->tag, true)))
+			return p;
+		p = slot_get(x, px->tag, false);
 		if (!p)
 			p = proc_new(x, xstrdup(px->tag));
 	} else {
-		p = prev ? prev : by_key(x, "");
+		p = prev ? prev : slot_get(x, "", false);
 		if (!p)
 			p = proc_new(x, xstrdup(""));
 	}
-	if (px->tag[0] && !p->tag)
+	if (px->tag[0] && !p->tag) {
 		p->tag = xstrdup(px->tag);
+		slot_put(x, p, true);
+	}
 	return p;
 }
 
@@ -421,7 +458,7 @@ static bool going_on(bool past_init, bool warn, const char *msg)
 }
 
 struct stream_state {
-	struct nccl_proc *prev;
+	size_t prev;       /* the process of the line before, as an index + 1 (0: none; x->procs moves) */
 	size_t lineno;
 	uint32_t *owner;   /* the process index of each NCCL line, in order, | GOING_ON */
 	size_t n_owner, cap_owner;
@@ -438,7 +475,7 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 	if (mark && !nccl_prefix(s, mark, &px))
 		px.host = NULL;
 	bool launcher_msg = starts(s, "srun: ") || starts(s, "slurmstepd: ");
-	struct nccl_proc *p = launcher_msg ? NULL : proc_of(x, &px, st->prev);
+	struct nccl_proc *p = launcher_msg ? NULL : proc_of(x, &px, st->prev ? &x->procs[st->prev - 1] : NULL);
 	bool past_init = p && (p->init_complete || p->collective); /* before this line */
 	note_version(x, s);
 	_cleanup_free_ char *copy = xstrdup(s);
@@ -452,7 +489,7 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 		p->last_line = st->lineno;
 		free(p->last_text);
 		p->last_text = cut_dup(s, TEXT_KEEP);
-		st->prev = p;
+		st->prev = (size_t)(p - x->procs) + 1;
 	}
 	if (mark == warn && warn) {
 		x->warn_lines++;
@@ -528,7 +565,7 @@ void nccl_explain_init(struct nccl_explain *x)
 
 void nccl_explain_feed(struct nccl_explain *x, const char *text, size_t len)
 {
-	struct stream_state st = { .prev = NULL };
+	struct stream_state st = { .prev = 0 };
 	struct strbuf line = STRBUF_INIT;
 	size_t pos = 0;
 	x->streams++;
@@ -580,6 +617,7 @@ void nccl_explain_free(struct nccl_explain *x)
 		strv_free(&p->sigs);
 	}
 	free(x->procs);
+	free(x->slots);
 	for (size_t i = 0; i < x->n_sigs; i++) {
 		free(x->sigs[i].id);
 		free(x->sigs[i].example);

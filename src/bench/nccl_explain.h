@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench/nccl_log.h"
 #include "core/strbuf.h"
@@ -28,6 +29,7 @@
 #define NCCL_EXPLAIN_MAX_LINES 2000000
 #define NCCL_EXPLAIN_MAX_PROCS 4096
 #define NCCL_EXPLAIN_MAX_UNMATCHED 200
+#define NCCL_EXPLAIN_SLOTS 16384 /* > 3 x NCCL_EXPLAIN_MAX_PROCS: the lookup table's size */
 
 struct nccl_proc {
 	char *key;           /* "host:pid", else the launcher tag ("rank0", "0"), else "" */
@@ -74,6 +76,7 @@ struct nccl_seen_sig {
 struct nccl_explain {
 	struct nccl_proc *procs;
 	size_t n_procs;
+	uint32_t *slots;          /* processes by key and by tag (nccl_explain.c) */
 	struct nccl_log all;      /* every line, merged (network, HCAs, GDR as nccl_log merges them) */
 	struct nccl_seen_sig *sigs;
 	size_t n_sigs;
