@@ -28,13 +28,18 @@
 #define TEXT_KEEP 200             /* last lines and examples are cut here */
 #define SIG_PROCS_KEEP 16
 #define MAX_ENV 128
-/* stopped-after-init: one other process wrote at least this many lines
- * that show it going on (going_on: a WARN and its "-> N" traces,
- * collectives it goes on launching) after the stopped one's last. Peers
- * that finish at the same time differ by a line or two each. */
+/* stopped-after-init (docs/failure-modes.md, section H): no WARN follows,
+ * and either every process's last line is its Init COMPLETE or its first
+ * collective call (the whole job stopped there), or one process's lines
+ * end while another goes on launching at least STOP_MIN_AFTER collectives
+ * (peers that finish together differ by a line or two). */
 #define STOP_MIN_AFTER 4
 #define STOP_MIN_LINES 5
-#define GOING_ON 0x80000000u /* owner flag: the line shows its process going on (going_on) */
+#define OWNER_GOING_ON 0x80000000u /* the line launches a collective after its process's init */
+#define OWNER_FINAL 0x40000000u    /* the line is an Init COMPLETE or a first collective call */
+#define OWNER_WARN 0x20000000u
+#define OWNER_COLL0 0x10000000u    /* the line is a first collective call (opCount 0) */
+#define OWNER_PROC 0x0fffffffu
 
 static bool starts(const char *s, const char *p)
 {
@@ -193,7 +198,7 @@ static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
 	struct nccl_proc *p = &x->procs[x->n_procs++];
 	*p = (struct nccl_proc){ .key = key, .pid = -1, .stream = x->streams, .env = STRV_INIT, .sigs = STRV_INIT,
 				 .coll_channels = -1, .nvls_channels = -1, .p2p_channels = -1, .rings = -1, .trees = -1,
-				 .gdr_path = -1 };
+				 .gdr_path = -1, .gdr_any = -1 };
 	nccl_log_init(&p->log);
 	slot_put(x, p, false);
 	return p;
@@ -353,6 +358,10 @@ static void info_extras(struct nccl_proc *p, const char *msg)
 		p->net_plugin = cut_dup(v + strlen("Loaded net plugin "), 64);
 	else if (error_trace(msg))
 		p->error_traces++;
+	if (strstr(msg, "GPU Direct RDMA Enabled for "))
+		p->gdr_any = 1;
+	else if (strstr(msg, "GPU Direct RDMA Disabled for ") && p->gdr_any == -1)
+		p->gdr_any = 0;
 	if (starts(msg, "GPU Direct RDMA Enabled for "))
 		p->gdr_path = 1;
 	else if (starts(msg, "GPU Direct RDMA Disabled for ") && p->gdr_path == -1)
@@ -439,29 +448,27 @@ static void note_version(struct nccl_explain *x, const char *s)
 
 /* ---- lines and streams ---- */
 
-/* A line that shows a process going on past its init: a warning, an
- * error trace ("file.cc:123 -> 6") or a collective launch ("opCount"),
- * written after its first communicator was complete. Init lines of further
- * communicators (Megatron makes dozens, not every process the same) and
- * teardown (NCCL's destroy and abort messages, "[Service thread]
- * Connection closed by localRank %d") are not. */
-static bool going_on(bool past_init, bool warn, const char *msg)
+/* The flags of an NCCL line for stopped-after-init. */
+static uint32_t owner_flags(bool past_init, bool warn, const char *msg)
 {
-	static const char *const teardown[] = { " - Destroy COMPLETE", " - Abort COMPLETE", "Connection closed by",
-						 "ncclCommDestroy", "ncclCommAbort", "ncclCommFinalize" };
-	if (!past_init)
-		return false;
-	for (size_t i = 0; i < sizeof(teardown) / sizeof(teardown[0]); i++)
-		if (strstr(msg, teardown[i]))
-			return false;
-	return warn || error_trace(msg) || strstr(msg, ": opCount ");
+	uint32_t f = warn ? OWNER_WARN : 0;
+	if (!warn && strstr(msg, ": opCount ")) {
+		if (past_init)
+			f |= OWNER_GOING_ON;
+		if (strstr(msg, ": opCount 0 "))
+			f |= OWNER_FINAL | OWNER_COLL0;
+	}
+	if (!warn && strstr(msg, " - Init COMPLETE"))
+		f |= OWNER_FINAL;
+	return f;
 }
 
 struct stream_state {
 	size_t prev;       /* the process of the line before, as an index + 1 (0: none; x->procs moves) */
 	size_t lineno;
-	uint32_t *owner;   /* the process index of each NCCL line, in order, | GOING_ON */
+	uint32_t *owner;   /* the process index of each NCCL line, in order, | OWNER_* flags */
 	size_t n_owner, cap_owner;
+	bool last_error;   /* the line before was the framework's "Last error:" (PyTorch quotes NCCL's last WARN) */
 };
 
 static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
@@ -502,59 +509,88 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 			info_extras(p, t);
 		match_line(x, p, t, NCCL_SIG_INFO);
 	} else {
-		match_line(x, p, s + tl, NCCL_SIG_OTHER);
+		const char *t = s + tl;
+		while (*t == ' ')
+			t++;
+		/* the WARN text quoted after "Last error:" is read as a WARN */
+		match_line(x, p, t, st->last_error ? NCCL_SIG_WARN | NCCL_SIG_OTHER : NCCL_SIG_OTHER);
+		st->last_error = !strcmp(t, "Last error:");
 	}
+	if (mark)
+		st->last_error = false;
 	if (mark && p) {
 		if (st->n_owner == st->cap_owner) {
 			st->cap_owner = st->cap_owner ? 2 * st->cap_owner : 1024;
 			st->owner = xreallocarray(st->owner, st->cap_owner, sizeof(*st->owner));
 		}
 		const char *msg = mark + strlen("NCCL INFO") + (mark[strlen("NCCL INFO")] == ' ');
-		st->owner[st->n_owner++] = (uint32_t)(p - x->procs) | (going_on(past_init, mark == warn, msg) ? GOING_ON : 0);
+		st->owner[st->n_owner++] = (uint32_t)(p - x->procs) | owner_flags(past_init, mark == warn, msg);
 	}
 }
 
-/* stopped-after-init within one stream: a process whose NCCL lines end,
- * after lines of others before its last (interleaved), while one other
- * process goes on past its init for STOP_MIN_AFTER lines; the process whose
- * lines end first is named. */
+struct stop_scan {
+	size_t *last, *own;  /* per process: index of its last NCCL line, count */
+	size_t *most_after;  /* [k]: the most collective launches one process made at k or later */
+	size_t last_warn;    /* index + 1 of the last WARN line, 0 none */
+};
+
+static void stop_scan(const struct nccl_explain *x, const struct stream_state *st, struct stop_scan *sc)
+{
+	size_t n = st->n_owner, m = 0;
+	size_t *cnt = xcalloc(x->n_procs, sizeof(*cnt));
+	sc->last = xcalloc(x->n_procs, sizeof(*sc->last));
+	sc->own = xcalloc(x->n_procs, sizeof(*sc->own));
+	sc->most_after = xcalloc(n + 1, sizeof(*sc->most_after));
+	sc->last_warn = 0;
+	for (size_t k = 0; k < n; k++) {
+		sc->last[st->owner[k] & OWNER_PROC] = k;
+		sc->own[st->owner[k] & OWNER_PROC]++;
+		if (st->owner[k] & OWNER_WARN)
+			sc->last_warn = k + 1;
+	}
+	for (size_t k = n; k-- > 0;) {
+		uint32_t q = st->owner[k] & OWNER_PROC;
+		if ((st->owner[k] & OWNER_GOING_ON) && ++cnt[q] > m)
+			m = cnt[q];
+		sc->most_after[k] = m;
+	}
+	free(cnt);
+}
+
+static void stopped(struct nccl_explain *x, const struct nccl_proc *p, size_t last, size_t *first_last)
+{
+	x->n_stopped++;
+	if (last < *first_last) {
+		*first_last = last;
+		free(x->stopped_first);
+		x->stopped_first = xstrdup(p->key);
+	}
+}
+
+/* stopped-after-init within one stream (see STOP_MIN_AFTER). */
 static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 {
-	size_t n = st->n_owner;
-	if (n == 0)
+	if (st->n_owner == 0)
 		return;
-	size_t *last = xcalloc(x->n_procs, sizeof(*last)), *own = xcalloc(x->n_procs, sizeof(*own));
-	size_t *cnt = xcalloc(x->n_procs, sizeof(*cnt)), *most_after = xcalloc(n + 1, sizeof(*most_after));
-	size_t first_last = SIZE_MAX, m = 0;
-	for (size_t k = 0; k < n; k++) {
-		last[st->owner[k] & ~GOING_ON] = k;
-		own[st->owner[k] & ~GOING_ON]++;
-	}
-	/* most_after[k]: the most going-on lines one process wrote at k or later */
-	for (size_t k = n; k-- > 0;) {
-		uint32_t q = st->owner[k] & ~GOING_ON;
-		if ((st->owner[k] & GOING_ON) && ++cnt[q] > m)
-			m = cnt[q];
-		most_after[k] = m;
-	}
+	struct stop_scan sc;
+	size_t first_last = SIZE_MAX;
+	stop_scan(x, st, &sc);
 	for (size_t i = 0; i < x->n_procs; i++) {
 		const struct nccl_proc *p = &x->procs[i];
-		if (p->stream != x->streams || !p->host || p->ended || own[i] < STOP_MIN_LINES)
+		if (p->stream != x->streams || !p->host || !sc.own[i])
 			continue;
-		bool interleaved = last[i] + 1 > own[i]; /* another process wrote before its last line */
-		if (!interleaved || most_after[last[i] + 1] < STOP_MIN_AFTER)
-			continue;
-		x->n_stopped++;
-		if (last[i] < first_last) {
-			first_last = last[i];
-			free(x->stopped_first);
-			x->stopped_first = xstrdup(p->key);
-		}
+		x->procs[i].end_final = st->owner[sc.last[i]] & OWNER_FINAL;
+		x->procs[i].end_coll0 = st->owner[sc.last[i]] & OWNER_COLL0;
+		x->procs[i].warn_after = sc.last_warn > sc.last[i];
+		x->procs[i].end_index = sc.last[i];
+		bool interleaved = sc.last[i] + 1 > sc.own[i]; /* another process wrote before its last line */
+		if (!p->ended && sc.own[i] >= STOP_MIN_LINES && interleaved && sc.last_warn <= sc.last[i] &&
+		    sc.most_after[sc.last[i] + 1] >= STOP_MIN_AFTER)
+			stopped(x, p, sc.last[i], &first_last);
 	}
-	free(last);
-	free(own);
-	free(cnt);
-	free(most_after);
+	free(sc.last);
+	free(sc.own);
+	free(sc.most_after);
 }
 
 void nccl_explain_init(struct nccl_explain *x)
@@ -593,8 +629,33 @@ void nccl_explain_feed(struct nccl_explain *x, const char *text, size_t len)
 	strbuf_release(&line);
 }
 
+/* The whole job stopped after its init or at its first collective: every
+ * process's last line is its Init COMPLETE or its first collective call,
+ * and no WARN follows (in any input when there are several, whose order
+ * cannot be told). When no process reached a collective, a log cut after
+ * init looks the same: stopped_weak. */
+static void find_stopped_whole(struct nccl_explain *x)
+{
+	size_t procs = 0, final = 0, coll0 = 0, first_last = SIZE_MAX;
+	for (size_t i = 0; i < x->n_procs; i++) {
+		const struct nccl_proc *p = &x->procs[i];
+		if (!p->host)
+			continue;
+		procs++;
+		final += p->end_final && !p->ended && !p->warn_after;
+		coll0 += p->end_coll0;
+	}
+	if (x->stopped_first || !procs || final != procs || (x->streams > 1 && x->warn_lines))
+		return;
+	x->stopped_weak = coll0 == 0;
+	for (size_t i = 0; i < x->n_procs; i++)
+		if (x->procs[i].host)
+			stopped(x, &x->procs[i], x->procs[i].end_index, &first_last);
+}
+
 void nccl_explain_finish(struct nccl_explain *x)
 {
+	find_stopped_whole(x);
 	strv_sort(&x->versions); /* as text, as the corpus labels sort them */
 	if (x->versions.n > 1)
 		sig_record(x, NULL, "version-mismatch", -1, "processes state different NCCL versions", NULL);

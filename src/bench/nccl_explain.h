@@ -47,6 +47,12 @@ struct nccl_proc {
 	bool init_complete;  /* "... - Init COMPLETE" */
 	bool ended;          /* "Destroy COMPLETE" or "Abort COMPLETE" */
 	bool collective;     /* a collective was launched ("opCount") */
+	bool end_final;      /* its last NCCL line is an Init COMPLETE or a first collective call */
+	bool end_coll0;      /* ... a first collective call */
+	bool warn_after;     /* a WARN of its input comes after its last line */
+	size_t end_index;    /* its last NCCL line among its input's NCCL lines */
+	int gdr_any;         /* any NCCL "GPU Direct RDMA Enabled|Disabled for" line (NET/Socket's too): 1
+	                      * any Enabled, 0 only Disabled, -1 none: the gdr label */
 	int gdr_path;        /* graph/paths.cc's "GPU Direct RDMA Enabled|Disabled for GPU ...": 1 any
 	                      * Enabled, 0 only Disabled, -1 none */
 	size_t lines;
@@ -91,6 +97,8 @@ struct nccl_explain {
 	bool cut_procs;           /* more processes than NCCL_EXPLAIN_MAX_PROCS: the rest merged into the last */
 	struct strv versions;     /* "2.18.3" (no "+cuda"), each once, sorted */
 	char *stopped_first;      /* stopped-after-init: the key of the process that stopped first */
+	bool stopped_weak;        /* ... only because every process's last line is its Init COMPLETE: a hang or a
+	                           * log that ends there (listed, not a failure for the exit status) */
 	size_t n_stopped;
 };
 

@@ -53,14 +53,9 @@ int nccl_explain_gdr(const struct nccl_explain *x)
 {
 	int g = -1;
 	for (size_t i = 0; i < x->n_procs; i++) {
-		int v = x->procs[i].gdr_path;
+		int v = x->procs[i].gdr_any;
 		if (v == 1 || (v == 0 && g == -1))
 			g = v;
-		for (size_t k = 0; k < x->procs[i].log.n_hcas; k++) {
-			v = x->procs[i].log.hcas[k].gdr;
-			if (v == 1 || (v == 0 && g == -1))
-				g = v;
-		}
 	}
 	return g;
 }
@@ -87,7 +82,8 @@ void nccl_explain_ids(const struct nccl_explain *x, bool harmless, struct strv *
 bool nccl_explain_failed(const struct nccl_explain *x)
 {
 	for (size_t i = 0; i < x->n_sigs; i++)
-		if (kind_of(x->sigs[i].id) == NCCL_SIG_FAIL)
+		if (kind_of(x->sigs[i].id) == NCCL_SIG_FAIL &&
+		    !(x->stopped_weak && !strcmp(x->sigs[i].id, "stopped-after-init")))
 			return true;
 	return false;
 }
@@ -268,6 +264,9 @@ static void text_summary(const struct nccl_explain *x, struct strbuf *out)
 /* Who stopped first, its last line, and how many stopped. */
 static void text_stopped(const struct nccl_explain *x, struct strbuf *out)
 {
+	if (x->stopped_weak)
+		strbuf_adds(out, "    every process's last line is its Init COMPLETE and no WARN follows: the job hung after "
+				 "init, or the log was cut there (not counted as a failure)\n");
 	strbuf_addf(out, "    stopped first: %s", x->stopped_first);
 	if (x->n_stopped > 1)
 		strbuf_addf(out, " (%zu processes stopped while others went on)", x->n_stopped);
@@ -281,6 +280,8 @@ static void text_sig(const struct nccl_explain *x, const struct nccl_seen_sig *s
 {
 	const struct nccl_sig *d = s->row;
 	const char *label = !d || d->kind == NCCL_SIG_FAIL ? "FAIL" : d->kind == NCCL_SIG_FALLBACK ? "fallback" : "harmless";
+	if (!strcmp(s->id, "stopped-after-init") && x->stopped_weak)
+		label = "possible";
 	strbuf_addf(out, "  %s %s", label, s->id);
 	if (s->num >= 0 && nccl_wc_status_name(s->num))
 		strbuf_addf(out, " (%s, \"%s\")", nccl_wc_status_name(s->num), nccl_wc_status_str(s->num));
@@ -471,6 +472,7 @@ json_object *nccl_explain_json(const struct nccl_explain *x, const struct strv *
 	json_object_object_add(o, "unmatched_count", json_object_new_int64((int64_t)x->unmatched_total));
 	json_object_object_add(o, "env", env_json(x));
 	json_object_object_add(o, "stopped_first", str_or_null(x->stopped_first));
+	json_object_object_add(o, "stopped_weak", json_object_new_boolean(x->stopped_weak));
 	json_object_object_add(o, "processes", procs);
 	json_object_object_add(o, "lines", json_object_new_int64((int64_t)x->lines));
 	json_object_object_add(o, "truncated", json_object_new_boolean(x->cut_lines));

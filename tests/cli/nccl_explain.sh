@@ -67,7 +67,7 @@ other_inputs() {
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert [p["key"] for p in d["processes"]] == ["vm-train-0:2231", "vm-train-1:2198"], d["processes"]
-assert d["network"] == "Socket" and d["signatures"] == ["ib-no-device", "remote-error"], d
+assert d["network"] == "Socket" and d["signatures"] == ["ib-no-device", "socket-closed"], d
 PY
 
 	expect_exit 2 "$BIN" nccl --explain "$TMP/no-such.log" && contains "$TMP/err" "no-such.log" "a missing file: exit 2, named"
