@@ -80,12 +80,15 @@ static void feed_dir(struct nccl_explain *x, const char *dir, struct strv *errs,
 		feed_path(x, names.v[i], errs, cuts);
 }
 
-/* Does the log show this host? */
+/* Does the log show this host (short names compared: "gpu1" is "gpu1.example.com")? */
 static bool log_shows_host(const struct nccl_explain *x, const char *host)
 {
-	for (size_t i = 0; i < x->n_procs; i++)
-		if (x->procs[i].host && !strcmp(x->procs[i].host, host))
+	size_t n = strcspn(host, ".");
+	for (size_t i = 0; i < x->n_procs; i++) {
+		const char *h = x->procs[i].host;
+		if (h && strcspn(h, ".") == n && !strncmp(h, host, n))
 			return true;
+	}
 	return false;
 }
 

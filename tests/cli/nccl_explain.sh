@@ -103,6 +103,12 @@ node_side() {
 		&& lacks "$TMP/out" "This node:" "--sysroot of a node without NCCL_IB_HCA or GPUDirect: nothing to say"
 	expect_exit 0 "$BIN" nccl --explain "$LOGS/h100-2node-roce-gdr.log" && lacks "$TMP/out" "This node:" \
 		"a log of other hosts, no --sysroot: this node is not compared"
+	# a log of this host: this node is read (what it says depends on the machine the test runs on)
+	h=$(hostname | cut -d. -f1)
+	printf '%s:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n%s:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 '"'"'mlx5_0'"'"'\n' \
+		"$h" "$h" >"$TMP/here.log"
+	expect_exit 0 "$BIN" nccl --explain "$TMP/here.log" && contains "$TMP/out" "NCCL log: 2 lines, 1 process on 1 host" \
+		"a log of this host: read with this node's side"
 }
 
 per_log
