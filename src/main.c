@@ -109,14 +109,16 @@ static const struct command cluster_subs[] = {
 			 "the FILE of `cluster check --expect FILE`. Exit status: 0 the record was written (whatever "
 			 "the checks found), 2 gpuready could not run." },
 	{ .name = "cluster links", .fn = cmd_cluster_links, .opts = links_cmd_opts, .scope = SCOPE_CLUSTER_LINKS,
-	  .max_args = 0, .usage = "[--duration SEC] [--rounds K [--seed S]] [--expect-gbps GBPS] [--svg FILE] [--json]",
+	  .max_args = 0, .usage = "[--rail tcp|rdma|all] [--duration SEC] [--rounds K [--seed S]] [--expect-gbps GBPS] [--svg FILE] [--json]",
 	  .summary = "Measure every pair of nodes in N-1 rounds and say which node or cable is slow",
 	  .description = "Started as one process per node under a launcher (as `cluster check`: srun "
 			 "--ntasks-per-node=1, mpirun --map-by ppr:1:node, torchrun, a Kubernetes Indexed Job, or "
 			 "--rank/--nranks/--master on each node), every pair of nodes measures TCP bandwidth in both "
 			 "directions, --duration seconds each, on the address each node reaches rank 0 from: all "
 			 "pairs in N-1 rounds of N/2 disjoint pairs (the circle method; with odd N one node rests "
-			 "each round), or --rounds K random matchings from a printed seed. Slow directions are "
+			 "each round), or --rounds K random matchings from a printed seed; with --rail rdma or all "
+			 "(the default) also each RDMA rail (the NIC nearest GPU i with the peer's) with bench net's "
+			 "write_bw over verbs, each rail analysed on its own. Slow directions are "
 			 "outliers by median absolute deviation (below median - 3 x 1.4826 x MAD, at least 25% under "
 			 "the median, and under --expect-gbps when given); in a second pass every suspect is paired "
 			 "with known-good nodes and rank 0 says which is a bad node or its cable (slow with everyone) "

@@ -7,7 +7,11 @@
  * how->ring forces the ring algorithm in the child: NCCL reads NCCL_ALGO
  * when it tunes a new communicator (src/graph/tuning.cc,
  * ncclTopoTuneModel), so it is set while the child is made and put back
- * once every rank's setup has finished. Two nodes' tree all_reduce can
+ * once every rank's setup has finished (setenv while NCCL's own threads
+ * run: glibc does not order it with their getenv calls, so a thread that
+ * reads NCCL_ALGO at that moment may see either value; NCCL reads its
+ * environment at communicator setup, which is what runs here). Two nodes'
+ * tree all_reduce can
  * report a bus bandwidth above what the link carries (NCCL's tree
  * pipelines the two directions), which would hide a slow link. */
 #define _GNU_SOURCE

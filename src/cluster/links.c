@@ -73,10 +73,19 @@ void links_stats_compute(const struct links_meas *m, size_t n_m, double expect, 
 			v[n++] = m[i].gbps;
 	*st = (struct links_stats){ .expect = expect, .n = n, .median = NAN, .mad = NAN, .threshold = 0 };
 	if (n) {
-		st->median = median(v, n);
+		/* the median and MAD of the rates that are not already 25%
+		 * under the median of all: a bad node makes 2/N of the pairs
+		 * slow, which pulls the median of all down to the slowest
+		 * healthy pairs and, where those are noisy, sets the MAD */
+		double all = median(v, n), cut = all * (1 - LINKS_MIN_DROP);
+		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
+			if (v[i] >= cut)
+				v[k++] = v[i];
+		st->median = median(v, k);
+		for (size_t i = 0; i < k; i++)
 			v[i] = fabs(v[i] - st->median);
-		st->mad = median(v, n);
+		st->mad = median(v, k);
 		double t = st->median - LINKS_MAD_K * LINKS_MAD_SCALE * st->mad;
 		double drop = st->median * (1 - LINKS_MIN_DROP);
 		st->threshold = t < drop ? t : drop;

@@ -4,7 +4,11 @@
  * A measurement is one direction of one pair: the rate the receiving node
  * saw from the sending one. The first pass measures every pair of the
  * schedule (schedule.h); the statistics are over its rates:
- *   median, MAD (the median absolute deviation from it), and a rate is
+ *   median and MAD (the median absolute deviation from it) of the rates
+ *   that are not already 25% under the median of all (one bad node makes
+ *   2/N of the pairs slow, which pulls the median of all down to the
+ *   slowest healthy pairs; with noisy healthy pairs the MAD would then
+ *   hide it), and a rate is
  *   slow when it is below median − 3 · 1.4826 · MAD (three standard
  *   deviations for normally distributed noise: 1.4826 · MAD estimates the
  *   standard deviation; Leys et al., "Detecting outliers: Do not use
@@ -48,7 +52,14 @@ struct links_meas {
 	int pass;      /* 1 or 2 */
 	double gbps;   /* < 0: could not be measured (err says why) */
 	char *err;     /* NULL, or why (owned by the caller) */
+	int rail;      /* LINKS_RAIL_TCP, or 1 + the index of the RDMA rail (links_rdma.h) */
 };
+
+/* The rails a measurement is made on: TCP between the data listeners, or
+ * RDMA rail r (1 + r here); at most LINKS_RAILS_MAX RDMA rails per node
+ * are measured (a bit each in a uint32_t, TCP's is bit 0). */
+#define LINKS_RAIL_TCP 0
+#define LINKS_RAILS_MAX 16
 
 struct links_stats {
 	double median, mad, threshold; /* Gb/s; threshold: below it a rate is slow */

@@ -4,6 +4,7 @@
 #include "core/cleanup.h"
 #include "core/report.h"
 #include "core/strbuf.h"
+#include "cluster/links_rdma.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,10 +31,58 @@ static double pct(const struct links_report *r, double gbps)
 	return r->st->median > 0 ? 100.0 * gbps / r->st->median : 0;
 }
 
+void links_report_device(const struct links_report *r, int i, char *out, size_t len)
+{
+	out[0] = 0;
+	if (r->rail != LINKS_RAIL_TCP && i >= 0 && i < r->n)
+		links_rail_device(r->nodes[i].rails, r->rail - 1, out, len);
+}
+
+/* On node x: its rail's port state and rate (`ibstat DEV`, infiniband-diags'
+ * ibstat(8)), for a ConnectX (mlx5) the link's own view (`mlxlink -d DEV
+ * -m`, NVIDIA MFT), and the counters of the port's netdev where the node
+ * knows it (RoCE: `ethtool -S IF`). */
+static void rail_device_hint(struct strbuf *sb, const struct links_report *r, int x)
+{
+	char d[64];
+	links_report_device(r, x, d, sizeof(d));
+	if (!d[0]) {
+		strbuf_addf(sb, "on %s: `ibv_devinfo -l` (the RDMA devices it has; rail %d is the one nearest GPU %d)",
+			    r->nodes[x].name, r->rail - 1, r->rail - 1);
+		return;
+	}
+	strbuf_addf(sb, "on %s: `ibstat %s` (the port's state and rate)", r->nodes[x].name, d);
+	if (!strncmp(d, "mlx5_", 5))
+		strbuf_addf(sb, ", `mlxlink -d %s -m` (the link's speed, errors and the transceiver)", d);
+	char ifname[64];
+	if (links_rail_device(r->nodes[x].rail_ifs, r->rail - 1, ifname, sizeof(ifname)) == 0)
+		strbuf_addf(sb, ", `ethtool -S %s` (its netdev's errors, discards and pause frames)", ifname);
+}
+
+/* The hint of a verdict on an RDMA rail. */
+static char *rail_hint(const struct links_report *r, const struct links_verdict *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	rail_device_hint(&sb, r, v->a);
+	if (v->b >= 0) {
+		strbuf_adds(&sb, "; ");
+		rail_device_hint(&sb, r, v->b);
+	}
+	if (v->kind == LINKS_BAD_NODE || v->b < 0)
+		strbuf_adds(&sb, "; then reseat or swap its cable or transceiver");
+	else if (v->kind == LINKS_FAILED)
+		strbuf_adds(&sb, "; a port down, a device that cannot be opened, or a node that stopped fails a rail");
+	else
+		strbuf_adds(&sb, "; then the switch ports and the routing between the two NICs");
+	return strbuf_detach(&sb);
+}
+
 char *links_hint(const struct links_report *r, const struct links_verdict *v)
 {
 	const struct links_node *a = &r->nodes[v->a], *b = v->b >= 0 ? &r->nodes[v->b] : NULL;
 	struct strbuf sb = STRBUF_INIT;
+	if (r->rail != LINKS_RAIL_TCP)
+		return rail_hint(r, v);
 	if (v->kind == LINKS_BAD_NODE || (!b && v->kind != LINKS_FAILED)) {
 		if (a->ifname[0])
 			strbuf_addf(&sb, "on %s: `ethtool -S %s` (errors, discards, pause frames), `ip -s link show %s`, "
@@ -63,16 +112,29 @@ static const char *dir_note(const struct links_verdict *v)
 	return v->slow_ab && !v->slow_ba ? " (slow when it sends)" : v->slow_ba && !v->slow_ab ? " (slow when it receives)" : "";
 }
 
+/* "rail tcp 10.0.0.4 on eth0", or "rail 3: mlx5_3 on node04". */
+static void rail_of(const struct links_report *r, int x, char *out, size_t len)
+{
+	const struct links_node *a = &r->nodes[x];
+	char d[64];
+	links_report_device(r, x, d, sizeof(d));
+	if (r->rail == LINKS_RAIL_TCP)
+		snprintf(out, len, "rail tcp %s%s%s", a->addr, a->ifname[0] ? " on " : "", a->ifname);
+	else
+		snprintf(out, len, "rail %d: %s on %s", r->rail - 1, d[0] ? d : "no device", a->name);
+}
+
 static void text_node(const struct links_report *r, const struct links_verdict *v, FILE *f)
 {
 	const struct links_node *a = &r->nodes[v->a];
 	const char *what = v->kind == LINKS_BAD_NODE	  ? "bad node or its cable"
 			   : v->kind == LINKS_INTERMITTENT ? "intermittent node"
 							   : "slow node, unclassified";
-	fprintf(f, "  %s: %s (rail tcp %s%s%s)%s: in the first pass it sent at %.2f Gb/s and received at %.2f Gb/s "
+	char on[256];
+	rail_of(r, v->a, on, sizeof(on));
+	fprintf(f, "  %s: %s (%s)%s: in the first pass it sent at %.2f Gb/s and received at %.2f Gb/s "
 		   "(medians, %.0f%% and %.0f%% of %.2f Gb/s)",
-		what, a->name, a->addr, a->ifname[0] ? " on " : "", a->ifname, dir_note(v), v->ab, v->ba, pct(r, v->ab),
-		pct(r, v->ba), r->st->median);
+		what, a->name, on, dir_note(v), v->ab, v->ba, pct(r, v->ab), pct(r, v->ba), r->st->median);
 	if (v->good_n)
 		fprintf(f, "; with %d known-good node%s it was slow with %d (%.2f-%.2f Gb/s)", v->good_n,
 			v->good_n == 1 ? "" : "s", v->good_slow, v->good_min, v->good_max);
@@ -84,6 +146,11 @@ static void text_node(const struct links_report *r, const struct links_verdict *
 static void text_pair(const struct links_report *r, const struct links_verdict *v, FILE *f)
 {
 	const struct links_node *a = &r->nodes[v->a], *b = &r->nodes[v->b];
+	if (v->kind == LINKS_FAILED && r->rail != LINKS_RAIL_TCP) {
+		fprintf(f, "  failed pair %s - %s (rail %d, %s pass): %s\n", a->name, b->name, r->rail - 1,
+			v->pass == 2 ? "second" : "first", v->err);
+		return;
+	}
 	if (v->kind == LINKS_FAILED) {
 		fprintf(f, "  failed pair %s - %s (%s pass): %s\n", a->name, b->name, v->pass == 2 ? "second" : "first",
 			v->err);
@@ -92,9 +159,16 @@ static void text_pair(const struct links_report *r, const struct links_verdict *
 	const char *what = v->kind == LINKS_BAD_PATH	  ? "bad path"
 			   : v->kind == LINKS_INTERMITTENT ? "intermittent path"
 							   : "slow path, unclassified";
-	fprintf(f, "  %s between %s and %s (rail tcp %s - %s): %s -> %s %.2f Gb/s, %s -> %s %.2f Gb/s (%.0f%% and "
+	char on[384], da[64], db[64];
+	links_report_device(r, v->a, da, sizeof(da));
+	links_report_device(r, v->b, db, sizeof(db));
+	if (r->rail == LINKS_RAIL_TCP)
+		snprintf(on, sizeof(on), "rail tcp %s - %s", a->addr, b->addr);
+	else
+		snprintf(on, sizeof(on), "rail %d: %s on %s - %s on %s", r->rail - 1, da, a->name, db, b->name);
+	fprintf(f, "  %s between %s and %s (%s): %s -> %s %.2f Gb/s, %s -> %s %.2f Gb/s (%.0f%% and "
 		   "%.0f%% of the median)",
-		what, a->name, b->name, a->addr, b->addr, a->name, b->name, v->ab, b->name, a->name, v->ba, pct(r, v->ab),
+		what, a->name, b->name, on, a->name, b->name, v->ab, b->name, a->name, v->ba, pct(r, v->ab),
 		pct(r, v->ba));
 	if (!isnan(v->re_ab) || !isnan(v->re_ba))
 		fprintf(f, "; measured again: %.2f and %.2f Gb/s", v->re_ab, v->re_ba);
@@ -132,8 +206,56 @@ static void text_map(const struct links_report *r, const float *x, FILE *f)
 	}
 }
 
+/* One cell of the block map: the lowest rate from block bi to block bj
+ * (-1 when a pair there failed, NAN when none was measured). */
+static float block_cell(const float *x, size_t n, size_t b, size_t bi, size_t bj)
+{
+	float low = NAN;
+	for (size_t i = bi * b; i < n && i < (bi + 1) * b; i++)
+		for (size_t j = bj * b; j < n && j < (bj + 1) * b; j++) {
+			float v = x[i * n + j];
+			if (i == j || isnan(v))
+				continue;
+			if (v < 0)
+				return -1;
+			low = isnan(low) || v < low ? v : low;
+		}
+	return low;
+}
+
+/* Above LINKS_TEXT_MAP_MAX nodes: blocks of consecutive nodes (rank
+ * order) so that at most that many fit a row, each cell the worst pair
+ * between two blocks: a bad node shows as a row and a column of low
+ * blocks, a bad path as one low cell; --svg and --json have every pair. */
+static void text_block_map(const struct links_report *r, const float *x, FILE *f)
+{
+	size_t n = (size_t)r->n, b = (n + LINKS_TEXT_MAP_MAX - 1) / LINKS_TEXT_MAP_MAX, nb = (n + b - 1) / b;
+	fprintf(f, "\nheat map of %zu nodes in %zu blocks of %zu (the lowest %% of the median %.2f Gb/s between two "
+		   "blocks; rows send, columns receive; X a failed pair, . none measured):\n", n, nb, b, r->st->median);
+	fprintf(f, "  %3s %-21s", "", "");
+	for (size_t j = 0; j < nb; j++)
+		fprintf(f, " %4zu", j);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < nb; i++) {
+		size_t last = (i + 1) * b < n ? (i + 1) * b - 1 : n - 1;
+		char label[64];
+		snprintf(label, sizeof(label), "%.10s..%.10s", r->nodes[i * b].name, r->nodes[last].name);
+		fprintf(f, "  %3zu %-21s", i, label);
+		for (size_t j = 0; j < nb; j++) {
+			float v = block_cell(x, n, b, i, j);
+			if (isnan(v))
+				fprintf(f, " %4s", ".");
+			else if (v < 0)
+				fprintf(f, " %4s", "X");
+			else
+				fprintf(f, " %4.0f", pct(r, v));
+		}
+		fprintf(f, "\n");
+	}
+}
+
 /* The RDMA rails by GPU affinity, grouped by identical lists (at most a
- * few groups shown): measured over TCP only, verbs per rail is next. */
+ * few groups shown), when this run measured TCP only (--rail tcp). */
 static void text_rails(const struct links_report *r, FILE *f)
 {
 	int shown = 0, *group = xcalloc((size_t)r->n + 1, sizeof(int));
@@ -158,16 +280,33 @@ static void text_rails(const struct links_report *r, FILE *f)
 	free(group);
 }
 
+/* The run's summary (the first block), then the rail's heading when it
+ * is an RDMA rail. */
+static void text_heading(const struct links_report *r, FILE *f)
+{
+	if (r->block == 0) {
+		fprintf(f, "cluster links: %d nodes, %zu pairs in %d rounds (%s), %s, %.2g s per direction; second pass: "
+			   "%zu pairs in %d rounds; %.0f s\n",
+			r->n, r->pairs, r->rounds, r->sampled ? "random matchings" : "every pair",
+			r->measured ? r->measured : "tcp", r->duration, r->pairs2, r->rounds2, r->elapsed);
+		if (r->sampled)
+			fprintf(f, "seed %llu (--rounds %d --seed %llu measures the same pairs again)\n",
+				(unsigned long long)r->seed, r->rounds, (unsigned long long)r->seed);
+	}
+	if (r->block > 0)
+		fputc('\n', f);
+	if (r->rail != LINKS_RAIL_TCP)
+		fprintf(f, "rail %d over RDMA (the NIC nearest GPU %d on each node; write_bw, %u KiB messages, each "
+			   "direction measured by the node that writes):\n",
+			r->rail - 1, r->rail - 1, LINKS_RDMA_MSG_KIB);
+	else if (r->block > 0)
+		fprintf(f, "rail tcp:\n");
+}
+
 int links_write_text(const struct links_report *r, FILE *f)
 {
 	const struct links_stats *st = r->st;
-	fprintf(f, "cluster links: %d nodes, %zu pairs in %d rounds (%s), tcp, %.2g s per direction; second pass: %zu "
-		   "pairs in %d rounds; %.0f s\n",
-		r->n, r->pairs, r->rounds, r->sampled ? "random matchings" : "every pair", r->duration, r->pairs2,
-		r->rounds2, r->elapsed);
-	if (r->sampled)
-		fprintf(f, "seed %llu (--rounds %d --seed %llu measures the same pairs again)\n",
-			(unsigned long long)r->seed, r->rounds, (unsigned long long)r->seed);
+	text_heading(r, f);
 	if (st->n)
 		fprintf(f, "median %.2f Gb/s, MAD %.3f Gb/s: slow below %.2f Gb/s (median - 3 x 1.4826 x MAD, at least "
 			   "25%% under the median%s)\n",
@@ -177,7 +316,8 @@ int links_write_text(const struct links_report *r, FILE *f)
 	if (st->expect > 0 && st->n && st->median < st->expect)
 		fprintf(f, "the median %.2f Gb/s is below --expect-gbps %.2f: the whole fabric is slow\n", st->median,
 			st->expect);
-	text_rails(r, f);
+	if (r->block == 0 && r->rail == LINKS_RAIL_TCP && (!r->measured || !strcmp(r->measured, "tcp")))
+		text_rails(r, f);
 	size_t count[LINKS_FAILED + 1] = { 0 };
 	for (size_t i = 0; i < r->n_v; i++)
 		count[r->v[i].kind]++;
@@ -197,12 +337,13 @@ int links_write_text(const struct links_report *r, FILE *f)
 		_cleanup_free_ char *h = links_hint(r, v);
 		fprintf(f, "    check next %s\n", h);
 	}
-	if (r->n <= LINKS_TEXT_MAP_MAX && st->n) {
+	if (st->n) {
 		float *x = matrix(r);
-		text_map(r, x, f);
+		if (r->n <= LINKS_TEXT_MAP_MAX)
+			text_map(r, x, f);
+		else
+			text_block_map(r, x, f);
 		free(x);
-	} else if (st->n) {
-		fprintf(f, "(no text heat map above %d nodes: --svg FILE or --json)\n", LINKS_TEXT_MAP_MAX);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -231,6 +372,15 @@ static void jnum(FILE *f, double x)
 		fputs("null", f);
 	else
 		fprintf(f, "%.6g", x);
+}
+
+/* "tcp", or the RDMA rail's index. */
+static void json_rail(const struct links_report *r, FILE *f)
+{
+	if (r->rail == LINKS_RAIL_TCP)
+		fputs("\"tcp\"", f);
+	else
+		fprintf(f, "%d", r->rail - 1);
 }
 
 static void json_nodes(const struct links_report *r, FILE *f)
@@ -302,7 +452,9 @@ static void json_measurements(const struct links_report *r, FILE *f)
 		const struct links_meas *m = &r->m[i];
 		if (m->gbps >= 0)
 			continue;
-		fprintf(f, "%s{\"from\":%d,\"to\":%d,\"pass\":%d,\"error\":", first ? "" : ",", m->from, m->to, m->pass);
+		fprintf(f, "%s{\"from\":%d,\"to\":%d,\"pass\":%d,\"rail\":", first ? "" : ",", m->from, m->to, m->pass);
+		json_rail(r, f);
+		fputs(",\"error\":", f);
 		jstr(f, m->err ? m->err : "no result");
 		fputc('}', f);
 		first = false;
@@ -324,7 +476,9 @@ static void json_verdict(const struct links_report *r, const struct links_verdic
 		fputc(',', f);
 		jstr(f, r->nodes[v->b].name);
 	}
-	fputs("],\"rail\":\"tcp\",\"rates_gbps\":{", f);
+	fputs("],\"rail\":", f);
+	json_rail(r, f);
+	fputs(",\"rates_gbps\":{", f);
 	if (v->b < 0) {
 		json_rate(f, "sent", v->ab, false);
 		json_rate(f, "received", v->ba, true);
@@ -349,24 +503,18 @@ static void json_verdict(const struct links_report *r, const struct links_verdic
 	fputc('}', f);
 }
 
-int links_write_json(const struct links_report *r, FILE *f)
+/* The block's statistics, matrix, measurements and verdicts; nodes: the
+ * node list between the statistics and the matrix (the first block). */
+static void json_block(const struct links_report *r, bool nodes, FILE *f)
 {
 	const struct links_stats *st = r->st;
-	fprintf(f, "{\"schema_version\":1,\"rail\":\"tcp\",\"duration_s\":%g,\"elapsed_s\":%.1f,\n", r->duration,
-		r->elapsed);
-	fprintf(f, "\"schedule\":{\"kind\":\"%s\",\"rounds\":%d,\"pairs\":%zu,\"seed\":", r->sampled ? "random" : "circle",
-		r->rounds, r->pairs);
-	if (r->sampled)
-		fprintf(f, "%llu", (unsigned long long)r->seed);
-	else
-		fputs("null", f);
-	fprintf(f, "},\n\"second_pass\":{\"rounds\":%d,\"pairs\":%zu},\n", r->rounds2, r->pairs2);
 	json_rate(f, "median_gbps", st->median, false);
 	json_rate(f, "mad_gbps", st->n ? st->mad : NAN, true);
 	json_rate(f, "threshold_gbps", st->n ? st->threshold : NAN, true);
 	json_rate(f, "expect_gbps", st->expect > 0 ? st->expect : NAN, true);
 	fprintf(f, ",\"below_expect\":%s,\n", st->expect > 0 && st->n && st->median < st->expect ? "true" : "false");
-	json_nodes(r, f);
+	if (nodes)
+		json_nodes(r, f);
 	json_matrix(r, f);
 	json_measurements(r, f);
 	fputs("\"verdicts\":[", f);
@@ -374,8 +522,41 @@ int links_write_json(const struct links_report *r, FILE *f)
 		fputs(i ? ",\n" : "\n", f);
 		json_verdict(r, &r->v[i], f);
 	}
-	fprintf(f, "],\n\"exit\":%d}\n", links_exit_code(st, r->v, r->n_v));
-	return ferror(f) ? -1 : 0;
+	fputc(']', f);
+}
+
+void links_json_head(const struct links_report *r, FILE *f)
+{
+	fputs("{\"schema_version\":2,\"rail\":", f);
+	json_rail(r, f);
+	fprintf(f, ",\"duration_s\":%g,\"elapsed_s\":%.1f,\n", r->duration, r->elapsed);
+	fprintf(f, "\"schedule\":{\"kind\":\"%s\",\"rounds\":%d,\"pairs\":%zu,\"seed\":", r->sampled ? "random" : "circle",
+		r->rounds, r->pairs);
+	if (r->sampled)
+		fprintf(f, "%llu", (unsigned long long)r->seed);
+	else
+		fputs("null", f);
+	fprintf(f, "},\n\"second_pass\":{\"rounds\":%d,\"pairs\":%zu},\n", r->rounds2, r->pairs2);
+	json_block(r, true, f);
+}
+
+void links_json_rail(const struct links_report *r, FILE *f)
+{
+	fputs("{\"rail\":", f);
+	json_rail(r, f);
+	fputs(",\"devices\":[", f);
+	for (int i = 0; i < r->n; i++) {
+		char d[64];
+		links_report_device(r, i, d, sizeof(d));
+		fputs(i ? "," : "", f);
+		if (d[0])
+			jstr(f, d);
+		else
+			fputs("null", f);
+	}
+	fputs("],\n", f);
+	json_block(r, false, f);
+	fprintf(f, ",\"exit\":%d}", links_exit_code(r->st, r->v, r->n_v));
 }
 
 /* ---- SVG: one square per direction, red (0%) to green (100% and over),

@@ -27,22 +27,34 @@ void links_part_line(struct strbuf *sb, int from, int pass, double gbps, char *e
 		strbuf_addf(sb, "%d %d %.6f\n", from, pass, gbps);
 }
 
+void links_rail_line(struct strbuf *sb, int rail, int to, int pass, double gbps, char *err)
+{
+	strbuf_addf(sb, "r%d ", rail);
+	links_part_line(sb, to, pass, gbps, err);
+}
+
 /* One rank's lines into measurements (rank 0): "FROM PASS GBPS" or
- * "FROM PASS E why"; the receiver is the rank. Lines that make no sense
- * are counted, not trusted. */
-size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas **m, size_t *nm)
+ * "FROM PASS E why", the receiver is the rank; "rRAIL TO PASS ...", the
+ * sender is the rank. Lines that make no sense are counted, not trusted. */
+size_t links_parse_part(int me, int n, char *buf, size_t len, struct links_meas **m, size_t *nm)
 {
 	size_t bad = 0;
 	char *save = NULL;
 	buf[len] = 0;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *end;
-		long from = strtol(line, &end, 10), pass = *end == ' ' ? strtol(end + 1, &end, 10) : 0;
-		if (from < 0 || from >= n || from == to || (pass != 1 && pass != 2) || *end != ' ') {
+		char *end = line;
+		long rail = *line == 'r' ? strtol(line + 1, &end, 10) : -1;
+		if (rail >= 0 && (rail >= LINKS_RAILS_MAX || *end != ' ' || end == line + 1)) {
 			bad++;
 			continue;
 		}
-		struct links_meas x = { .from = (int)from, .to = to, .pass = (int)pass, .gbps = -1 };
+		long peer = strtol(rail >= 0 ? end + 1 : line, &end, 10), pass = *end == ' ' ? strtol(end + 1, &end, 10) : 0;
+		if (peer < 0 || peer >= n || peer == me || (pass != 1 && pass != 2) || *end != ' ') {
+			bad++;
+			continue;
+		}
+		struct links_meas x = { .from = rail >= 0 ? me : (int)peer, .to = rail >= 0 ? (int)peer : me,
+					.pass = (int)pass, .gbps = -1, .rail = rail >= 0 ? (int)rail + 1 : LINKS_RAIL_TCP };
 		if (end[1] == 'E' && end[2] == ' ')
 			x.err = xstrndup(str_printable(end + 3, false), 200); /* as the sender bounds it */
 		else if (!(x.gbps = strtod(end + 1, &end), *end == 0 && isfinite(x.gbps) && x.gbps >= 0)) {
@@ -80,17 +92,53 @@ size_t links_keep_scheduled(struct links_meas *m, size_t first, size_t *nm, int 
 	return bad;
 }
 
-void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want)
+void links_want_rails(uint32_t *left, int n, const struct sched_pair *p, size_t np, const uint32_t *mask)
+{
+	for (size_t i = 0; i < np && left; i++) {
+		left[(size_t)p[i].a * (size_t)n + (size_t)p[i].b] = mask[i];
+		left[(size_t)p[i].b * (size_t)n + (size_t)p[i].a] = mask[i];
+	}
+}
+
+size_t links_keep_rails(struct links_meas *m, size_t first, size_t *nm, int n, int pass, const unsigned char *want,
+			uint32_t *left)
+{
+	size_t k = first, bad = 0;
+	for (size_t i = first; i < *nm; i++) {
+		size_t at = (size_t)m[i].from * (size_t)n + (size_t)m[i].to;
+		uint32_t bit = m[i].rail >= 0 && m[i].rail <= LINKS_RAILS_MAX ? 1u << m[i].rail : 0;
+		if (m[i].pass == pass && want[at] == pass && (left[at] & bit)) {
+			left[at] &= ~bit;
+			m[k++] = m[i];
+		} else {
+			free(m[i].err);
+			bad++;
+		}
+	}
+	*nm = k;
+	return bad;
+}
+
+static void add_failed(struct links_meas **m, size_t *nm, int f, int t, int pass, int rail)
+{
+	*m = links_grow(*m, *nm, sizeof(**m));
+	(*m)[(*nm)++] = (struct links_meas){ .from = f, .to = t, .pass = pass, .gbps = -1, .rail = rail,
+					     .err = xasprintf("rank %d sent no result for it", rail ? f : t) };
+}
+
+void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want, uint32_t *left)
 {
 	for (int f = 0; f < n; f++)
 		for (int t = 0; t < n; t++) {
-			unsigned char *w = &want[(size_t)f * (size_t)n + (size_t)t];
-			if (*w != pass)
+			size_t at = (size_t)f * (size_t)n + (size_t)t;
+			if (want[at] != pass)
 				continue;
-			*w = 0;
-			*m = links_grow(*m, *nm, sizeof(**m));
-			(*m)[(*nm)++] = (struct links_meas){ .from = f, .to = t, .pass = pass, .gbps = -1,
-							     .err = xasprintf("rank %d sent no result for it", t) };
+			want[at] = 0;
+			for (int r = 0; r <= LINKS_RAILS_MAX; r++)
+				if (left ? left[at] & (1u << r) : r == LINKS_RAIL_TCP)
+					add_failed(m, nm, f, t, pass, r);
+			if (left)
+				left[at] = 0;
 		}
 }
 
@@ -158,8 +206,11 @@ void links_nodes_clean(struct links_node *nodes, int n)
 		x->ifname[sizeof(x->ifname) - 1] = x->rdma[sizeof(x->rdma) - 1] = 0;
 		str_printable(x->ifname, false);
 		str_printable(x->rdma, false);
-		x->rails[sizeof(x->rails) - 1] = 0;
+		x->rails[sizeof(x->rails) - 1] = x->rail_ifs[sizeof(x->rail_ifs) - 1] = 0;
 		str_printable(x->rails, false);
+		str_printable(x->rail_ifs, false);
+		if (x->rport < 0 || x->rport > 65535)
+			x->rport = 0; /* no listener: its rails fail */
 		_cleanup_free_ char *clean = node_name_clean(x->name);
 		bool dup = false;
 		for (int j = 0; j < i && !dup; j++)
@@ -233,7 +284,10 @@ void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_w
 	for (int i = 0; i < n; i++) {
 		memcpy(w[i].name, nodes[i].name, sizeof(w[i].name));
 		memcpy(w[i].addr, nodes[i].addr, sizeof(w[i].addr));
+		memcpy(w[i].rails, nodes[i].rails, sizeof(w[i].rails));
+		memcpy(w[i].rail_ifs, nodes[i].rail_ifs, sizeof(w[i].rail_ifs));
 		w[i].port = nodes[i].port;
+		w[i].rport = nodes[i].rport;
 	}
 }
 
@@ -243,8 +297,13 @@ void links_peers_unpack(const struct links_peer_wire *w, int n, struct links_nod
 		struct links_node *x = &nodes[i];
 		snprintf(x->name, sizeof(x->name), "%.*s", (int)sizeof(w[i].name) - 1, w[i].name);
 		snprintf(x->addr, sizeof(x->addr), "%.*s", (int)sizeof(w[i].addr) - 1, w[i].addr);
+		snprintf(x->rails, sizeof(x->rails), "%.*s", (int)sizeof(w[i].rails) - 1, w[i].rails);
+		snprintf(x->rail_ifs, sizeof(x->rail_ifs), "%.*s", (int)sizeof(w[i].rail_ifs) - 1, w[i].rail_ifs);
+		str_printable(x->rail_ifs, false);
 		str_printable(x->name, false);
 		str_printable(x->addr, false);
+		str_printable(x->rails, false);
 		x->port = w[i].port;
+		x->rport = w[i].rport < 0 || w[i].rport > 65535 ? 0 : w[i].rport;
 	}
 }

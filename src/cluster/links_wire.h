@@ -17,8 +17,13 @@
 /* Appends one result of this rank (the receiver): "FROM PASS GBPS" or,
  * when err, "FROM PASS E why" (why made printable, at most 200 bytes). */
 void links_part_line(struct strbuf *sb, int from, int pass, double gbps, char *err);
+/* One result of an RDMA rail, which the sender measures (perftest's
+ * write_bw: the initiator's completions): "rRAIL TO PASS GBPS" or
+ * "rRAIL TO PASS E why", RAIL the rail's index. */
+void links_rail_line(struct strbuf *sb, int rail, int to, int pass, double gbps, char *err);
 /* Rank 0: rank `to`'s lines (buf has room for a NUL at buf[len]) into
- * *m; returns the number of lines left out. */
+ * *m (a rail's line: the rank is the sender); returns the number of
+ * lines left out. */
 size_t links_parse_part(int to, int n, char *buf, size_t len, struct links_meas **m, size_t *nm);
 /* Rank 0: marks the np pairs of a round of `pass` as asked for, both
  * directions (want NULL: not rank 0, nothing to do). */
@@ -29,9 +34,17 @@ void links_want(unsigned char *want, int n, const struct sched_pair *p, size_t n
  * is taken), so that no rank can add, repeat or move measurements; drops
  * the rest and returns how many. */
 size_t links_keep_scheduled(struct links_meas *m, size_t first, size_t *nm, int n, int pass, unsigned char *want);
+/* The same with rails: left[from * n + to] holds a bit per rail still
+ * expected of the direction (bit 0 TCP, bit 1 + r RDMA rail r), set by
+ * links_want_rails; a line is kept when its pass is the scheduled one and
+ * its rail's bit is set (then cleared). */
+void links_want_rails(uint32_t *left, int n, const struct sched_pair *p, size_t np, const uint32_t *mask);
+size_t links_keep_rails(struct links_meas *m, size_t first, size_t *nm, int n, int pass, const unsigned char *want,
+			uint32_t *left);
 /* Rank 0, after a pass's gather: a failed measurement for every direction
- * the pass scheduled that its receiver did not report (want cleared). */
-void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want);
+ * the pass scheduled that its receiver did not report (want cleared);
+ * with left (not NULL), one for every rail of it still expected. */
+void links_add_missing(struct links_meas **m, size_t *nm, int n, int pass, unsigned char *want, uint32_t *left);
 
 /* The second pass's plan as int32s: the n_rounds + 1 round starts, then
  * a, b of every pair. */
@@ -72,7 +85,10 @@ void links_nodes_check(struct session *ss, struct links_node *nodes, int n);
 struct links_peer_wire {
 	char name[64];
 	char addr[64];
+	char rails[160];  /* links_node's: the peer's RDMA rails */
+	char rail_ifs[160]; /* and their netdevs */
 	int32_t port;
+	int32_t rport;    /* its RDMA data listener, 0 none */
 };
 void links_peers_pack(const struct links_node *nodes, int n, struct links_peer_wire *w);
 /* Into nodes (zeroed, n of them): ended strings, names made printable. */

@@ -4,12 +4,17 @@
  * learn all addresses, then every pair measures both directions
  * (cluster/links_pair.c) in rounds of disjoint pairs (cluster/schedule.c),
  * each round a job phase with a deadline (a frozen rank is named, a failed
- * pair is a result). Rank 0 gathers, finds the suspects (cluster/links.c),
+ * pair is a result); --rail rdma|all adds each RDMA rail, measured with
+ * the engine of `bench net` on a second data listener (cluster/links_meet.c).
+ * Rank 0 gathers, finds the suspects per rail (cluster/links_blocks.c),
  * sends the second pass's rounds, gathers again and prints. */
 #define _GNU_SOURCE
 #include "cmd.h"
+#include "cluster/links_blocks.h"
+#include "cluster/links_meet.h"
 #include "cluster/links_pair.h"
 #include "cluster/links_rails.h"
+#include "cluster/links_rdma.h"
 #include "cluster/links_wire.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
@@ -27,13 +32,15 @@ struct run {
 	struct cmd_env *env;
 	struct session *ss;
 	struct job *cl;
-	int me, n, lfd;
+	int me, n, lfd, rlfd, mode; /* mode: --rail (links_rdma.h) */
 	struct links_node *nodes;
+	struct links_ctx ctx;       /* what a pair needs (links_meet.h) */
 	double duration, t0;
 	int round_no, rounds_est;   /* progress over both passes */
 	bool progress;
 	struct strbuf mine;         /* what this rank received: "FROM PASS GBPS" or "FROM PASS E why" lines */
 	unsigned char *want;        /* rank 0: [from * n + to] = the pass that scheduled it (links_keep_scheduled) */
+	uint32_t *left;             /* rank 0 with RDMA rails: the rails still expected of it (links_keep_rails) */
 	uint64_t nonce;             /* the data connections' (agree_seed) */
 };
 
@@ -55,8 +62,10 @@ static int my_node(struct run *R, struct links_node *me)
 		return EXIT_TOOL_ERROR;
 	}
 	me->port = tcp_local_port(R->lfd);
+	if (R->mode & LINKS_MEASURE_RDMA) /* none: this node's rails fail with the reason */
+		R->rlfd = links_rdma_listen(me->addr, &me->rport);
 	links_mellanox_device(me->ifname, me->rdma, sizeof(me->rdma));
-	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails));
+	links_rails_read(tree ? tree : "/", me->rails, sizeof(me->rails), me->rail_ifs, sizeof(me->rail_ifs));
 	return 0;
 }
 
@@ -74,30 +83,23 @@ static void exchange_nodes(struct run *R, const struct links_node *me)
 		session_fail(R->ss, err, r);
 	if (R->me != 0)
 		links_peers_unpack(w, R->n, R->nodes);
+	R->ctx = (struct links_ctx){ .me = R->me, .n = R->n, .nodes = R->nodes, .lfd = R->lfd, .rlfd = R->rlfd,
+				     .mode = R->mode, .duration = R->duration, .key = R->ss->key.set ? &R->ss->key : NULL };
 }
 
 /* One round: this rank's pair in it (if any), then every rank meets. */
 static void run_round(struct run *R, const struct sched_pair *p, size_t np, int pass, int round, int of)
 {
-	double start = clock_now(), deadline = start + links_pair_budget(R->duration) + 10;
+	double start = clock_now(), deadline = start + links_round_budget(&R->ctx) + 10;
 	char desc[96];
 	snprintf(desc, sizeof(desc), "the %s pass's round %d of %d", pass == 1 ? "first" : "second", round + 1, of);
 	job_phase(R->cl, desc, deadline);
-	links_want(R->want, R->n, p, np, pass);
-	for (size_t i = 0; i < np; i++) {
-		if (p[i].a != R->me && p[i].b != R->me)
-			continue;
-		int peer = p[i].a == R->me ? p[i].b : p[i].a;
-		const struct links_node *x = &R->nodes[peer];
-		struct links_peer lp = { .rank = peer, .name = x->name, .addr = x->addr, .port = x->port };
-		struct links_pair_opts o = { .me = R->me, .listen_fd = R->lfd, .step = (uint32_t)(pass << 24 | round),
-					     .duration = R->duration, .nonce = R->nonce };
-		double gbps;
-		_cleanup_free_ char *err = NULL;
-		links_pair_run(&o, &lp, &gbps, &err);
-		links_part_line(&R->mine, peer, pass, gbps, err);
-		break;
-	}
+	links_expect(&R->ctx, R->want, R->left, p, np, pass);
+	for (size_t i = 0; i < np; i++)
+		if (p[i].a == R->me || p[i].b == R->me) {
+			links_meet(&R->ctx, p[i].a == R->me ? p[i].b : p[i].a, pass, round, &R->mine);
+			break;
+		}
 	_cleanup_free_ char *err = NULL;
 	int r = job_barrier(R->cl, deadline + 10, &err);
 	if (r < 0)
@@ -117,7 +119,7 @@ static uint64_t agree_seed(struct run *R)
 	int r = job_bcast(R->cl, v, sizeof(v), clock_now() + EXCHANGE_S, &err);
 	if (r < 0)
 		session_fail(R->ss, err, r);
-	R->nonce = v[1];
+	R->nonce = R->ctx.nonce = v[1];
 	return v[0];
 }
 
@@ -156,7 +158,8 @@ static int gather_results(struct run *R, int pass, struct links_meas **m, size_t
 		} else {
 			x->buf = xreallocarray(x->buf, x->len + 1, 1);
 			size_t first = *nm, bad = links_parse_part(p, R->n, x->buf, x->len, m, nm);
-			bad += links_keep_scheduled(*m, first, nm, R->n, pass, R->want);
+			bad += R->left ? links_keep_rails(*m, first, nm, R->n, pass, R->want, R->left)
+				       : links_keep_scheduled(*m, first, nm, R->n, pass, R->want);
 			if (bad)
 				session_error(R->ss, "%zu line%s of %s's results made no sense: left out", bad,
 					      bad == 1 ? "" : "s", R->nodes[p].name);
@@ -165,7 +168,7 @@ static int gather_results(struct run *R, int pass, struct links_meas **m, size_t
 		free(x->err);
 	}
 	if (R->me == 0)
-		links_add_missing(m, nm, R->n, pass, R->want);
+		links_add_missing(m, nm, R->n, pass, R->want, R->left);
 	free(parts);
 	return ret;
 }
@@ -204,27 +207,19 @@ static void second_pass(struct run *R, const struct links_rounds *p)
 	}
 }
 
-/* Rank 0: the verdicts and the output; the exit code. */
+/* Rank 0: the verdicts and the output, a block per rail; the exit code. */
 static int report(struct run *R, struct links_report *rep, struct links_meas *m, size_t nm,
-		  const struct links_stats *st, const struct links_suspects *s)
+		  const struct links_blocks *b)
 {
 	struct settings *set = R->env->set;
-	struct links_verdict *v = NULL;
-	size_t nv = 0;
-	links_classify(R->n, m, nm, st, s, &v, &nv);
-	rep->m = m, rep->n_m = nm, rep->st = st, rep->v = v, rep->n_v = nv, rep->elapsed = clock_now() - R->t0;
-	int ret = links_exit_code(st, v, nv);
-	if (set->cluster.svg) {
-		_cleanup_fclose_ FILE *f = R->n <= LINKS_SVG_MAX ? fopen(set->cluster.svg, "w") : NULL;
-		if (R->n > LINKS_SVG_MAX)
-			session_error(R->ss, "--svg: no heat map above %d nodes (--json has the matrix)", LINKS_SVG_MAX);
-		else if (!f || links_write_svg(rep, f) < 0 || fflush(f))
-			session_error(R->ss, "cannot write %s: %s", set->cluster.svg, strerror(errno)), ret = EXIT_TOOL_ERROR;
-	}
-	if ((set->json ? links_write_json(rep, stdout) : links_write_text(rep, stdout)) < 0)
-		ret = EXIT_TOOL_ERROR;
-	free(v);
-	return ret;
+	rep->elapsed = clock_now() - R->t0;
+	_cleanup_fclose_ FILE *svg = set->cluster.svg && R->n <= LINKS_SVG_MAX ? fopen(set->cluster.svg, "w") : NULL;
+	if (set->cluster.svg && R->n > LINKS_SVG_MAX)
+		session_error(R->ss, "--svg: no heat map above %d nodes (--json has the matrix)", LINKS_SVG_MAX);
+	else if (set->cluster.svg && !svg)
+		session_error(R->ss, "cannot write %s: %s", set->cluster.svg, strerror(errno));
+	int ret = links_blocks_write(b, rep, m, nm, set->json, stdout, svg);
+	return ret < 0 || (set->cluster.svg && R->n <= LINKS_SVG_MAX && !svg) ? EXIT_TOOL_ERROR : ret;
 }
 
 /* Both passes and, on rank 0, the report; the exit code. */
@@ -240,13 +235,12 @@ static int links_run(struct run *R)
 	first_pass(R, rounds, sampled, seed, &rep.pairs);
 	struct links_meas *m = NULL;
 	size_t nm = 0;
-	struct links_stats st = { 0 };
+	struct links_blocks b = { 0 };
 	struct links_suspects s = { 0 };
 	struct links_rounds plan = { 0 };
 	int code = gather_results(R, 1, &m, &nm);
 	if (R->me == 0 && !code) {
-		links_stats_compute(m, nm, set->cluster.expect_gbps, &st);
-		links_find_suspects(R->n, m, nm, &st, &s);
+		links_blocks_first(R->n, R->mode, m, nm, set->cluster.expect_gbps, &b, &s);
 		links_second_pass(&s, &plan);
 	}
 	if (!(code = share_plan(R, code, &plan)) && plan.n_rounds) {
@@ -257,12 +251,13 @@ static int links_run(struct run *R)
 		links_write_progress(stderr, R->round_no, R->rounds_est, clock_now() - R->t0, true);
 	rep.rounds2 = plan.n_rounds, rep.pairs2 = plan.n_pairs;
 	if (R->me == 0 && !code)
-		code = report(R, &rep, m, nm, &st, &s);
+		code = report(R, &rep, m, nm, &b);
 	for (size_t i = 0; i < nm; i++)
 		free(m[i].err);
 	free(m);
 	links_rounds_free(&plan);
 	links_suspects_free(&s);
+	links_blocks_free(&b);
 	return code;
 }
 
@@ -272,10 +267,12 @@ int cmd_cluster_links(struct cmd_env *env)
 	int ret = cluster_job_open(env, &ss, "cluster links", NULL, 1);
 	if (ret)
 		return ret;
-	struct run R = { .env = env, .ss = &ss, .cl = ss.cl, .me = ss.proc, .n = ss.nprocs, .lfd = -1,
-			 .duration = env->set->cluster.duration, .t0 = clock_now(), .mine = STRBUF_INIT };
+	struct run R = { .env = env, .ss = &ss, .cl = ss.cl, .me = ss.proc, .n = ss.nprocs, .lfd = -1, .rlfd = -1,
+			 .mode = links_rail_mode_parse(env->set->cluster.rail), .duration = env->set->cluster.duration,
+			 .t0 = clock_now(), .mine = STRBUF_INIT };
 	R.progress = R.me == 0 && isatty(STDERR_FILENO);
 	R.want = R.me == 0 ? xcalloc((size_t)R.n * (size_t)R.n, 1) : NULL;
+	R.left = R.me == 0 && R.mode & LINKS_MEASURE_RDMA ? xcalloc((size_t)R.n * (size_t)R.n, sizeof(uint32_t)) : NULL;
 	struct links_node me;
 	ret = my_node(&R, &me);
 	/* every rank learns whether all have a listener before anyone waits on one */
@@ -292,6 +289,9 @@ int cmd_cluster_links(struct cmd_env *env)
 	}
 	if (R.lfd >= 0)
 		close(R.lfd);
+	if (R.rlfd >= 0)
+		close(R.rlfd);
+	free(R.left);
 	free(R.nodes);
 	free(R.want);
 	strbuf_release(&R.mine);

@@ -12,6 +12,11 @@ static const char *bootstrap_form(const char *v)
 	return strcmp(v, "auto") && strcmp(v, "tcp") && strcmp(v, "mpi") ? "auto, tcp or mpi" : NULL;
 }
 
+static const char *rail_form(const char *v)
+{
+	return strcmp(v, "tcp") && strcmp(v, "rdma") && strcmp(v, "all") ? "tcp, rdma or all" : NULL;
+}
+
 static const struct opt cluster_rows[] = {
 	{ .name = "snapshots", .type = OPT_FLAG, .offset = OFF(cluster.snapshots),
 	  .help = "Read the nodes from the snapshot directories given as arguments (each taken with `gpuready "
@@ -93,6 +98,11 @@ static const struct opt cluster_rows[] = {
 	{ .name = "expect-gbps", .type = OPT_DOUBLE, .offset = OFF(cluster.expect_gbps), .metavar = "GBPS",
 	  .def = OPT_DEF_DOUBLE(0), .max = 1e6,
 	  .help = "A pair is slow only below GBPS (Gb/s) as well as an outlier; a median below GBPS fails the run.",
+	  .scope = SCOPE_CLUSTER_LINKS },
+	{ .name = "rail", .type = OPT_STRING, .offset = OFF(cluster.rail), .metavar = "WHICH",
+	  .def = OPT_DEF_STR("all"), .valid = rail_form,
+	  .help = "What each pair measures: tcp (between the data listeners), rdma (each RDMA rail, the NIC nearest "
+		  "GPU i with the peer's, over verbs: write_bw) or all (both).",
 	  .scope = SCOPE_CLUSTER_LINKS },
 	{ .name = "size", .type = OPT_U64, .offset = OFF(cluster.size), .metavar = "SIZE", .def = OPT_DEF_U64(0),
 	  .help = "The all_reduce's message size in bytes (K, M, G: powers of 1024; 0: 1 GiB with the NCCL backend, "

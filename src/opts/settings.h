@@ -91,6 +91,7 @@ struct settings {
 		uint64_t seed;     /* --rounds' seed; 0: drawn */
 		char *svg;         /* the heat map's file */
 		double expect_gbps; /* 0: none */
+		char *rail;        /* "tcp", "rdma" or "all" */
 		/* cluster nccl */
 		uint64_t size;     /* all_reduce bytes; 0: by backend */
 		int pair_rounds;   /* rounds of node pairs after the halves */

@@ -7,7 +7,9 @@
 #                             validates, text and SVG heat maps, --rounds
 #                             with a seed, a rank killed mid-run (exit 3,
 #                             named), mpirun --bootstrap mpi (where the
-#                             build has the module), no launcher (exit 2). Loopback rates
+#                             build has the module), no launcher (exit 2),
+#                             --rail tcp (TCP only), --rail rdma with no RDMA
+#                             device (every rail fails with the reason, exit 1). Loopback rates
 #                             vary too much on a shared machine for a timed
 #                             assertion: structure only.
 #   cluster_links.sh netns    root only (else 77): six network namespaces
@@ -91,6 +93,33 @@ d = json.load(open(sys.argv[1]))
 assert d["schedule"] == {"kind": "random", "rounds": 2, "pairs": 4, "seed": 7}, d["schedule"]
 assert sum(v is not None for row in d["matrix_gbps"] for v in row) + 2 * len(d["failures"]) >= 4
 PY
+
+	# --rail tcp: the TCP report alone, as before RDMA rails were measured
+	run_ranks 3 rt timeout 120 "$BIN" cluster links --rail tcp --duration 0.2
+	rc=$?
+	{ [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && pass "--rail tcp: exit $rc" || fail "--rail tcp: exit $rc"
+	contains "$TMP/rtout.0" "cluster links: 3 nodes, 3 pairs in 3 rounds (every pair), tcp, 0.2 s per direction" \
+		"--rail tcp: the summary"
+	grep -q "RDMA\|rail 0" "$TMP/rtout.0" && fail "--rail tcp: a word of RDMA rails" || pass "--rail tcp: TCP only"
+
+	# --rail rdma where no node has an RDMA device: every rail measurement
+	# fails with the reason, the run ends, exit 1 (failed pairs)
+	run_ranks "$N" rd timeout 120 "$BIN" cluster links --json --duration 0.2 --rail rdma
+	rc=$?
+	[ "$rc" -eq 1 ] && pass "--rail rdma without RDMA devices: exit 1" \
+		|| { fail "--rail rdma: exit $rc"; sed 's/^/  err0: /' "$TMP/rderr.0" | head >&2; }
+	schema_ok cluster-links.schema.json "cluster links --rail rdma" "$TMP/rdout.0"
+	python3 - "$TMP/rdout.0" "$N" <<'PY' && pass "--rail rdma: rail 0 of every direction failed: no RDMA device" \
+		|| fail "--rail rdma: the report"
+import json, sys
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+assert d["rail"] == 0 and d["rails"] == [] and d["exit"] == 1, (d["rail"], d["rails"], d["exit"])
+assert all(v is None for row in d["matrix_gbps"] for v in row)
+f = d["failures"]
+assert len(f) == n * (n - 1) and all(x["rail"] == 0 and "no RDMA device" in x["error"] for x in f), f
+assert len(d["verdicts"]) == n * (n - 1) // 2 and all(v["kind"] == "failed" and v["rail"] == 0 for v in d["verdicts"])
+PY
+	hints_ok "$TMP/rdout.0" && pass "--rail rdma: the hints' commands are runnable" || fail "--rail rdma: hints"
 
 	# a rank killed mid-run: named, exit 3, within the deadlines
 	port=$(free_port)

@@ -28,7 +28,7 @@ import sys
 # is required). Options are
 # matched before any "="; a short option may carry its value attached
 # (-i0). Sources: each tool's manual page (apt-get(8), dmesg(1),
-# ethtool(8), grep(1), ip(8), lspci(8), modprobe(8), mount(8), sysctl(8),
+# ethtool(8), grep(1), ibstat(8), ip(8), lspci(8), modprobe(8), mount(8), sysctl(8),
 # systemctl(1), udevadm(8), setpci(8), dcb(8), nvidia-smi(1) (its `mig` subcommand's -dci/-dgi),
 # rdma(8)), NVIDIA's
 # MFT and MLNX_OFED user manuals (mlxfwmanager, mlxfwreset, mlxlink,
@@ -51,6 +51,9 @@ TOOLS = {
     "grep": ({"-i", "-E", "-r", "-v", "-c", "-l", "-H", "-s", "-e"}, None),
     "ib_write_bw": ({"-d", "-a", "-i", "-x", "-s", "-n", "-D", "-q", "-b", "-F", "-R", "-T", "--report_gbits",
                      "--use_cuda", "--use_cuda_dmabuf", "--perform_warm_up", "--tclass"}, None),
+    # ibstat(8) (infiniband-diags): `ibstat DEV` shows a device's ports, their state and rate
+    # (cluster links' hints for an RDMA rail)
+    "ibstat": ({"-l", "-s", "-p"}, None),
     "ibv_devinfo": ({"-d", "-i", "-v", "-l"}, None),
     "ip": ({"-br", "-brief", "-d", "-s", "-4", "-6"}, {"addr", "address", "link", "route", "neigh", "rule"}, True),
     "ls": ({"-l", "-d", "-L", "-1", "-la"}, None),

@@ -299,6 +299,88 @@ static void test_analysis_bad_node(void **state)
 	free(v);
 }
 
+/* The pairs' rates of runs of cluster nccl on six loaded namespaces
+ * (three rounds, node 3 at a tenth, the healthy pairs 0.061-0.084 GB/s):
+ * over all nine the median is the slowest healthy pair and median - 3 x
+ * 1.4826 x MAD is below zero; over the rates within 25% of that median it
+ * names node 3's three pairs. */
+static void test_stats_noisy(void **state)
+{
+	(void)state;
+	static const struct { int a, b; double r; } pairs[] = {
+		{ 0, 5, 0.0722 }, { 1, 4, 0.0704 }, { 2, 3, 0.0097 }, { 1, 5, 0.0653 }, { 0, 2, 0.0659 },
+		{ 3, 4, 0.0092 }, { 2, 5, 0.0835 }, { 1, 3, 0.0093 }, { 0, 4, 0.0839 },
+	};
+	struct links_meas m[18];
+	for (size_t i = 0; i < 9; i++) {
+		m[2 * i] = (struct links_meas){ .from = pairs[i].a, .to = pairs[i].b, .pass = 1, .gbps = pairs[i].r };
+		m[2 * i + 1] = (struct links_meas){ .from = pairs[i].b, .to = pairs[i].a, .pass = 1, .gbps = pairs[i].r };
+	}
+	struct links_stats st;
+	for (int run = 0; run < 2; run++) {
+		if (run) /* the second run: two healthy pairs at 0.061 */
+			for (size_t i = 0; i < 18; i++)
+				if (m[i].gbps == 0.0653 || m[i].gbps == 0.0659)
+					m[i].gbps = 0.0614;
+		links_stats_compute(m, 18, 0, &st);
+		assert_true(st.median > 0.065 && st.mad < 0.01);
+		for (size_t i = 0; i < 9; i++)
+			assert_int_equal(links_is_slow(&st, m[2 * i].gbps), pairs[i].a == 3 || pairs[i].b == 3);
+		struct links_suspects s;
+		links_find_suspects(6, m, 18, &st, &s);
+		for (int k = 0; k < 6; k++)
+			assert_int_equal(s.node[k], k == 3);
+		links_suspects_free(&s);
+	}
+}
+
+/* Above 64 nodes the text heat map is in blocks: 130 nodes in 44 blocks
+ * of 3, node 3 (block 1) slow: block 1's row and column are low, the
+ * others about 100%. */
+static void test_block_map(void **state)
+{
+	(void)state;
+	int n = 130;
+	struct links_meas *m = NULL;
+	size_t nm = 0;
+	for (int a = 0; a < n; a++)
+		for (int b = a + 1; b < n; b++) {
+			nm = meas_add(&m, nm, a, b, 1, slow_node);
+			nm = meas_add(&m, nm, b, a, 1, slow_node);
+		}
+	struct links_stats st;
+	links_stats_compute(m, nm, 0, &st);
+	struct links_node *nodes = calloc((size_t)n, sizeof(*nodes));
+	for (int i = 0; i < n; i++)
+		snprintf(nodes[i].name, sizeof(nodes[i].name), "node%03d", i + 1);
+	struct links_report r = { .n = n, .nodes = nodes, .m = m, .n_m = nm, .st = &st, .rail = LINKS_RAIL_TCP };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_int_equal(links_write_text(&r, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "heat map of 130 nodes in 44 blocks of 3"));
+	const char *row1 = strstr(buf, "\n    1 node004..node006"), *row2 = strstr(buf, "\n    2 node007..node009");
+	assert_non_null(row1);
+	assert_non_null(row2);
+	int cells = 0, low = 0;
+	for (const char *p = row2 + 26; *p && *p != '\n'; ) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		cells++;
+		low += v < 20;
+		p = end;
+	}
+	assert_int_equal(cells, 44);
+	assert_int_equal(low, 1); /* column 1: pairs with node 4 */
+	assert_null(strstr(buf, "no text heat map"));
+	free(buf);
+	free(nodes);
+	free(m);
+}
+
 static void test_analysis_bad_path(void **state)
 {
 	(void)state;
@@ -335,7 +417,7 @@ static void test_analysis_failed(void **state)
 	free(v);
 	/* two nodes: no outlier can stand out of two rates; under the
 	 * expectation, the run still fails */
-	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL }, { 1, 0, 1, 1.0, NULL } };
+	struct links_meas m[2] = { { 0, 1, 1, 1.0, NULL, 0 }, { 1, 0, 1, 1.0, NULL, 0 } };
 	links_stats_compute(m, 2, 50, &st);
 	struct links_suspects s;
 	links_find_suspects(2, m, 2, &st, &s);
@@ -438,16 +520,19 @@ static void test_rails(void **state)
 {
 	(void)state;
 	char *dir = tu_fixture("h100-8x-cx7-roce");
-	char rails[256];
-	assert_int_equal(links_rails_read(dir, rails, sizeof(rails)), 0);
+	char rails[256], ifs[256];
+	assert_int_equal(links_rails_read(dir, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, RAILS_H100);
+	/* port 1's netdev of each (gid_attrs/ndevs in the tree) */
+	assert_string_equal(ifs, "ens1f0np0,ens2f0np0,ens3f0np0,ens4f0np0,ens5f0np0,ens6f0np0,ens7f0np0,ens8f0np0");
 	char small[20];
-	assert_int_equal(links_rails_read(dir, small, sizeof(small)), 0);
+	assert_int_equal(links_rails_read(dir, small, sizeof(small), NULL, 0), 0);
 	assert_true(strlen(small) < sizeof(small) && strncmp(RAILS_H100, small, strlen(small)) == 0);
 	free(dir);
 	char *empty = tu_mkdtemp();
-	assert_int_equal(links_rails_read(empty, rails, sizeof(rails)), 0);
+	assert_int_equal(links_rails_read(empty, rails, sizeof(rails), ifs, sizeof(ifs)), 0);
 	assert_string_equal(rails, "");
+	assert_string_equal(ifs, "");
 	tu_rmtree(empty);
 	free(empty);
 }
@@ -476,7 +561,7 @@ static void test_keep_scheduled(void **state)
 	first = nm;
 	bad = links_parse_part(3, N, part3, strlen(part3), &m, &nm);
 	assert_int_equal(links_keep_scheduled(m, first, &nm, N, 1, want), 0);
-	links_add_missing(&m, &nm, N, 1, want);
+	links_add_missing(&m, &nm, N, 1, want, NULL);
 	/* 1->0 and 3->2 were not reported: failed, naming the receiver */
 	assert_int_equal(nm, 4);
 	for (size_t i = 2; i < nm; i++) {
@@ -522,6 +607,8 @@ int main(void)
 		cmocka_unit_test(test_analysis_healthy),
 		cmocka_unit_test(test_analysis_bad_node),
 		cmocka_unit_test(test_analysis_bad_path),
+		cmocka_unit_test(test_stats_noisy),
+		cmocka_unit_test(test_block_map),
 		cmocka_unit_test(test_analysis_failed),
 		cmocka_unit_test(test_rails),
 		cmocka_unit_test(test_analysis_many_paths),

@@ -99,6 +99,11 @@ int net_ctrl_state(struct net_ctrl *c);
 
 /* server.c: serves clients on lfd (clients 0: forever); an exit code */
 int net_serve(const struct net_plan *nc, int lfd, int clients);
+/* One client on lfd, for a caller that pairs a server with a known client
+ * (cluster links): waits for its HELLO until deadline (clock_now()
+ * seconds), serves it to the end, says nothing on stderr. 0, or -errno
+ * with *err (malloc'd). */
+int net_serve_one(const struct net_plan *nc, int lfd, double deadline, char **err);
 /* The job token's exchange (core/auth.h), after HELLO: the server proves
  * first (CHALLENGE), then the client (PROOF). Both return 0, or -errno
  * with *err; the server has refused the client by then. The context is

@@ -276,6 +276,38 @@ static void log_drop(void *ctx, const char *addr, const char *why)
 	fprintf(stderr, "gpuready bench net: client %s: %s\n", addr, why);
 }
 
+int net_serve_one(const struct net_plan *nc, int lfd, double deadline, char **err)
+{
+	struct net_gate g;
+	int r;
+	net_gate_init(&g, net_handshake_s(nc), NULL, NULL);
+	for (;;) {
+		struct net_gate_msg m;
+		r = net_gate_next(&g, lfd, deadline, &m);
+		if (r == -EINTR)
+			continue;
+		if (r < 0) {
+			*err = r == -ETIMEDOUT ? xstrdup("no client arrived in time") : xasprintf("accept: %s", strerror(-r));
+			break;
+		}
+		if (m.type != NETMSG_HELLO) {
+			close(m.fd);
+			free(m.payload);
+			continue;
+		}
+		struct client c = { .fd = m.fd, .gate = &g };
+		unsigned sizes = 0;
+		snprintf(c.who, sizeof(c.who), "client %s", m.addr);
+		r = serve_client(nc, lfd, &c, &m, &sizes, err);
+		free(m.payload);
+		net_rdma_close(c.rdma);
+		close(m.fd);
+		break;
+	}
+	net_gate_free(&g);
+	return r;
+}
+
 int net_serve(const struct net_plan *nc, int lfd, int clients)
 {
 	struct net_gate g;
