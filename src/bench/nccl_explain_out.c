@@ -276,6 +276,17 @@ static void text_stopped(const struct nccl_explain *x, struct strbuf *out)
 			strbuf_addf(out, "    its last line (%zu): %s\n", x->procs[i].last_line, x->procs[i].last_text);
 }
 
+/* Which process stated which version (the first 8). */
+static void text_versions(const struct nccl_explain *x, struct strbuf *out)
+{
+	size_t shown = 0;
+	for (size_t i = 0; i < x->n_procs && shown < 8; i++)
+		if (x->procs[i].log.version && x->procs[i].key[0]) {
+			strbuf_addf(out, "    %s: NCCL %s\n", x->procs[i].key, x->procs[i].log.version);
+			shown++;
+		}
+}
+
 static void text_sig(const struct nccl_explain *x, const struct nccl_seen_sig *s, struct strbuf *out)
 {
 	const struct nccl_sig *d = s->row;
@@ -285,7 +296,9 @@ static void text_sig(const struct nccl_explain *x, const struct nccl_seen_sig *s
 	strbuf_addf(out, "  %s %s", label, s->id);
 	if (s->num >= 0 && nccl_wc_status_name(s->num))
 		strbuf_addf(out, " (%s, \"%s\")", nccl_wc_status_name(s->num), nccl_wc_status_str(s->num));
-	strbuf_addf(out, ", %zu line%s", s->count, s->count == 1 ? "" : "s");
+	bool derived = !strcmp(s->id, "version-mismatch") || !strcmp(s->id, "stopped-after-init");
+	if (!derived)
+		strbuf_addf(out, ", %zu line%s", s->count, s->count == 1 ? "" : "s");
 	for (size_t i = 0; i < s->procs.n && i < 3; i++)
 		strbuf_addf(out, "%s%s", i ? ", " : " from ", s->procs.v[i]);
 	if (s->procs.n > 3)
@@ -299,6 +312,8 @@ static void text_sig(const struct nccl_explain *x, const struct nccl_seen_sig *s
 		strbuf_addf(out, "    line: %s\n", s->example);
 	else if (!strcmp(s->id, "stopped-after-init"))
 		text_stopped(x, out);
+	else
+		text_versions(x, out);
 	strbuf_addf(out, "    meaning: %s\n", d->meaning);
 	if (d->kind == NCCL_SIG_HARMLESS)
 		return;
