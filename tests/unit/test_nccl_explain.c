@@ -116,7 +116,10 @@ static void test_fallbacks(void **state)
 		&y);
 	assert_int_equal(nccl_explain_gdr(&y), 1);
 	nccl_explain_free(&y);
-	/* a socket "HCA" is not one */
+	/* a socket "HCA" is not one, but its Disabled line counts for the gdr label (section H) */
+	explain(I "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'\n", &y);
+	assert_int_equal(nccl_explain_gdr(&y), 0);
+	nccl_explain_free(&y);
 	expect_ids(I "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'\n", "", "");
 	struct nccl_explain x;
 	explain(I "NET/IB : No device found.\n", &x);
@@ -191,6 +194,15 @@ static void test_errors(void **state)
 		   "internal-error", "");
 	expect_ids("NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n", "remote-error",
 		   "");
+	/* PyTorch quotes NCCL's last WARN after "Last error:": read as a WARN, not counted as unmatched */
+	expect_ids("[rank3]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:3763, remote process "
+		   "exited or there was a network error, NCCL version 2.28.8\n[rank3]: Last error:\n[rank3]: NET/OFI Request "
+		   "0x7f14 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0\n",
+		   "ofi-completion-error remote-error", "");
+	expect_ids("Last error:\nsocketProgressOpt: Call to recv from 10.0.0.1<33759> failed : Connection reset by peer\n",
+		   "socket-io-failed", "");
+	/* the same text without "Last error:" before it is no WARN */
+	expect_ids("socketProgressOpt: Call to recv from 10.0.0.1<33759> failed : Connection reset by peer\n", "", "");
 	/* the version in the exception counts */
 	struct nccl_explain x;
 	explain("RuntimeError: NCCL error in: x.cpp:1, unhandled system error, NCCL version 2.14.3\n", &x);
