@@ -13,7 +13,11 @@
  * per peer" (init.cc), "Channel %02d/%02d : <ring>" (graph/connect.cc),
  * "Trees [0] ... [1] ...", "... - Init COMPLETE", "... - Destroy COMPLETE",
  * "... - Abort COMPLETE", "AllReduce: opCount %lx ..." (enqueue.cc, with
- * NCCL_DEBUG_SUBSYS=COLL), "%s:%d -> %d" error traces (include/checks.h). */
+ * NCCL_DEBUG_SUBSYS=COLL), "%s:%d -> %d" error traces (include/checks.h),
+ * "GPU Direct RDMA Enabled|Disabled for ..." (graph/paths.cc and init.cc).
+ * Lines that are not NCCL's (a framework's exception, a launcher's) are
+ * matched only against the signatures whose texts frameworks print, except
+ * the line after PyTorch's "Last error:", which quotes NCCL's last WARN. */
 #include "bench/nccl_explain.h"
 #include "bench/nccl_sig.h"
 #include "core/cleanup.h"
