@@ -69,7 +69,7 @@ static void feed_dir(struct nccl_explain *x, const char *dir, struct strv *errs,
 	}
 	while ((e = readdir(d))) {
 		struct stat st;
-		if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode))
 			strv_push(&names, xasprintf("%s/%s", dir, e->d_name));
 	}
 	closedir(d);
