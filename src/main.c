@@ -26,6 +26,26 @@ static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opt
 static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const cluster_nccl_opts[] = { &output_opts, &job_opts, &bench_opts, &cluster_opts, NULL };
+static const struct opt_table *const explain_cmd_opts[] = { &output_opts, &nccl_opts, NULL };
+
+/* `nccl --explain` reads logs instead of running NCCL: a command of its
+ * own (its --json is a flag, the run's is a FILE), selected by the option
+ * wherever it stands (select_by_option). */
+static const struct command nccl_subs[] = {
+	{ .name = "nccl --explain", .fn = cmd_nccl_explain, .opts = explain_cmd_opts, .scope = SCOPE_NCCL_EXPLAIN,
+	  .min_args = 1, .max_args = 100000, .usage = "FILE...|DIR|- [--json] [--require ib,gdr,dmabuf] [--sysroot DIR]",
+	  .summary = "Read the NCCL logs of real jobs (NCCL_DEBUG=INFO or WARN) and say what went wrong",
+	  .description = "Reads existing NCCL output (files, - for standard input, or a directory: every regular file "
+			 "in it, sorted), with lines of many processes interleaved, with or without NCCL's "
+			 "host:pid:tid prefix, or behind a launcher's prefix (Slurm's `0: `, torchrun's `[rank0]:`, "
+			 "Open MPI's `[1,0]<stdout>:`). Needs no GPU, no NCCL and no launcher. Prints the processes "
+			 "(grouped when identical), the NCCL versions, the network and why, GPUDirect RDMA per HCA, "
+			 "DMA-BUF, intra-node transports, channels, the net plugin and bootstrap interface, and every "
+			 "warning matched to a known signature with its meaning and next checks (harmless ones said "
+			 "harmless; unmatched warnings shown verbatim and counted). Where the log and this node (or "
+			 "--sysroot) disagree, it says so. Exit status: 0 nothing wrong, 1 a failure signature or a "
+			 "fallback --require forbids, 2 unreadable input or a usage error." },
+};
 
 /* `bench net` is a command of its own under `bench`, with perftest's
  * flags: the second word selects it. */
@@ -183,7 +203,7 @@ const struct command commands[] = {
 			 "sendrecv_perf too. Exit status: 0 pass, 1 wrong results or bandwidth below the expectation, "
 			 "2 could not run, 3 a rank stalled or was lost." },
 	{ .name = "nccl", .fn = cmd_nccl, .opts = nccl_cmd_opts, .scope = SCOPE_NCCL, .max_args = 0,
-	  .usage = "[options]",
+	  .usage = "[options] | --explain FILE...", .subs = nccl_subs, .n_subs = 1,
 	  .alias = "test-nccl",
 	  .summary = "Check NCCL end to end: correct all-reduce on every rank, and the network and GPUDirect it used",
 	  .description = "Every rank all-reduces its rank number (Rank N: OK (result=X, expected=X), X = n(n-1)/2) "
@@ -250,6 +270,21 @@ static const struct command *find_command(const char *name)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
 	return NULL;
+}
+
+/* A subcommand named by an option ("nccl --explain") wherever the option
+ * stands among argv[first..] (before "--"), or c itself. */
+static const struct command *select_by_option(const struct command *c, int first, int argc, char **argv)
+{
+	for (size_t k = 0; k < c->n_subs; k++) {
+		const char *last = strrchr(c->subs[k].name, ' ');
+		if (!last || strncmp(last + 1, "--", 2))
+			continue;
+		for (int i = first; i < argc && strcmp(argv[i], "--"); i++)
+			if (!strcmp(argv[i], last + 1))
+				return &c->subs[k];
+	}
+	return c;
 }
 
 /* The subcommand of c whose last word is word, or NULL. */
@@ -376,6 +411,7 @@ int main(int argc, char **argv)
 			first++;
 		}
 	}
+	cmd = select_by_option(cmd, first, argc, argv);
 
 	struct settings s;
 	settings_init(&s);
@@ -385,7 +421,17 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int ret;
 
-	if (opt_parse(cmd->opts, cmd->scope, argc - first, argv + first, &s, &seen, &env.args, &err) < 0) {
+	/* `help` takes a command path, whose words may be options ("help nccl
+	 * --explain"): after its first word, every word is the path's */
+	int nopt = argc - first;
+	for (int i = first; cmd->fn == cmd_help && i < argc; i++)
+		if (argv[i][0] != '-') {
+			nopt = i - first;
+			break;
+		}
+	for (int i = first + nopt; i < argc; i++)
+		strv_add(&env.args, argv[i]);
+	if (opt_parse(cmd->opts, cmd->scope, nopt, argv + first, &s, &seen, &env.args, &err) < 0) {
 		fprintf(stderr, "%s %s: %s (see `gpuready %s --help`)\n", progname, cmd->name, err, cmd->name);
 		refused_hint(&seen);
 		free(err);

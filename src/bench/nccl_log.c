@@ -442,7 +442,7 @@ static void parse_bare(struct nccl_log *l, const char *s)
 		parse_version(l, s + strlen("NCCL version "));
 }
 
-static void parse_line(struct nccl_log *l, char *s)
+void nccl_log_line(struct nccl_log *l, char *s)
 {
 	char *info = strstr(s, "NCCL INFO");
 	char *warn = strstr(s, "NCCL WARN");
@@ -469,9 +469,14 @@ static void take_line(struct strbuf *sb, const char *p, size_t n)
 	strbuf_rtrim(sb);
 }
 
-void nccl_log_parse(const char *text, size_t len, struct nccl_log *out)
+void nccl_log_init(struct nccl_log *out)
 {
 	*out = (struct nccl_log){ .net = NCCL_NET_UNKNOWN, .transports = STRV_INIT, .warnings = STRV_INIT };
+}
+
+void nccl_log_parse(const char *text, size_t len, struct nccl_log *out)
+{
+	nccl_log_init(out);
 	if (!text)
 		return;
 	struct strbuf line = STRBUF_INIT;
@@ -482,7 +487,7 @@ void nccl_log_parse(const char *text, size_t len, struct nccl_log *out)
 		take_line(&line, text + pos, end - pos);
 		if (out->lines < INT_MAX)
 			out->lines++;
-		parse_line(out, line.buf);
+		nccl_log_line(out, line.buf);
 		pos = end + 1;
 	}
 	strbuf_release(&line);

@@ -51,6 +51,11 @@ struct nccl_log {
  * nccl_log_free. */
 void nccl_log_parse(const char *text, size_t len, struct nccl_log *out);
 void nccl_log_free(struct nccl_log *l);
+/* The same line by line (bench/nccl_explain.c attributes each line to its
+ * process first): nccl_log_init empties out; nccl_log_line reads one line
+ * without its newline (no NUL inside, at most 64 KiB). */
+void nccl_log_init(struct nccl_log *out);
+void nccl_log_line(struct nccl_log *l, char *line);
 
 /* The verdict for one rank's log, for `gpuready nccl`: a short line per
  * fact ("network: IB (mlx5_0:1/RoCE, mlx5_1:1/RoCE)", "GPUDirect RDMA: on

@@ -64,6 +64,7 @@ int cmd_list_checks(struct cmd_env *env);
 int cmd_man(struct cmd_env *env);
 int cmd_bench(struct cmd_env *env);
 int cmd_nccl(struct cmd_env *env);
+int cmd_nccl_explain(struct cmd_env *env);
 int cmd_bench_net(struct cmd_env *env);
 int cmd_cluster(struct cmd_env *env);
 int cmd_cluster_check(struct cmd_env *env);

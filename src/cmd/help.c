@@ -48,11 +48,11 @@ int cmd_help(struct cmd_env *env)
 	       GPUREADY_VERSION);
 	for (const struct command *c = command_next(NULL); c; c = command_next(c))
 		if (!c->hidden)
-			printf("  %-13s %s\n", c->name, c->summary);
+			printf("  %-14s %s\n", c->name, c->summary);
 	printf("\nAliases (installed as links to gpuready):\n");
 	for (const struct command *c = command_next(NULL); c; c = command_next(c))
 		if (c->alias)
-			printf("  %-13s gpuready %s\n", c->alias, c->name);
+			printf("  %-14s gpuready %s\n", c->alias, c->name);
 	printf("\n`gpuready <command> --help` shows a command's options. `man gpuready` has the rest.\n");
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_TOOL_ERROR;
 }

@@ -76,7 +76,9 @@ int cmd_man(struct cmd_env *env)
 	printf(".SH SYNOPSIS\n");
 	for (const struct command *c = command_next(NULL); c; c = command_next(c))
 		if (!c->hidden) {
-			printf(".B gpuready %s\n", c->name);
+			printf(".B gpuready ");
+			roff_text(c->name);
+			printf("\n");
 			roff_text(c->usage);
 			printf("\n.br\n");
 		}
@@ -91,7 +93,9 @@ int cmd_man(struct cmd_env *env)
 	for (const struct command *c = command_next(NULL); c; c = command_next(c)) {
 		if (c->hidden)
 			continue;
-		printf(".SS \"%s\"\n", c->name);
+		printf(".SS \"");
+		roff_text(c->name);
+		printf("\"\n");
 		roff_text(c->summary);
 		printf(".\n");
 		if (c->description) {
@@ -114,6 +118,8 @@ int cmd_man(struct cmd_env *env)
 	man_options("bench");
 	printf(".SS \"nccl (test-nccl)\"\n");
 	man_options("nccl");
+	printf(".SS \"nccl \\-\\-explain\"\n");
+	man_options("nccl --explain");
 	printf(".SS \"bench net\"\n");
 	man_options("bench net");
 	printf(".SH CHECKS\n");

@@ -249,7 +249,6 @@ int file_read_host(const char *path, size_t max, struct strbuf *out)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
-	char buf[4096];
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
@@ -259,6 +258,15 @@ int file_read_host(const char *path, size_t max, struct strbuf *out)
 		return -EINVAL;
 	if ((uint64_t)st.st_size > max)
 		return -EFBIG;
+	bool cut;
+	int r = fd_read_capped(fd, max, out, &cut);
+	return r ? r : cut ? -EFBIG : 0;
+}
+
+int fd_read_capped(int fd, size_t max, struct strbuf *out, bool *ret_cut)
+{
+	char buf[4096];
+	*ret_cut = false;
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
@@ -268,7 +276,10 @@ int file_read_host(const char *path, size_t max, struct strbuf *out)
 		if (n == 0)
 			return 0;
 		strbuf_add(out, buf, (size_t)n);
-		if (out->len > max)
-			return -EFBIG;
+		if (out->len > max) {
+			strbuf_setlen(out, max);
+			*ret_cut = true;
+			return 0;
+		}
 	}
 }

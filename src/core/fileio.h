@@ -4,6 +4,7 @@
 #ifndef GPUREADY_FILEIO_H
 #define GPUREADY_FILEIO_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* Creates a temporary file beside path (a random name, O_CREAT|O_EXCL|
@@ -21,6 +22,10 @@
  * file), -EFBIG, or -errno. */
 struct strbuf;
 int file_read_host(const char *path, size_t max, struct strbuf *out);
+/* Appends what fd gives until its end, at most max bytes in out (out->len
+ * counted): *ret_cut is true when more was there (then out holds max
+ * bytes). Works on pipes and terminals; 0 or -errno. */
+int fd_read_capped(int fd, size_t max, struct strbuf *out, bool *ret_cut);
 
 int file_write_atomic(const char *path, int (*render)(FILE *f, void *ctx), void *ctx);
 

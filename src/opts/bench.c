@@ -268,7 +268,11 @@ const struct opt_table job_opts = OPT_TABLE("job", job_rows);
 static const struct opt nccl_rows[] = {
 	{ .name = "require", .type = OPT_STRING, .offset = OFF(require), .metavar = "LIST",
 	  .help = "Fail unless NCCL used what LIST names: ib (an RDMA network, not sockets), gdr (GPUDirect RDMA), dmabuf.",
-	  .scope = SCOPE_NCCL, .valid = nccl_require_form },
+	  .scope = SCOPE_NCCL | SCOPE_NCCL_EXPLAIN, .valid = nccl_require_form },
+	{ .name = "explain", .type = OPT_FLAG, .offset = OFF(explain),
+	  .help = "Read existing NCCL logs (FILE..., - for standard input, or a directory of them) instead of running "
+		  "NCCL, and say what they show.",
+	  .scope = SCOPE_NCCL_EXPLAIN },
 	{ .name = "keep-logs", .type = OPT_STRING, .offset = OFF(keep_logs), .metavar = "DIR",
 	  .help = "Keep each rank's NCCL log in DIR.", .scope = SCOPE_NCCL },
 	{ .name = "bytes", .type = OPT_U64, .offset = OFF(nccl_bytes), .metavar = "SIZE",

@@ -35,11 +35,12 @@ enum {
 	SCOPE_CLUSTER_FACTS = 1u << 12, /* cluster facts */
 	SCOPE_CLUSTER_LINKS = 1u << 13, /* cluster links */
 	SCOPE_CLUSTER_NCCL = 1u << 14, /* cluster nccl */
+	SCOPE_NCCL_EXPLAIN = 1u << 15, /* nccl --explain */
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
 	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0x7fffu,
+	SCOPE_ALL = 0xffffu,
 };
 
 
@@ -118,6 +119,7 @@ struct settings {
 	char *token_file;      /* --token-file: the job token, instead of $GPUREADY_JOB_TOKEN */
 	char *require;         /* nccl --require ib,gdr,dmabuf */
 	char *keep_logs;       /* nccl --keep-logs DIR */
+	bool explain;          /* nccl --explain FILE...: selects the command (main.c) */
 	uint64_t nccl_bytes;   /* nccl --bytes: the element-by-element check's size */
 	/* bench net: perftest's flags where it has them */
 	struct {

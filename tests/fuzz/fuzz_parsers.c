@@ -2,11 +2,12 @@
  * from text (sysfs attribute values, /proc/modules lines, nccl.conf, shell
  * exports, /etc/environment (and what a snapshot keeps of these three:
  * the same NCCL_* assignments), limits.conf, GIDs, NCCL list syntax, config
- * values, NCCL's INFO log, the launchers' host lists and addresses, and
+ * values, NCCL's INFO log (as test-nccl and as nccl --explain read it), the launchers' host lists and addresses, and
  * every message of `bench net`'s control protocol, and cluster mode's node
  * record, the Slurm hostlists of `cluster check --hosts`, and scontrol's
  * node line and the drain reason of `--drain`/`--resume`). The
  * first byte picks the parser so one corpus covers all. */
+#include "bench/nccl_explain.h"
 #include "bench/nccl_log.h"
 #include "cluster/cluster.h"
 #include "cluster/slurm.h"
@@ -22,6 +23,7 @@
 #include "inventory/textfmt.h"
 #include "opts/settings.h"
 
+#include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +207,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strv_free(&sum);
 		strv_free(&why);
 		nccl_log_free(&l);
+		/* the same text as the logs of jobs (nccl --explain) */
+		struct nccl_explain x;
+		struct strbuf out = STRBUF_INIT;
+		struct strv why2 = STRV_INIT;
+		nccl_explain_init(&x);
+		nccl_explain_feed(&x, text, len);
+		nccl_explain_finish(&x);
+		nccl_explain_text(&x, NULL, &out);
+		json_object_put(nccl_explain_json(&x, NULL));
+		sink += nccl_explain_meets(&x, "ib,gdr", &why2) + (unsigned)out.len;
+		strbuf_release(&out);
+		strv_free(&why2);
+		nccl_explain_free(&x);
 		break;
 	}
 	case 17: {
