@@ -268,8 +268,10 @@ static void text_stopped(const struct nccl_explain *x, struct strbuf *out)
 		strbuf_adds(out, "    every process's last line is its Init COMPLETE and no WARN follows: the job hung after "
 				 "init, or the log was cut there (not counted as a failure)\n");
 	strbuf_addf(out, "    stopped first: %s", x->stopped_first);
-	if (x->n_stopped > 1)
+	if (x->n_stopped > 1 && x->n_stopped < x->n_procs)
 		strbuf_addf(out, " (%zu processes stopped while others went on)", x->n_stopped);
+	else if (x->n_stopped > 1)
+		strbuf_addf(out, " (all %zu processes stopped)", x->n_stopped);
 	strbuf_addch(out, '\n');
 	for (size_t i = 0; i < x->n_procs; i++)
 		if (!strcmp(x->procs[i].key, x->stopped_first) && x->procs[i].last_text)
