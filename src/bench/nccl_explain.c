@@ -202,7 +202,7 @@ static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
 	struct nccl_proc *p = &x->procs[x->n_procs++];
 	*p = (struct nccl_proc){ .key = key, .pid = -1, .stream = x->streams, .env = STRV_INIT, .sigs = STRV_INIT,
 				 .coll_channels = -1, .nvls_channels = -1, .p2p_channels = -1, .rings = -1, .trees = -1,
-				 .gdr_path = -1, .gdr_any = -1 };
+				 .gdr_path = -1, .gdr_any = -1, .max_op = -1 };
 	nccl_log_init(&p->log);
 	slot_put(x, p, false);
 	return p;
@@ -374,8 +374,14 @@ static void info_extras(struct nccl_proc *p, const char *msg)
 		p->init_complete = true;
 	if (strstr(msg, " - Destroy COMPLETE") || strstr(msg, " - Abort COMPLETE"))
 		p->ended = true;
-	if (strstr(msg, ": opCount "))
+	const char *op = strstr(msg, ": opCount ");
+	if (op) {
 		p->collective = true;
+		char *end;
+		unsigned long long oc = strtoull(op + strlen(": opCount "), &end, 16);
+		if (end != op + strlen(": opCount ") && oc < (1ull << 62) && (long long)oc > p->max_op)
+			p->max_op = (long long)oc;
+	}
 }
 
 /* ---- signatures ---- */
@@ -462,7 +468,8 @@ static uint32_t owner_flags(bool past_init, bool warn, const char *msg)
 		if (strstr(msg, ": opCount 0 "))
 			f |= OWNER_FINAL | OWNER_COLL0;
 	}
-	if (!warn && strstr(msg, " - Init COMPLETE"))
+	/* 2.23+ prints its init timings right after Init COMPLETE (init.cc) */
+	if (!warn && (strstr(msg, " - Init COMPLETE") || strstr(msg, "Init timings")))
 		f |= OWNER_FINAL;
 	return f;
 }
@@ -486,6 +493,7 @@ static void read_line(struct nccl_explain *x, struct stream_state *st, char *s)
 	if (mark && !nccl_prefix(s, mark, &px))
 		px.host = NULL;
 	bool launcher_msg = starts(s, "srun: ") || starts(s, "slurmstepd: ");
+	x->nccl_lines += mark != NULL;
 	struct nccl_proc *p = launcher_msg ? NULL : proc_of(x, &px, st->prev ? &x->procs[st->prev - 1] : NULL);
 	bool past_init = p && (p->init_complete || p->collective); /* before this line */
 	note_version(x, s);
@@ -579,6 +587,19 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 	struct stop_scan sc;
 	size_t first_last = SIZE_MAX;
 	stop_scan(x, st, &sc);
+	/* the two highest opCounts of this stream's processes: a process
+	 * stopped only when another launched past its own last collective
+	 * (lines of several processes may arrive in blocks, stdout being
+	 * buffered when piped: a later block is not a later collective) */
+	long long top1 = -1, top2 = -1;
+	size_t top1_at = SIZE_MAX;
+	for (size_t i = 0; i < x->n_procs; i++) {
+		long long v = x->procs[i].stream == x->streams ? x->procs[i].max_op : -1;
+		if (v > top1)
+			top2 = top1, top1 = v, top1_at = i;
+		else if (v > top2)
+			top2 = v;
+	}
 	for (size_t i = 0; i < x->n_procs; i++) {
 		const struct nccl_proc *p = &x->procs[i];
 		if (p->stream != x->streams || !p->host || !sc.own[i])
@@ -588,8 +609,9 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 		x->procs[i].warn_after = sc.last_warn > sc.last[i];
 		x->procs[i].end_index = sc.last[i];
 		bool interleaved = sc.last[i] + 1 > sc.own[i]; /* another process wrote before its last line */
+		long long others = i == top1_at ? top2 : top1;
 		if (!p->ended && sc.own[i] >= STOP_MIN_LINES && interleaved && sc.last_warn <= sc.last[i] &&
-		    sc.most_after[sc.last[i] + 1] >= STOP_MIN_AFTER)
+		    sc.most_after[sc.last[i] + 1] >= STOP_MIN_AFTER && others >= p->max_op + STOP_MIN_AFTER)
 			stopped(x, p, sc.last[i], &first_last);
 	}
 	free(sc.last);

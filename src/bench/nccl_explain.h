@@ -47,6 +47,7 @@ struct nccl_proc {
 	bool init_complete;  /* "... - Init COMPLETE" */
 	bool ended;          /* "Destroy COMPLETE" or "Abort COMPLETE" */
 	bool collective;     /* a collective was launched ("opCount") */
+	long long max_op;    /* the highest opCount it launched (hexadecimal in the log); -1 none */
 	bool end_final;      /* its last NCCL line is an Init COMPLETE or a first collective call */
 	bool end_coll0;      /* ... a first collective call */
 	bool warn_after;     /* a WARN of its input comes after its last line */
@@ -90,6 +91,7 @@ struct nccl_explain {
 	size_t n_unmatched;
 	size_t unmatched_total;   /* unmatched WARN lines, counting repeats and those past the cap */
 	size_t warn_lines;        /* every WARN line */
+	size_t nccl_lines;        /* lines with "NCCL INFO" or "NCCL WARN" */
 	size_t lines;
 	size_t max_lines;         /* NCCL_EXPLAIN_MAX_LINES (tests lower it) */
 	int streams;

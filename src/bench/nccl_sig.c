@@ -52,7 +52,8 @@ const struct nccl_sig nccl_sigs[] = {
 	  .meaning = "registering GPU memory with the HCA through DMA-BUF failed",
 	  .causes = "the proprietary GPU kernel modules (DMA-BUF needs the open ones), a kernel older than 5.12, "
 		    "an IOMMU in translated mode, an old rdma-core or HCA driver",
-	  .next = "`gpuready gpudirect`; `cat /proc/driver/nvidia/version`; set NCCL_DMABUF_ENABLE=0 to use peer memory",
+	  .next = "`gpuready gpudirect`; `cat /proc/driver/nvidia/version`; where nvidia_peermem is loaded, "
+		  "NCCL_DMABUF_ENABLE=0 makes NCCL use it instead",
 	  .source = "NCCL src/misc/ibvwrap.cc (2.19+: Call to ibv_reg_dmabuf_mr failed)" },
 	{ .id = "ib-reg-mr", .where = NCCL_SIG_WARN, .any = { "ibv_reg_mr failed", "ibv_reg_mr_iova2 failed" },
 	  .kind = NCCL_SIG_FAIL,
@@ -68,14 +69,26 @@ const struct nccl_sig nccl_sigs[] = {
 		    "address, NCCL_IB_TC/SL the fabric refuses",
 	  .next = "`show_gids` on both nodes; `gpuready check --only rdma.nccl_gid_index,rdma.mtu`",
 	  .source = "NCCL src/misc/ibvwrap.cc (Call to ibv_modify_qp failed with error %s)" },
-	{ .id = "ib-async-event", .where = NCCL_SIG_WARN,
-	  .any = { "Got async event", "Got async error event", "Got non-fatal async event" }, .kind = NCCL_SIG_FAIL,
+	/* the events whose ibv_event_type_str() text says "error" (port error,
+	 * local catastrophic error, local work queue catastrophic error, ...):
+	 * before 2.23 NCCL printed every event as "Got async event : %s"; from
+	 * 2.23 the fatal ones as "async fatal event" (on QP, on CQ) */
+	{ .id = "ib-async-event", .where = NCCL_SIG_WARN, .any = { "async fatal event", "Got async event" },
+	  .also = "error", .kind = NCCL_SIG_FAIL,
 	  .meaning = "the NIC reported an asynchronous event on a port or queue pair (port error, local access "
 		     "violation, QP or device fatal)",
 	  .causes = "a link that went down, a firmware or driver fault, a buffer the NIC could no longer access",
 	  .next = "`ibv_devinfo -v`; `rdma link`; `dmesg -T | grep -i mlx5`; `gpuready check --only rdma.link_flaps`",
-	  .source = "NCCL src/transport/net_ib.cc ncclIbAsyncThreadMain (Got async event : %s, 2.12-2.19; %s:%d Got "
-		    "async error event: %s, 2.23-2.28; Got non-fatal async event: %s(%d), 2.28.7+)" },
+	  .source = "NCCL src/transport/net_ib.cc ncclIbAsyncThreadMain (Got async event : %s, 2.12-2.22; %s:%d async "
+		    "fatal event: %s and ... on QP (%p): %s, 2.23+), net_ib/common.cc (2.29)" },
+	{ .id = "ib-async-nonfatal", .where = NCCL_SIG_WARN,
+	  .any = { "Got async error event", "Got non-fatal async event", "Got async event" }, .kind = NCCL_SIG_HARMLESS,
+	  .meaning = "the NIC reported an event that is not an error (port active, LID or SM change, client "
+		     "reregistration, GID table change): routine on a fabric that is being managed",
+	  .causes = "a subnet manager sweep, a port coming up, an address added to the GID table",
+	  .next = "nothing, unless it repeats with errors: then `rdma link` and `dmesg -T | grep -i mlx5`",
+	  .source = "NCCL src/transport/net_ib.cc ncclIbAsyncThreadMain (2.23-2.28: %s:%d Got async error event: "
+		    "%s; 2.28.7+: Got non-fatal async event: %s(%d); before 2.23 every event: Got async event : %s)" },
 	{ .id = "ib-no-device", .where = NCCL_SIG_WARN | NCCL_SIG_INFO, .any = { "NET/IB : No device found" },
 	  .kind = NCCL_SIG_FALLBACK,
 	  .meaning = "NCCL's IB transport found no usable HCA port, so inter-node traffic uses sockets (TCP)",
@@ -83,7 +96,9 @@ const struct nccl_sig nccl_sigs[] = {
 		    "NCCL_IB_DISABLE=1",
 	  .next = "`ibv_devinfo -l`; `rdma link`; `gpuready check --only rdma`",
 	  .source = "NCCL src/transport/net_ib.cc (INFO NET/IB : No device found.)" },
-	{ .id = "ib-gdr-disabled", .where = NCCL_SIG_INFO, .any = { "GPU Direct RDMA Disabled for " },
+	/* not graph/paths.cc's "Disabled for GPU %lx / HCA %d (distance ...)": NCCL
+	 * prints that for every GPU and NIC too far apart, on healthy nodes */
+	{ .id = "ib-gdr-disabled", .where = NCCL_SIG_INFO, .any = { "GPU Direct RDMA Disabled for HCA" },
 	  .unless = "NET/Socket", .kind = NCCL_SIG_FALLBACK,
 	  .meaning = "NCCL does not use GPUDirect RDMA for that HCA: data is staged through host memory",
 	  .causes = "neither nvidia_peermem nor DMA-BUF available, the GPU and HCA too far apart for "
@@ -92,6 +107,14 @@ const struct nccl_sig nccl_sigs[] = {
 	  .source = "NCCL src/init.cc (2.18+: NET/%s : GPU Direct RDMA %s for HCA %d '%s'), src/transport/net_ib.cc "
 		    "(2.12: ... for HCA %d '%s' (no module)), src/graph/paths.cc (GPU Direct RDMA Disabled for GPU %lx / "
 		    "HCA %d (distance %d > %d); 2.29: for GPU/%ld-%ld (rank %d) - NET/...)" },
+	{ .id = "torch-watchdog-timeout", .where = NCCL_SIG_OTHER | NCCL_SIG_WARN,
+	  .any = { "Watchdog caught collective operation timeout" }, .kind = NCCL_SIG_FAIL,
+	  .meaning = "PyTorch's watchdog gave up on a collective that did not complete within its timeout: the job hung",
+	  .causes = "a rank that stopped or fell behind (look at the last lines of each rank), a network that "
+		    "stalls (see the other signatures), a deadlock in the program",
+	  .next = "`gpuready cluster nccl` on the job's nodes; on each node `dmesg -T | grep -i -e xid -e oom`",
+	  .source = "PyTorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (Watchdog caught collective operation "
+		    "timeout: WorkNCCL(...))" },
 	{ .id = "proxy-failed", .where = NCCL_SIG_WARN,
 	  .any = { "Failed to execute operation", "Error encountered progressing operation", "Socket recv failed while polling",
 		   "Proxy Call to rank" },

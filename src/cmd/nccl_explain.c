@@ -210,6 +210,12 @@ int cmd_nccl_explain(struct cmd_env *env)
 		for (size_t i = 0; i < errs.n; i++)
 			fprintf(stderr, "%s nccl --explain: cannot read %s\n", env->progname, errs.v[i]);
 		code = EXIT_TOOL_ERROR;
+	} else if (!x.nccl_lines && !x.n_sigs && !x.versions.n) {
+		/* an empty file, the wrong file, or a job without NCCL_DEBUG: not "nothing wrong" */
+		fprintf(stderr, "%s nccl --explain: no NCCL output in the input (%zu line%s): was the job run with "
+				"NCCL_DEBUG=INFO or WARN (NCCL's documentation, Environment Variables)?\n",
+			env->progname, x.lines, x.lines == 1 ? "" : "s");
+		code = EXIT_TOOL_ERROR;
 	} else if ((code = compare_node(env, &x, &notes)) == 0) {
 		code = report(env, &x, &notes, &cuts);
 	}

@@ -73,6 +73,9 @@ PY
 	expect_exit 2 "$BIN" nccl --explain "$TMP/no-such.log" && contains "$TMP/err" "no-such.log" "a missing file: exit 2, named"
 	mkdir -p "$TMP/empty"
 	expect_exit 2 "$BIN" nccl --explain "$TMP/empty" && contains "$TMP/err" "no regular file" "an empty directory: exit 2"
+	printf 'Traceback (most recent call last):\nhello\n' >"$TMP/not-nccl.log"
+	expect_exit 2 "$BIN" nccl --explain "$TMP/not-nccl.log" && contains "$TMP/err" "no NCCL output in the input (2 lines)" \
+		"a file without NCCL's lines: exit 2, not 'nothing wrong'"
 	if [ "$(id -u)" != 0 ]; then
 		cp "$f" "$TMP/secret.log"; chmod 000 "$TMP/secret.log"
 		expect_exit 2 "$BIN" nccl --explain "$f" "$TMP/secret.log" && contains "$TMP/err" "Permission denied" \

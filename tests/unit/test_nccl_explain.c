@@ -104,9 +104,10 @@ static void test_fallbacks(void **state)
 	/* no ID in docs/failure-modes.md section H: a WARN up to 2.11 shown verbatim, an INFO since */
 	expect_ids("ai:480850:480850 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n", "", "");
 	expect_ids(I "NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n", "ib-gdr-disabled", "");
-	/* graph/paths.cc: the GPU-NIC distance (2.12-2.23 and 2.29 forms) */
-	expect_ids(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", "ib-gdr-disabled", "");
-	expect_ids(I "GPU Direct RDMA Disabled for GPU/0-1b000 (rank 0) - NET/0-0 (distance 5 > 4)\n", "ib-gdr-disabled", "");
+	/* graph/paths.cc: the GPU-NIC distance (2.12-2.23 and 2.29 forms), printed for every pair too far
+	 * apart on healthy multi-NIC nodes: no signature */
+	expect_ids(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", "", "");
+	expect_ids(I "GPU Direct RDMA Disabled for GPU/0-1b000 (rank 0) - NET/0-0 (distance 5 > 4)\n", "", "");
 	struct nccl_explain y;
 	explain(I "GPU Direct RDMA Disabled for GPU 1b000 / HCA 0 (distance 5 > 4)\n", &y);
 	assert_int_equal(nccl_explain_gdr(&y), 0);
@@ -160,8 +161,20 @@ static void test_sockets_and_shm(void **state)
 	expect_ids(W "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection\n",
 		   "proxy-failed", "");
 	/* the NIC's events, the AWS plugin */
-	expect_ids(W "NET/IB : mlx5_0:1 Got async error event: local access violation work queue error\n", "ib-async-event",
-		   "");
+	/* before 2.23 every event as "Got async event : %s"; from 2.23 the fatal ones as "async fatal event",
+	 * the others "Got async error event" (2.23-2.28) and "Got non-fatal async event" (2.28.7+) */
+	expect_ids(W "NET/IB : mlx5_0:1 Got async event : local access violation work queue error\n", "ib-async-event", "");
+	expect_ids(W "NET/IB : Got async event : GID table change\n", "", "ib-async-nonfatal");
+	expect_ids(W "NET/IB : mlx5_0:1 async fatal event on QP (0x55d0c0a0): local work queue catastrophic error\n",
+		   "ib-async-event", "");
+	expect_ids(W "NET/IB : mlx5_0:1 async fatal event: local catastrophic error\n", "ib-async-event", "");
+	expect_ids(W "NET/IB : mlx5_0:1 Got async error event: client reregistration\n", "", "ib-async-nonfatal");
+	expect_ids(W "NET/IB : mlx5_0:1 Got non-fatal async event: port active(9)\n", "", "ib-async-nonfatal");
+	/* PyTorch's watchdog: the usual face of a hang */
+	expect_ids("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
+		   "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600090 "
+		   "milliseconds before timing out.\n",
+		   "torch-watchdog-timeout", "");
 	expect_ids("node-a:1:1 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):353 NCCL WARN NET/OFI "
 		   "aws-ofi-nccl initialization failed\n",
 		   "net-plugin-failed", "");
@@ -357,6 +370,60 @@ static char *init_lines(const char *who, int n)
 	for (int i = 0; i < n; i++)
 		strbuf_addf(&sb, "%s NCCL INFO Channel %02d/0 : 0[0] -> 1[0] via P2P/CUMEM\n", who, i);
 	return strbuf_detach(&sb);
+}
+
+/* node's collectives from..to-1 (opCount in hexadecimal, as NCCL prints it) */
+static void colls(struct strbuf *sb, const char *who, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		strbuf_addf(sb, "%s NCCL INFO AllReduce: opCount %x sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 "
+				"root 0 comm 0x2 [nranks=2] stream 0x3\n", who, i);
+}
+
+/* Lines of two processes that arrive in blocks (stdout buffered through a
+ * pipe): A 0-9, B 0-9, A 10-19, B 10-19 is no stop; A ending at 9 while B
+ * goes to 19 is. 2.23+ prints Init timings after Init COMPLETE: a job that
+ * stops there still stops there. */
+static void test_stopped_blocks(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	char *a = init_lines("node-a:1:1 [0]", 6), *b = init_lines("node-b:2:2 [0]", 6);
+	strbuf_adds(&sb, a);
+	strbuf_adds(&sb, b);
+	strbuf_adds(&sb, "node-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n");
+	strbuf_adds(&sb, "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n");
+	size_t init_len = sb.len;
+	colls(&sb, "node-a:1:1 [0]", 0, 10);
+	colls(&sb, "node-b:2:2 [0]", 0, 10);
+	colls(&sb, "node-a:1:1 [0]", 10, 20);
+	colls(&sb, "node-b:2:2 [0]", 10, 20);
+	struct nccl_explain x;
+	explain(sb.buf, &x);
+	assert_null(x.stopped_first);
+	nccl_explain_free(&x);
+	strbuf_setlen(&sb, init_len);
+	colls(&sb, "node-a:1:1 [0]", 0, 10);
+	colls(&sb, "node-b:2:2 [0]", 0, 20);
+	explain(sb.buf, &x);
+	assert_string_equal(x.stopped_first, "node-a:1");
+	assert_true(nccl_explain_failed(&x));
+	nccl_explain_free(&x);
+	/* 2.23+: Init timings after Init COMPLETE, then nothing from anyone */
+	strbuf_setlen(&sb, init_len);
+	strbuf_adds(&sb, "node-a:1:1 [0] NCCL INFO Init timings - ncclCommInitRankConfig: rank 0 nranks 2 total 0.41 "
+			 "(kernels 0.12, alloc 0.01, bootstrap 0.02, allgathers 0.01, topo 0.15, graphs 0.01, connections "
+			 "0.08, rest 0.01)\n");
+	strbuf_adds(&sb, "node-b:2:2 [0] NCCL INFO Init timings - ncclCommInitRankConfig: rank 1 nranks 2 total 0.40 "
+			 "(kernels 0.12, alloc 0.01, bootstrap 0.02, allgathers 0.01, topo 0.15, graphs 0.01, connections "
+			 "0.08, rest 0.01)\n");
+	explain(sb.buf, &x);
+	assert_non_null(x.stopped_first);
+	assert_true(x.stopped_weak);
+	nccl_explain_free(&x);
+	strbuf_release(&sb);
+	free(a);
+	free(b);
 }
 
 static void test_stopped_after_init(void **state)
@@ -613,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_prefixes),
 		cmocka_unit_test(test_interleaved),
 		cmocka_unit_test(test_stopped_after_init),
+		cmocka_unit_test(test_stopped_blocks),
 		cmocka_unit_test(test_version_mismatch),
 		cmocka_unit_test(test_unmatched_kept),
 		cmocka_unit_test(test_caps),
