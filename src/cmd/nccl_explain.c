@@ -73,8 +73,10 @@ static void feed_dir(struct nccl_explain *x, const char *dir, struct strv *errs,
 			strv_push(&names, xasprintf("%s/%s", dir, e->d_name));
 	}
 	closedir(d);
-	if (!names.n)
+	if (!names.n) {
 		strv_push(errs, xasprintf("%s: no regular file in this directory", dir));
+		return; /* qsort takes no NULL array, even of none */
+	}
 	qsort(names.v, names.n, sizeof(*names.v), cmp_str);
 	for (size_t i = 0; i < names.n; i++)
 		feed_path(x, names.v[i], errs, cuts);
