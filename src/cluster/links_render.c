@@ -177,6 +177,17 @@ static void text_pair(const struct links_report *r, const struct links_verdict *
 	fprintf(f, "\n");
 }
 
+/* A heat map's cell: % of the median, X failed, . not measured. */
+static void map_cell(const struct links_report *r, float v, FILE *f)
+{
+	if (isnan(v))
+		fprintf(f, " %4s", ".");
+	else if (v < 0)
+		fprintf(f, " %4s", "X");
+	else
+		fprintf(f, " %4.0f", pct(r, v));
+}
+
 static void text_map(const struct links_report *r, const float *x, FILE *f)
 {
 	size_t n = (size_t)r->n, w = 4;
@@ -192,15 +203,10 @@ static void text_map(const struct links_report *r, const float *x, FILE *f)
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "  %3zu %-*s", i, (int)w, r->nodes[i].name);
 		for (size_t j = 0; j < n; j++) {
-			float v = x[i * n + j];
 			if (i == j)
 				fprintf(f, " %4s", "-");
-			else if (isnan(v))
-				fprintf(f, " %4s", ".");
-			else if (v < 0)
-				fprintf(f, " %4s", "X");
 			else
-				fprintf(f, " %4.0f", pct(r, v));
+				map_cell(r, x[i * n + j], f);
 		}
 		fprintf(f, "\n");
 	}
@@ -241,15 +247,8 @@ static void text_block_map(const struct links_report *r, const float *x, FILE *f
 		char label[64];
 		snprintf(label, sizeof(label), "%.10s..%.10s", r->nodes[i * b].name, r->nodes[last].name);
 		fprintf(f, "  %3zu %-21s", i, label);
-		for (size_t j = 0; j < nb; j++) {
-			float v = block_cell(x, n, b, i, j);
-			if (isnan(v))
-				fprintf(f, " %4s", ".");
-			else if (v < 0)
-				fprintf(f, " %4s", "X");
-			else
-				fprintf(f, " %4.0f", pct(r, v));
-		}
+		for (size_t j = 0; j < nb; j++)
+			map_cell(r, block_cell(x, n, b, i, j), f);
 		fprintf(f, "\n");
 	}
 }
