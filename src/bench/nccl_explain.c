@@ -184,11 +184,16 @@ static void slot_put(struct nccl_explain *x, const struct nccl_proc *p, bool tag
 	const char *s = tag ? p->tag : p->key;
 	if (!x->slots)
 		x->slots = xcalloc(NCCL_EXPLAIN_SLOTS, sizeof(*x->slots));
-	for (uint32_t i = slot_hash(s, tag), n = 0; n < NCCL_EXPLAIN_SLOTS; i++, n++)
-		if (x->slots[i % NCCL_EXPLAIN_SLOTS] == 0) {
+	for (uint32_t i = slot_hash(s, tag), n = 0; n < NCCL_EXPLAIN_SLOTS; i++, n++) {
+		uint32_t v = x->slots[i % NCCL_EXPLAIN_SLOTS];
+		/* a tag names the process that carried it last: torchrun's
+		 * [default0] is the local rank on every node, and a restarted job
+		 * reuses its ranks */
+		if (v == 0 || (tag && ((v - 1) & 1) && !strcmp(slot_name(x, v), s))) {
 			x->slots[i % NCCL_EXPLAIN_SLOTS] = ((uint32_t)(p - x->procs) << 1 | tag) + 1;
 			return;
 		}
+	}
 }
 
 static struct nccl_proc *proc_new(struct nccl_explain *x, char *key)
@@ -239,7 +244,11 @@ static struct nccl_proc *proc_of(struct nccl_explain *x, const struct prefix *px
 		if (!p)
 			p = proc_new(x, xstrdup(""));
 	}
-	if (px->tag[0] && !p->tag) {
+	if (px->tag[0] && px->host && (!p->tag || !strcmp(p->tag, px->tag))) {
+		if (!p->tag)
+			p->tag = xstrdup(px->tag);
+		slot_put(x, p, true);
+	} else if (px->tag[0] && !p->tag) {
 		p->tag = xstrdup(px->tag);
 		slot_put(x, p, true);
 	}

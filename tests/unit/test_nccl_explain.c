@@ -362,6 +362,22 @@ static void test_interleaved(void **state)
 	nccl_explain_free(&x);
 }
 
+/* torchrun's [default0] is local rank 0 on every node: a tagged line
+ * without NCCL's prefix belongs to the process that carried the tag last. */
+static void test_tag_last_carrier(void **state)
+{
+	(void)state;
+	struct nccl_explain x;
+	explain("[default0]:nodeA:100:100 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n"
+		"[default0]:nodeB:200:200 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n"
+		"[default0]:RuntimeError: NCCL error in: x.cpp:1, unhandled system error, NCCL version 2.19.3\n",
+		&x);
+	assert_true(x.n_sigs >= 1);
+	assert_string_equal(x.sigs[0].id, "system-error");
+	assert_string_equal(x.sigs[0].procs.v[0], "nodeB:200");
+	nccl_explain_free(&x);
+}
+
 /* ---- the whole log ---- */
 
 static char *init_lines(const char *who, int n)
@@ -681,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_interleaved),
 		cmocka_unit_test(test_stopped_after_init),
 		cmocka_unit_test(test_stopped_blocks),
+		cmocka_unit_test(test_tag_last_carrier),
 		cmocka_unit_test(test_version_mismatch),
 		cmocka_unit_test(test_unmatched_kept),
 		cmocka_unit_test(test_caps),
