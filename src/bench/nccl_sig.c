@@ -151,6 +151,17 @@ const struct nccl_sig nccl_sigs[] = {
 	  .source = "NCCL src/misc/socket.cc (Net : Connect to %s failed : %s, 2.12-2.15; socketStartConnect: Connect to "
 		    "%s failed : %s, 2.16-2.23; %s: connect to %s failed : %s, 2.24-2.26; socketPollConnect to %s failed "
 		    "with error %s, 2.27+)" },
+	/* the same after NCCL's retries (2.24+): "... returned %s, exceeded error retry count" */
+	{ .id = "socket-connect-failed", .where = NCCL_SIG_WARN, .any = { "exceeded error retry count" },
+	  .kind = NCCL_SIG_FAIL,
+	  .meaning = "a TCP connect or accept kept failing until NCCL gave up retrying (no route, reset, aborted)",
+	  .causes = "no route to the peer's address, a firewall, a link-local or wrong-family address chosen by "
+		    "interface auto-selection",
+	  .next = "`ip route` (a route to the address in the line?); set NCCL_SOCKET_IFNAME; "
+		  "`gpuready check --only rdma.nccl_socket_ifname`",
+	  .source = "NCCL src/misc/socket.cc (2.24-2.28: %s: connect to %s returned %s, exceeded error retry count "
+		    "after %d attempts; ncclSocketTryAccept: exceeded error retry count after %d attempts, %s), "
+		    "src/os/linux.cc (2.29)" },
 	{ .id = "socket-closed", .where = NCCL_SIG_WARN, .any = { "Connection closed by remote peer" }, .kind = NCCL_SIG_FAIL,
 	  .meaning = "a peer closed a bootstrap or proxy socket: it failed first or was killed",
 	  .causes = "another rank crashed first (read its log), it was killed (out of memory)",

@@ -170,6 +170,10 @@ static void test_sockets_and_shm(void **state)
 	expect_ids(W "NET/IB : mlx5_0:1 async fatal event: local catastrophic error\n", "ib-async-event", "");
 	expect_ids(W "NET/IB : mlx5_0:1 Got async error event: client reregistration\n", "", "ib-async-nonfatal");
 	expect_ids(W "NET/IB : mlx5_0:1 Got non-fatal async event: port active(9)\n", "", "ib-async-nonfatal");
+	/* 2.24+: a connect that kept failing until the retries ran out */
+	expect_ids(W "socketPollConnect: connect to 10.0.0.2<43151> returned No route to host, exceeded error retry "
+		     "count after 35 attempts\n",
+		   "socket-connect-failed", "");
 	/* PyTorch's watchdog: the usual face of a hang */
 	expect_ids("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
 		   "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600090 "
