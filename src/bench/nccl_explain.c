@@ -688,8 +688,35 @@ static void find_stopped_whole(struct nccl_explain *x)
 			stopped(x, &x->procs[i], x->procs[i].end_index, &first_last);
 }
 
+/* Per-rank files (several inputs): the order of lines across them is
+ * unknown, so a process stopped when another launched at least
+ * STOP_MIN_AFTER collectives past its last one (opCounts), none of the
+ * files has a WARN (the signatures then say what happened) and it did not
+ * end its communicator; the lowest opCount stopped first. */
+static void find_stopped_across(struct nccl_explain *x)
+{
+	if (x->streams < 2 || x->stopped_first || x->warn_lines)
+		return;
+	long long top1 = -1, top2 = -1;
+	size_t top1_at = SIZE_MAX, first = SIZE_MAX;
+	for (size_t i = 0; i < x->n_procs; i++) {
+		long long v = x->procs[i].max_op;
+		if (v > top1)
+			top2 = top1, top1 = v, top1_at = i;
+		else if (v > top2)
+			top2 = v;
+	}
+	for (size_t i = 0; i < x->n_procs; i++) {
+		const struct nccl_proc *p = &x->procs[i];
+		long long others = i == top1_at ? top2 : top1;
+		if (p->host && !p->ended && (p->init_complete || p->collective) && others >= p->max_op + STOP_MIN_AFTER)
+			stopped(x, p, (size_t)(p->max_op + 1), &first);
+	}
+}
+
 void nccl_explain_finish(struct nccl_explain *x)
 {
+	find_stopped_across(x);
 	find_stopped_whole(x);
 	strv_sort(&x->versions); /* as text, as the corpus labels sort them */
 	if (x->versions.n > 1)

@@ -446,6 +446,35 @@ static void test_stopped_blocks(void **state)
 	free(b);
 }
 
+/* A directory of per-rank files: node-b's rank stopped at opCount 4
+ * while node-a's went on to 19; files that end alike are no stop. */
+static void test_stopped_files(void **state)
+{
+	(void)state;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	strbuf_adds(&a, "node-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n");
+	strbuf_adds(&b, "node-b:2:2 [0] NCCL INFO comm 0x2 rank 1 nranks 2 - Init COMPLETE\n");
+	colls(&a, "node-a:1:1 [0]", 0, 20);
+	colls(&b, "node-b:2:2 [0]", 0, 5);
+	struct nccl_explain x;
+	nccl_explain_init(&x);
+	nccl_explain_feed(&x, a.buf, a.len);
+	nccl_explain_feed(&x, b.buf, b.len);
+	nccl_explain_finish(&x);
+	assert_string_equal(x.stopped_first, "node-b:2");
+	assert_true(nccl_explain_failed(&x));
+	nccl_explain_free(&x);
+	colls(&b, "node-b:2:2 [0]", 5, 20);
+	nccl_explain_init(&x);
+	nccl_explain_feed(&x, a.buf, a.len);
+	nccl_explain_feed(&x, b.buf, b.len);
+	nccl_explain_finish(&x);
+	assert_null(x.stopped_first);
+	nccl_explain_free(&x);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
 static void test_stopped_after_init(void **state)
 {
 	(void)state;
@@ -702,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_stopped_after_init),
 		cmocka_unit_test(test_stopped_blocks),
 		cmocka_unit_test(test_tag_last_carrier),
+		cmocka_unit_test(test_stopped_files),
 		cmocka_unit_test(test_version_mismatch),
 		cmocka_unit_test(test_unmatched_kept),
 		cmocka_unit_test(test_caps),
