@@ -588,6 +588,26 @@ static void stopped(struct nccl_explain *x, const struct nccl_proc *p, size_t la
 	}
 }
 
+/* The two highest opCounts of the processes of one stream (0: of all),
+ * and where the highest is: the most any other process launched. */
+struct top_ops {
+	long long first, second;
+	size_t at;
+};
+
+static struct top_ops top_ops_of(const struct nccl_explain *x, int stream)
+{
+	struct top_ops t = { -1, -1, SIZE_MAX };
+	for (size_t i = 0; i < x->n_procs; i++) {
+		long long v = !stream || x->procs[i].stream == stream ? x->procs[i].max_op : -1;
+		if (v > t.first)
+			t.second = t.first, t.first = v, t.at = i;
+		else if (v > t.second)
+			t.second = v;
+	}
+	return t;
+}
+
 /* stopped-after-init within one stream (see STOP_MIN_AFTER). */
 static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 {
@@ -596,19 +616,10 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 	struct stop_scan sc;
 	size_t first_last = SIZE_MAX;
 	stop_scan(x, st, &sc);
-	/* the two highest opCounts of this stream's processes: a process
-	 * stopped only when another launched past its own last collective
-	 * (lines of several processes may arrive in blocks, stdout being
-	 * buffered when piped: a later block is not a later collective) */
-	long long top1 = -1, top2 = -1;
-	size_t top1_at = SIZE_MAX;
-	for (size_t i = 0; i < x->n_procs; i++) {
-		long long v = x->procs[i].stream == x->streams ? x->procs[i].max_op : -1;
-		if (v > top1)
-			top2 = top1, top1 = v, top1_at = i;
-		else if (v > top2)
-			top2 = v;
-	}
+	/* a process stopped only when another launched past its own last
+	 * collective (lines of several processes may arrive in blocks, stdout
+	 * being buffered when piped: a later block is not a later collective) */
+	struct top_ops top = top_ops_of(x, x->streams);
 	for (size_t i = 0; i < x->n_procs; i++) {
 		const struct nccl_proc *p = &x->procs[i];
 		if (p->stream != x->streams || !p->host || !sc.own[i])
@@ -618,7 +629,7 @@ static void find_stopped(struct nccl_explain *x, const struct stream_state *st)
 		x->procs[i].warn_after = sc.last_warn > sc.last[i];
 		x->procs[i].end_index = sc.last[i];
 		bool interleaved = sc.last[i] + 1 > sc.own[i]; /* another process wrote before its last line */
-		long long others = i == top1_at ? top2 : top1;
+		long long others = i == top.at ? top.second : top.first;
 		if (!p->ended && sc.own[i] >= STOP_MIN_LINES && interleaved && sc.last_warn <= sc.last[i] &&
 		    sc.most_after[sc.last[i] + 1] >= STOP_MIN_AFTER && others >= p->max_op + STOP_MIN_AFTER)
 			stopped(x, p, sc.last[i], &first_last);
@@ -697,18 +708,11 @@ static void find_stopped_across(struct nccl_explain *x)
 {
 	if (x->streams < 2 || x->stopped_first || x->warn_lines)
 		return;
-	long long top1 = -1, top2 = -1;
-	size_t top1_at = SIZE_MAX, first = SIZE_MAX;
-	for (size_t i = 0; i < x->n_procs; i++) {
-		long long v = x->procs[i].max_op;
-		if (v > top1)
-			top2 = top1, top1 = v, top1_at = i;
-		else if (v > top2)
-			top2 = v;
-	}
+	struct top_ops top = top_ops_of(x, 0);
+	size_t first = SIZE_MAX;
 	for (size_t i = 0; i < x->n_procs; i++) {
 		const struct nccl_proc *p = &x->procs[i];
-		long long others = i == top1_at ? top2 : top1;
+		long long others = i == top.at ? top.second : top.first;
 		if (p->host && !p->ended && (p->init_complete || p->collective) && others >= p->max_op + STOP_MIN_AFTER)
 			stopped(x, p, (size_t)(p->max_op + 1), &first);
 	}
