@@ -231,15 +231,6 @@ run_ns() {
 	return $rc
 }
 
-# verdicts FILE KIND NODES...: the only verdict is KIND about NODES
-verdict_is() {
-	python3 - "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); kind = sys.argv[2]; nodes = sys.argv[3:]
-v = [(x["kind"], x["nodes"]) for x in d["verdicts"]]
-assert v == [(kind, nodes)], (v, d["median_gbps"], d["matrix_gbps"])
-PY
-}
 
 netns() {
 	[ "$(id -u)" -eq 0 ] || { echo "skip: not root"; exit 77; }

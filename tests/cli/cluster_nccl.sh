@@ -187,15 +187,6 @@ socket_ns() {
 	return $rc
 }
 
-# verdict_is FILE KIND NODES...: the only verdict is KIND about NODES
-verdict_is() {
-	python3 - "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); kind = sys.argv[2]; nodes = sys.argv[3:]
-v = [(x["kind"], x["nodes"]) for x in d["verdicts"]]
-assert v == [(kind, nodes)], (v, [(g["stage"], g.get("nodes"), g["busbw"]) for g in d["groups"]])
-PY
-}
 
 case "${1:-}" in
 netns) netns ;;

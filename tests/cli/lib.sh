@@ -111,3 +111,15 @@ n = sum(1 for v in d["verdicts"] for _ in hints.commands(v["hint"]))
 assert n and not bad, (n, bad)
 PY
 }
+
+# verdict_is FILE KIND NODES...: the only verdict of a cluster links or
+# cluster nccl report is KIND about NODES (what was measured is shown when not)
+verdict_is() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); kind = sys.argv[2]; nodes = sys.argv[3:]
+v = [(x["kind"], x["nodes"]) for x in d["verdicts"]]
+seen = d.get("matrix_gbps") or [(g["stage"], g.get("nodes"), g["busbw"]) for g in d.get("groups", [])]
+assert v == [(kind, nodes)], (v, d.get("median_gbps"), seen)
+PY
+}
