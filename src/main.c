@@ -26,6 +26,7 @@ static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opt
 static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const cluster_nccl_opts[] = { &output_opts, &job_opts, &bench_opts, &cluster_opts, NULL };
+static const struct opt_table *const fix_cmd_opts[] = { &output_opts, &site_opts, &cluster_opts, &fix_opts, NULL };
 static const struct opt_table *const explain_cmd_opts[] = { &output_opts, &nccl_opts, NULL };
 
 /* `nccl --explain` reads logs instead of running NCCL: a command of its
@@ -219,6 +220,21 @@ const struct command commands[] = {
 			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "
 			 "show which nodes fail and which facts drift from the majority; `gpuready cluster facts` "
 			 "prints this node's record, the file --expect reads." },
+	{ .name = "fix", .fn = cmd_fix, .opts = fix_cmd_opts, .scope = SCOPE_FIX, .max_args = 0,
+	  .usage = "[--apply [--allow-disruptive]] [--only ID] [--script FILE] [--json] | --revert",
+	  .summary = "Plan (and with --apply make) the persistent changes that fix this node's findings",
+	  .description = "Runs the checks and, for every warning and failure with a mechanical remedy, plans the exact "
+			 "change: the files to write (drop-ins under /etc, shown as unified diffs) and the commands "
+			 "that make it take effect now. Without --apply nothing is changed. --apply writes each file "
+			 "atomically, keeping the file it replaces as FILE.gpuready-bak, runs the commands (30 s "
+			 "each), appends every change to /var/log/gpuready/fix.log and runs the checks again. "
+			 "Disruptive remedies (MTU, module blacklists, ACS, the kernel command line) are applied "
+			 "only when named with --only or with --allow-disruptive, and never while a process holds "
+			 "/dev/nvidia* or /dev/infiniband/*. Under --sysroot DIR the plan and the changes are made "
+			 "inside DIR and each command is replaced by the value it sets; module loads and the kernel "
+			 "command line stay pending. Findings without a safe mechanical change are listed as manual "
+			 "steps. Exit status: 0 nothing to change and nothing failing, 1 changes planned, a remedy "
+			 "failed or a check still fails, 2 could not run." },
 	{ .name = "snapshot", .fn = cmd_snapshot, .opts = plain_opts, .scope = SCOPE_SNAPSHOT, .min_args = 1,
 	  .max_args = 1,
 	  .usage = "[--sysroot SRC] DIR",

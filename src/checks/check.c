@@ -179,9 +179,36 @@ static void add_unmet(struct check_ctx *c, unsigned need, const char *why, const
 	finding_hint(f, "`gpuready check --only %s` says why and how to fix it", owner);
 }
 
+/* Each warn or fail from `from` on that a change `gpuready fix` wrote
+ * answers says so: waiting for a reload or reboot, or, when the node has
+ * booted since it was written, that it did not take (docs/fix.md). */
+static void mark_pending(const struct fix_pending_info *p, struct report *rep, size_t from)
+{
+	for (size_t i = from; i < rep->n; i++) {
+		struct finding *f = rep->v[i];
+		if (f->status != STATUS_WARN && f->status != STATUS_FAIL)
+			continue;
+		for (size_t k = 0; k < p->n; k++) {
+			const struct fix_pending_entry *e = &p->v[k];
+			if (strcmp(e->check_id, f->id) || strcmp(e->subject, f->subject))
+				continue;
+			if (p->boot_id && strcmp(e->boot_id, "-") && strcmp(e->boot_id, p->boot_id))
+				finding_pending(f, "`gpuready fix` wrote \"%s\" at %s, and the node has booted since: it did "
+						   "not take effect",
+						e->title, e->time);
+			else
+				finding_pending(f, "`gpuready fix` wrote \"%s\" at %s; it takes effect at the next module "
+						   "reload or reboot",
+						e->title, e->time);
+			break;
+		}
+	}
+}
+
 int checks_run(const char *area, const struct inventory *inv, const struct site_expect *expect,
 	       const struct check_select *sel, struct report *rep)
 {
+	size_t start = rep->n;
 	int first = 0;
 	unsigned failed_needs = 0;
 	for (size_t i = 0; i < check_registry_n; i++) {
@@ -212,5 +239,6 @@ int checks_run(const char *area, const struct inventory *inv, const struct site_
 				first = r;
 		}
 	}
+	mark_pending(&inv->fix_pending, rep, start);
 	return first;
 }

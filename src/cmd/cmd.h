@@ -71,6 +71,7 @@ int cmd_cluster_check(struct cmd_env *env);
 int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
 int cmd_cluster_nccl(struct cmd_env *env);
+int cmd_fix(struct cmd_env *env);
 /* This node's record (cluster facts, launched cluster check, check
  * --health; cmd/cluster_job.c): the configured root's checks, named by
  * --node-name, $SLURMD_NODENAME (live) or the host name.

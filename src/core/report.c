@@ -60,6 +60,7 @@ void report_free(struct report *r)
 		free(f->subject);
 		free(f->message);
 		free(f->hint);
+	free(f->pending);
 		free(f->observed);
 		free(f->expected);
 		strv_free(&f->details);
@@ -100,6 +101,16 @@ struct finding *report_add(struct report *r, const char *id, const char *section
 	struct finding *f = report_vadd(r, id, section, st, subject, fmt, ap);
 	va_end(ap);
 	return f;
+}
+
+void finding_pending(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	free(f->pending);
+	if (vasprintf(&f->pending, fmt, ap) < 0)
+		abort();
+	va_end(ap);
 }
 
 void finding_hint(struct finding *f, const char *fmt, ...)
@@ -303,6 +314,11 @@ static void problem_lines(const struct report *r, FILE *out, const struct check_
 		}
 		text_field(out, f->message);
 		fputc('\n', out);
+		if (f->pending) {
+			fputs("       pending: ", out);
+			text_field(out, f->pending);
+			fputc('\n', out);
+		}
 		if (f->hint && (!last_hint || strcmp(last_hint, f->hint))) {
 			fputs("       fix: ", out);
 			text_field(out, f->hint);
@@ -497,6 +513,11 @@ static int write_full(const struct report *r, FILE *out, const struct render_opt
 		text_field(out, f->message);
 		fputc('\n', out);
 		bool problem = f->status == STATUS_WARN || f->status == STATUS_FAIL;
+		if (f->pending && problem) {
+			fputs("       pending: ", out);
+			text_field(out, f->pending);
+			fputc('\n', out);
+		}
 		if (f->hint && problem) {
 			fputs("       fix: ", out);
 			text_field(out, f->hint);
@@ -627,6 +648,8 @@ int report_write_json(const struct report *r, FILE *out)
 		json_object_object_add(o, "message", utf8_json_string(f->message));
 		if (f->hint)
 			json_object_object_add(o, "hint", utf8_json_string(f->hint));
+		if (f->pending)
+			json_object_object_add(o, "pending", utf8_json_string(f->pending));
 		if (f->observed)
 			json_object_object_add(o, "observed", json_value(f->observed));
 		if (f->expected)

@@ -48,6 +48,9 @@ struct finding {
 	 * what its hint or commands rely on: "key" (no finding may set key to
 	 * false) or "key=value" (no finding may set key to another value). */
 	struct strv facts, requires;
+	/* A change `gpuready fix` wrote that waits for a module reload or a
+	 * reboot and answers this finding (NULL none): shown with it. */
+	char *pending;
 	/* Shown first in the default text report whatever its status: what
 	 * every other line is to be read with (a container's view). */
 	bool headline;
@@ -97,6 +100,8 @@ void finding_fact_bool(struct finding *f, const char *key, bool value);
 void finding_requires(struct finding *f, const char *requirement);
 /* The value of a fact the finding exports, or NULL. */
 const char *finding_fact_get(const struct finding *f, const char *key);
+/* Says the finding waits for a change gpuready fix wrote (printf). */
+void finding_pending(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Changes a finding's status, keeping the report's counts right. */
 void report_set_status(struct report *r, struct finding *f, enum status st);
 

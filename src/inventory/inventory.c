@@ -18,7 +18,8 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 	    (e = iommu_load(r, &inv->pci)) < 0 || (e = modules_load(r, inv->kernel.release, &inv->modules)) < 0 ||
 	    (e = net_load(r, &inv->net)) < 0 || (e = ifaddrs_load(r, &inv->net)) < 0 ||
 	    (e = dcb_load(r, &inv->net.dcb)) < 0 || (e = rdma_load(r, &inv->rdma)) < 0 ||
-	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0 || (e = proc_view_load(r, &inv->view)) < 0)
+	    (e = nccl_config_load(r, &inv->user, &inv->nccl)) < 0 || (e = proc_view_load(r, &inv->view)) < 0 ||
+	    (e = fix_pending_load(r, &inv->fix_pending)) < 0)
 		goto fail;
 	if (parts & INV_RDMA) {
 		if ((e = rdma_cm_load(r, &inv->rdma)) < 0 || (e = verbs_conf_load(r, &inv->rdma.verbs)) < 0 ||
@@ -63,6 +64,7 @@ void inventory_free(struct inventory *inv)
 	fabric_free(&inv->fabric);
 	kconfig_free(&inv->kconfig);
 	xid_free(&inv->xid);
+	fix_pending_free(&inv->fix_pending);
 	if (inv->nvml) {
 		nvml_info_free(inv->nvml);
 		free(inv->nvml);

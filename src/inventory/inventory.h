@@ -644,6 +644,25 @@ struct torch_info {
 	int nccl_available; /* 1/0/-1 */
 };
 
+/* ---- changes `gpuready fix` wrote that wait for a reload or reboot (fixstate.c) ---- */
+
+/* The file `gpuready fix --apply` keeps them in (docs/fix.md): one line per
+ * finding, "CHECK\tSUBJECT\tBOOT_ID\tTIME\tTITLE". */
+#define FIX_PENDING_PATH "/var/lib/gpuready/fix-pending"
+
+struct fix_pending_entry {
+	char *check_id, *subject, *boot_id, *time, *title;
+};
+
+struct fix_pending_info {
+	struct fix_pending_entry *v;
+	size_t n;
+	char *boot_id;      /* this boot's (/proc/sys/kernel/random/boot_id), NULL unknown */
+};
+
+int fix_pending_load(const struct root *r, struct fix_pending_info *out);
+void fix_pending_free(struct fix_pending_info *p);
+
 struct inventory {
 	bool live;
 	struct kernel_info kernel;
@@ -660,6 +679,7 @@ struct inventory {
 	struct fabric_info fabric;
 	struct kconfig_info kconfig;
 	struct xid_info xid;
+	struct fix_pending_info fix_pending;
 	/* live only (NULL under a recorded root, or when not asked for) */
 	struct nvml_info *nvml;
 	struct cuda_info *cuda;

@@ -67,8 +67,9 @@ static const struct opt cluster_rows[] = {
 		  "another reason. Prints the commands; --apply runs them.",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
 	{ .name = "apply", .type = OPT_FLAG, .offset = OFF(cluster.apply),
-	  .help = "Run the scontrol commands of --drain and --resume (each within 30 s, no shell) instead of printing them.",
-	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	  .help = "Run the scontrol commands of --drain and --resume (each within 30 s, no shell) instead of printing "
+		  "them; with fix, make the planned changes (backups, audit log) and run the checks again.",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK | SCOPE_FIXES },
 	{ .name = "scontrol", .type = OPT_STRING, .offset = OFF(cluster.scontrol), .metavar = "PATH",
 	  .def = OPT_DEF_STR("scontrol"), .help = "Slurm's scontrol (--drain, --resume; default: found on PATH).",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },

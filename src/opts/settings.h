@@ -36,11 +36,14 @@ enum {
 	SCOPE_CLUSTER_LINKS = 1u << 13, /* cluster links */
 	SCOPE_CLUSTER_NCCL = 1u << 14, /* cluster nccl */
 	SCOPE_NCCL_EXPLAIN = 1u << 15, /* nccl --explain */
+	SCOPE_FIX = 1u << 16,     /* fix */
+	SCOPE_CLUSTER_FIX = 1u << 17, /* cluster fix */
+	SCOPE_FIXES = SCOPE_FIX | SCOPE_CLUSTER_FIX,
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
 	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0xffffu,
+	SCOPE_ALL = 0x3ffffu,
 };
 
 
@@ -96,6 +99,13 @@ struct settings {
 		uint64_t size;     /* all_reduce bytes; 0: by backend */
 		int pair_rounds;   /* rounds of node pairs after the halves */
 	} cluster;
+	/* gpuready fix (opts/fix.c) */
+	struct {
+		char *script;          /* --script FILE */
+		bool allow_disruptive;
+		bool revert;
+		int batch;             /* cluster fix --apply: nodes per canary batch */
+	} fix;
 	/* benchmarks: nccl-tests' flags */
 	struct {
 		uint64_t min_bytes, max_bytes, step_bytes;
@@ -139,6 +149,7 @@ extern const struct opt_table job_opts;    /* ranks and rendezvous of the multi-
 extern const struct opt_table nccl_opts;   /* gpuready nccl */
 extern const struct opt_table net_opts;    /* bench net: perftest's flags */
 extern const struct opt_table cluster_opts; /* cluster check and cluster facts */
+extern const struct opt_table fix_opts;     /* fix and cluster fix */
 /* All of them, NULL-terminated: defaults, freeing, config-file keys. */
 extern const struct opt_table *const settings_tables[];
 

@@ -1,0 +1,113 @@
+/* `fix --revert`: undoes, from the audit log, what `fix --apply` wrote
+ * since the last revert: a file it replaced comes back from its backup
+ * (the oldest one: backups are never overwritten), a file it created is
+ * removed when it is still what gpuready wrote, and the directories it
+ * made are removed when empty. Values already in effect (a sysctl, an
+ * MTU) stay until the node reboots or the operator sets them back; under
+ * a sysroot the state files it wrote are files like the others. */
+#include "fix/fix_int.h"
+
+#include "core/cleanup.h"
+#include "core/root.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct undo {
+	const struct root *root;
+	char time[32];
+	struct fix_result *res;
+	int ret;
+};
+
+static void note(struct undo *u, const char *path, const char *kind, const char *detail)
+{
+	struct fix_log_entry e = { u->time, "revert", "-", (char *)path, (char *)kind, "-", "-", (char *)detail };
+	fix_log_append(u->root, &e);
+}
+
+static void failed(struct undo *u, const char *path, const char *why)
+{
+	strv_push(&u->res->lines, xasprintf("NOT reverted %s: %s", path, why));
+	note(u, path, "kept", why);
+	u->res->failed++;
+	u->ret = u->ret ? u->ret : -EIO;
+}
+
+/* The file as gpuready last wrote it: its current digest equals the last
+ * entry's `after`. */
+static bool unchanged_since(struct undo *u, const char *path, const char *after)
+{
+	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
+	int r = root_read(u->root, path, 64u << 20, &cur);
+	char d[FIX_DIGEST_LEN];
+	fix_digest(cur.buf, cur.len, r == 0, d);
+	return !strcmp(d, after);
+}
+
+static void undo_file(struct undo *u, const struct fix_log_entry *first, const struct fix_log_entry *last)
+{
+	const char *path = first->path;
+	int r;
+	if (!strcmp(first->before, "-")) {
+		if (!unchanged_since(u, path, last->after))
+			return failed(u, path, "changed since gpuready created it; left as it is");
+		if ((r = fix_unlink(u->root, path)) < 0 && r != -ENOENT)
+			return failed(u, path, strerror(-r));
+		strv_push(&u->res->lines, xasprintf("removed %s", path));
+		note(u, path, "removed", "-");
+	} else {
+		const char *bak = first->detail;
+		if (!strcmp(bak, "-") || !root_exists(u->root, bak))
+			return failed(u, path, "its backup is gone");
+		if ((r = fix_rename(u->root, bak, path)) < 0)
+			return failed(u, path, strerror(-r));
+		strv_push(&u->res->lines, xasprintf("restored %s", path));
+		note(u, path, "restored", bak);
+	}
+	u->res->applied++;
+}
+
+static bool is_file_kind(const char *k)
+{
+	return !strcmp(k, "created") || !strcmp(k, "replaced") || !strcmp(k, "state");
+}
+
+int fix_revert(const struct root *root, double now, struct fix_result *res)
+{
+	struct undo u = { .root = root, .res = res };
+	fix_time(now, u.time);
+	struct fix_log_entry *v;
+	size_t n;
+	int r = fix_log_read(root, &v, &n);
+	if (r < 0)
+		return r;
+	/* the files, newest first, each once: from its first and last entries */
+	for (size_t i = n; i-- > 0;) {
+		if (strcmp(v[i].action, "apply") || !is_file_kind(v[i].kind))
+			continue;
+		bool later = false;
+		for (size_t k = i + 1; k < n && !later; k++)
+			later = is_file_kind(v[k].kind) && !strcmp(v[k].path, v[i].path) && !strcmp(v[k].action, "apply");
+		if (later)
+			continue;
+		size_t first = i;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(v[k].action, "apply") && is_file_kind(v[k].kind) && !strcmp(v[k].path, v[i].path)) {
+				first = k;
+				break;
+			}
+		undo_file(&u, &v[first], &v[i]);
+	}
+	if ((r = fix_unlink(root, FIX_PENDING)) == 0)
+		strv_push(&res->lines, xasprintf("removed %s", FIX_PENDING));
+	for (size_t i = n; i-- > 0;)
+		if (!strcmp(v[i].action, "apply") && !strcmp(v[i].kind, "mkdir") && fix_rmdir(root, v[i].path) == 0)
+			note(&u, v[i].path, "rmdir", "-");
+	if (!n)
+		strv_push(&res->lines, xstrdup("nothing to revert: the audit log lists no change since the last revert"));
+	note(&u, "-", "done", "-");
+	fix_log_free(v, n);
+	return u.ret;
+}
