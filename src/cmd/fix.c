@@ -194,7 +194,8 @@ int cmd_fix(struct cmd_env *env)
 		ret = apply(env, root, &plan, jo);
 	}
 	if (jo) {
-		if (fputs(json_object_to_json_string_ext(jo, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE),
+		if (fputs(json_object_to_json_string_ext(jo, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+							   JSON_C_TO_STRING_NOSLASHESCAPE),
 			  stdout) < 0 || fputc('\n', stdout) < 0)
 			ret = EXIT_TOOL_ERROR;
 		json_object_put(jo);

@@ -72,10 +72,10 @@ static size_t edit_script(const struct lines *a, const struct lines *b, struct o
 	while (i < n || j < m) {
 		if (i < n && j < m && same(a, i, b, j)) {
 			ops[k++] = (struct op){ ' ', i++, j++ };
-		} else if (j < m && (i == n || AT(i, j + 1) >= AT(i + 1, j))) {
-			ops[k++] = (struct op){ '+', j++, 0 };
+		} else if (i < n && (j == m || AT(i + 1, j) >= AT(i, j + 1))) {
+			ops[k++] = (struct op){ '-', i++, 0 }; /* removals first, as diff -u */
 		} else {
-			ops[k++] = (struct op){ '-', i++, 0 };
+			ops[k++] = (struct op){ '+', j++, 0 };
 		}
 	}
 #undef AT

@@ -44,6 +44,8 @@
 #define FIX_PENDING FIX_PENDING_PATH /* inventory/inventory.h */
 #define FIX_BACKUP_DIR FIX_STATE_DIR "/backup"
 #define FIX_BAK_SUFFIX ".gpuready-bak"
+/* Layout version of `fix --json` (docs/fix.schema.json). */
+#define FIX_SCHEMA_VERSION 1
 /* Deadline of one apply-now command. */
 #define FIX_CMD_TIMEOUT_MS 30000
 

@@ -195,6 +195,7 @@ static struct json_object *remedy_json(const struct fix_remedy *r)
 struct json_object *fix_plan_json(const struct fix_plan *p)
 {
 	struct json_object *o = json_object_new_object(), *a;
+	json_object_object_add(o, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 	json_object_object_add(o, "sysroot", json_object_new_boolean(p->sysroot));
 	json_object_object_add(o, "changes", json_object_new_int64((int64_t)fix_plan_changes(p)));
 	json_object_object_add(o, "remedies", a = json_object_new_array());
@@ -242,27 +243,36 @@ static void sh_line(FILE *out, const char *fmt, const char *const *args)
 	}
 }
 
-static void script_file(const struct fix_file *f, FILE *out)
+/* Writes content to path under "$ROOT" (empty on the node itself) as
+ * `fix --apply` does: the previous file kept once as its backup, then the
+ * new one renamed over it. */
+static void script_write(const char *path, const char *content, size_t len, mode_t mode, FILE *out)
 {
-	_cleanup_free_ char *bak = fix_backup_path(f->path), *tmp = xasprintf("%s.gpuready-tmp", f->path);
-	char delim[32], mode[16];
-	delimiter(f->new.buf, delim, sizeof(delim));
-	snprintf(mode, sizeof(mode), "%o", (unsigned)(f->existed ? f->old_mode : f->mode));
-	sh_line(out, "mkdir -p \"$(dirname %q)\"\n", (const char *const[]){ f->path });
-	if (f->existed)
-		sh_line(out, "[ -e %q ] || { mkdir -p \"$(dirname %q)\"; cp -p %q %q; }\n",
-			(const char *const[]){ bak, bak, f->path, bak });
-	sh_line(out, "cat > %q <<'", (const char *const[]){ tmp });
-	fprintf(out, "%s'\n%s%s%s\n", delim, f->new.buf, f->new.len && f->new.buf[f->new.len - 1] != '\n' ? "\n" : "",
-		delim);
-	sh_line(out, "chmod %q %q && mv -f %q %q\n", (const char *const[]){ mode, tmp, tmp, f->path });
+	_cleanup_free_ char *bak = fix_backup_path(path), *tmp = xasprintf("%s.gpuready-tmp", path);
+	char delim[32], m[16];
+	delimiter(content, delim, sizeof(delim));
+	snprintf(m, sizeof(m), "%o", (unsigned)mode);
+	sh_line(out, "mkdir -p \"$(dirname \"$ROOT\"%q)\"\n", (const char *const[]){ path });
+	sh_line(out, "if [ -e \"$ROOT\"%q ] && [ ! -e \"$ROOT\"%q ]; then\n", (const char *const[]){ path, bak });
+	sh_line(out, "\tmkdir -p \"$(dirname \"$ROOT\"%q)\" && cp -p \"$ROOT\"%q \"$ROOT\"%q\nfi\n",
+		(const char *const[]){ bak, path, bak });
+	sh_line(out, "cat > \"$ROOT\"%q <<'", (const char *const[]){ tmp });
+	fprintf(out, "%s'\n%s%s%s\n", delim, content, len && content[len - 1] != '\n' ? "\n" : "", delim);
+	/* a here-document always ends its text with a newline: drop the one added */
+	if (len && content[len - 1] != '\n')
+		sh_line(out, "printf %s \"$(cat \"$ROOT\"%q)\" > \"$ROOT\"%q\n",
+			(const char *const[]){ "'%s'", tmp, tmp });
+	sh_line(out, "chmod %q \"$ROOT\"%q && mv -f \"$ROOT\"%q \"$ROOT\"%q\n",
+		(const char *const[]){ m, tmp, tmp, path });
 }
 
 int fix_plan_script(const struct fix_plan *p, FILE *out)
 {
 	fputs("#!/bin/sh\n# The changes `gpuready fix` planned on this node, for configuration management.\n"
-	      "# Each file's previous content is kept as a backup first (as `gpuready fix --apply` does).\n"
-	      "set -eu\n\n", out);
+	      "# Each file's previous content is kept as a backup first, as `gpuready fix --apply` does.\n"
+	      "# With ROOT set to a directory standing for / (a snapshot), the files go under it and each\n"
+	      "# command is replaced by the value it sets there; without ROOT the commands run.\n"
+	      "set -eu\nROOT=\"${ROOT:-}\"\n\n", out);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct fix_remedy *r = &p->v[i];
 		if (r->pending)
@@ -272,12 +282,21 @@ int fix_plan_script(const struct fix_plan *p, FILE *out)
 		fputs(")\n", out);
 		if (r->held)
 			fprintf(out, "# held by gpuready: %s\n", r->held);
-		for (size_t k = 0; k < r->n_files; k++)
-			if (!r->files[k].state)
-				script_file(&r->files[k], out);
+		for (size_t k = 0; k < r->n_files; k++) {
+			const struct fix_file *f = &r->files[k];
+			if (!f->state)
+				script_write(f->path, f->new.buf, f->new.len, f->existed ? f->old_mode : f->mode, out);
+		}
 		for (size_t k = 0; k < r->n_cmds; k++) {
-			shell_words(&r->cmds[k].argv, out);
+			const struct fix_cmd *c = &r->cmds[k];
+			fputs("if [ -z \"$ROOT\" ]; then\n\t", out);
+			shell_words(&c->argv, out);
 			fputc('\n', out);
+			if (c->sets_path) {
+				fputs("else\n", out);
+				script_write(c->sets_path, c->sets_value, strlen(c->sets_value), 0644, out);
+			}
+			fputs("fi\n", out);
 		}
 		fputc('\n', out);
 	}
