@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The checks on the configured root: 0, or EXIT_TOOL_ERROR (said). */
 static int checks_here(struct cmd_env *env, struct root **root, struct inventory **inv, struct report *rep)
@@ -165,6 +166,13 @@ int cmd_fix(struct cmd_env *env)
 		if (inv)
 			report_free(&rep);
 		return ret;
+	}
+	if (s->cluster.apply && root_is_live(root) && geteuid() != 0) {
+		fprintf(stderr, "%s: fix --apply changes files under /etc and the running system: run it as root "
+				"(without --apply it only plans)\n",
+			env->progname);
+		report_free(&rep);
+		return EXIT_TOOL_ERROR;
 	}
 	_cleanup_free_ char *busy = s->cluster.apply ? fix_busy(root) : NULL, *err = NULL;
 	struct fix_opts o = { .allow_disruptive = s->fix.allow_disruptive,

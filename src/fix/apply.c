@@ -67,12 +67,15 @@ static int put(struct run *u, const char *path, const struct strbuf *old, bool e
 	fix_digest(old->buf, old->len, existed, before);
 	fix_digest(new->buf, new->len, true, after);
 	_cleanup_free_ char *bak = existed ? fix_backup_path(path) : NULL;
+	struct stat st;
+	bool owned = existed && root_stat(u->root, path, &st) == 0;
 	if (bak && !root_exists(u->root, bak)) {
-		if ((r = fix_write_file(u->root, bak, old->buf, old->len, old_mode, &made)) < 0)
+		if ((r = fix_write_file_like(u->root, bak, old->buf, old->len, old_mode, owned ? &st : NULL, &made)) < 0)
 			return r;
 		log_made(u, &made);
 	}
-	r = fix_write_file(u->root, path, new->buf, new->len, existed ? old_mode : mode, &made);
+	r = fix_write_file_like(u->root, path, new->buf, new->len, existed ? old_mode : mode, owned ? &st : NULL,
+				&made);
 	log_made(u, &made);
 	if (r < 0)
 		return r;

@@ -16,6 +16,10 @@ int fix_mkdirs(const struct root *root, const char *dir, struct strv *made);
  * missing directories are made. 0 or -errno. */
 int fix_write_file(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
 		   struct strv *made);
+/* The same, the new file owned as `like` is (the file it replaces), when
+ * the process may: a file in a user's home stays the user's. */
+int fix_write_file_like(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
+			const struct stat *like, struct strv *made);
 int fix_write_state(const struct root *root, const char *path, const char *value, struct strv *made);
 int fix_unlink(const struct root *root, const char *path);
 int fix_rmdir(const struct root *root, const char *path);

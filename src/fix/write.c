@@ -77,6 +77,12 @@ int fix_mkdirs(const struct root *root, const char *dir, struct strv *made)
 int fix_write_file(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
 		   struct strv *made)
 {
+	return fix_write_file_like(root, path, data, len, mode, NULL, made);
+}
+
+int fix_write_file_like(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
+			const struct stat *like, struct strv *made)
+{
 	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
 	_cleanup_free_ char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
 	int r;
@@ -104,6 +110,9 @@ int fix_write_file(const struct root *root, const char *path, const char *data, 
 		else if (w > 0)
 			off += (size_t)w;
 	}
+	if (!r && like && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
+	    fchown(fd, like->st_uid, like->st_gid) < 0 && errno != EPERM)
+		r = -errno;
 	if (!r && fchmod(fd, mode & 07777) < 0)
 		r = -errno;
 	if (!r && fsync(fd) < 0 && errno != EINVAL)
