@@ -70,6 +70,23 @@ cmdline)
 	if expect_exit 0 "$BIN" fix --revert --sysroot "$t2"; then
 		contains "$TMP/out" "nothing to revert" "--revert without an audit log: nothing to revert"
 	fi
+	# a pending change is said with its finding; after a reboot, that it did not take
+	mkdir -p "$t2/var/lib/gpuready" "$t2/proc/sys/kernel/random"
+	echo 11111111-2222-3333-4444-555555555555 >"$t2/proc/sys/kernel/random/boot_id"
+	printf 'rdma.port_state\tmlx4_0/1\t11111111-2222-3333-4444-555555555555\t2026-01-02T03:04:05Z\tload a module at boot\n' \
+		>"$t2/var/lib/gpuready/fix-pending"
+	if expect_exit 1 "$BIN" check --sysroot "$t2" --only rdma.port_state; then
+		contains "$TMP/out" "pending: \`gpuready fix\` wrote \"load a module at boot\" at 2026-01-02T03:04:05Z; it takes effect at the next module reload or reboot" \
+			"check: a pending change is said with its finding"
+	fi
+	"$BIN" check --json --sysroot "$t2" --only rdma.port_state >"$TMP/pending.json"
+	schema_ok report.schema.json "check --json with a pending finding" "$TMP/pending.json"
+	echo 99999999-2222-3333-4444-555555555555 >"$t2/proc/sys/kernel/random/boot_id"
+	if expect_exit 1 "$BIN" check --sysroot "$t2" --only rdma.port_state; then
+		contains "$TMP/out" "and the node has booted since: it did not take effect" \
+			"check: after a reboot a pending change that did not take is said"
+	fi
+	rm -rf "$t2/var/lib/gpuready" "$t2/proc/sys/kernel/random"
 	# GPU work running: the busy detection names the process
 	mkdir -p "$t2/proc/31337/fd"
 	ln -s /dev/nvidia0 "$t2/proc/31337/fd/5"
