@@ -68,11 +68,18 @@ static void remedy_text(const struct fix_remedy *r, size_t no, bool sysroot, FIL
 		const struct fix_file *f = &r->files[i];
 		if (f->state)
 			continue;
-		fix_diff(f->path, &f->old, f->existed, &f->new, out);
+		if (f->link)
+			fprintf(out, "    link: %s -> %s\n", f->path, f->new.buf);
+		else
+			fix_diff(f->path, &f->old, f->existed, &f->new, out);
 	}
 	for (size_t i = 0; i < r->n_cmds; i++) {
 		const struct fix_cmd *c = &r->cmds[i];
-		if (sysroot && c->sets_path) {
+		if (sysroot && c->sets_path && strlen(c->sets_value) != c->sets_len) {
+			fprintf(out, "    now (in the tree): %s = %zu bytes   (for: ", c->sets_path, c->sets_len);
+			shell_words(&c->argv, out);
+			fputs(")\n", out);
+		} else if (sysroot && c->sets_path) {
 			_cleanup_free_ char *v = xstrndup(c->sets_value, strcspn(c->sets_value, "\n"));
 			fprintf(out, "    now (in the tree): %s = %s   (for: ", c->sets_path, v);
 			shell_words(&c->argv, out);
@@ -142,7 +149,7 @@ static struct json_object *file_json(const struct fix_file *f)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "path", utf8_json_string(f->path));
-	json_object_object_add(o, "action", json_object_new_string(f->existed ? "modify" : "create"));
+	json_object_object_add(o, "action", json_object_new_string(f->link ? "link" : f->existed ? "modify" : "create"));
 	json_object_object_add(o, "state", json_object_new_boolean(f->state));
 	json_object_object_add(o, "content", utf8_json_string(f->new.buf));
 	char *buf = NULL;
@@ -183,7 +190,11 @@ static struct json_object *remedy_json(const struct fix_remedy *r)
 			json_object_array_add(argv, utf8_json_string(r->cmds[i].argv.v[k]));
 		json_object_object_add(x, "argv", argv);
 		json_object_object_add(x, "sets_path", str_or_null(r->cmds[i].sets_path));
-		json_object_object_add(x, "sets_value", str_or_null(r->cmds[i].sets_value));
+		/* a binary value (a PCI config space) is not shown */
+		json_object_object_add(x, "sets_value", strlen(r->cmds[i].sets_value ? r->cmds[i].sets_value : "") ==
+									  r->cmds[i].sets_len
+								  ? str_or_null(r->cmds[i].sets_value)
+								  : NULL);
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "notes", a = json_object_new_array());
@@ -273,7 +284,10 @@ int fix_plan_script(const struct fix_plan *p, FILE *out)
 		if (r->held)
 			fprintf(out, "# held by gpuready: %s\n", r->held);
 		for (size_t k = 0; k < r->n_files; k++)
-			if (!r->files[k].state)
+			if (r->files[k].link)
+				sh_line(out, "mkdir -p \"$(dirname %q)\" && ln -sfn %q %q\n",
+					(const char *const[]){ r->files[k].path, r->files[k].new.buf, r->files[k].path });
+			else if (!r->files[k].state)
 				script_file(&r->files[k], out);
 		for (size_t k = 0; k < r->n_cmds; k++) {
 			shell_words(&r->cmds[k].argv, out);
