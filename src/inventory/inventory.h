@@ -32,6 +32,10 @@ struct kernel_info {
 	char *cmdline;   /* /proc/cmdline */
 	char *hostname;  /* live gethostname, else proc/etc files, else NULL */
 	char *arch;      /* uname machine, or .gpuready/meta arch */
+	/* /etc/os-release ID and ID_LIKE (os-release(5)), unquoted; NULL
+	 * when absent; os_err reading the file */
+	char *os_id, *os_id_like;
+	int os_err;
 	double uptime;   /* seconds since boot, the first number of /proc/uptime (proc(5)); valid when uptime_err is 0 */
 	int uptime_err;  /* reading or parsing it */
 };
@@ -61,6 +65,10 @@ struct modules_info {
 	int proc_err;              /* reading /proc/modules */
 	int sys_err;               /* listing /sys/module */
 	int builtin_err;           /* reading modules.builtin */
+	/* modules installed for the running kernel: the names in
+	 * /lib/modules/<release>/modules.dep (depmod(8), modules.dep(5)) */
+	struct strv installed;
+	int dep_err;               /* reading modules.dep */
 };
 
 enum module_state modules_state(const struct modules_info *m, const char *name);
