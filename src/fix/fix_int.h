@@ -21,6 +21,8 @@ int fix_write_file(const struct root *root, const char *path, const char *data, 
 int fix_write_link(const struct root *root, const char *path, const char *target, struct strv *made);
 int fix_write_state(const struct root *root, const char *path, const char *value, struct strv *made);
 int fix_unlink(const struct root *root, const char *path);
+/* Removes the link at path itself (its last component not followed). */
+int fix_unlink_link(const struct root *root, const char *path);
 int fix_rmdir(const struct root *root, const char *path);
 int fix_rename(const struct root *root, const char *from, const char *to);
 

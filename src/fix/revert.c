@@ -51,9 +51,10 @@ static void undo_file(struct undo *u, const struct fix_log_entry *first, const s
 	const char *path = first->path;
 	int r;
 	if (!strcmp(first->before, "-")) {
-		if (!unchanged_since(u, path, last->after, !strcmp(last->kind, "link")))
+		bool link = !strcmp(last->kind, "link");
+		if (!unchanged_since(u, path, last->after, link))
 			return failed(u, path, "changed since gpuready created it; left as it is");
-		if ((r = fix_unlink(u->root, path)) < 0 && r != -ENOENT)
+		if ((r = link ? fix_unlink_link(u->root, path) : fix_unlink(u->root, path)) < 0 && r != -ENOENT)
 			return failed(u, path, strerror(-r));
 		strv_push(&u->res->lines, xasprintf("removed %s", path));
 		note(u, path, "removed", "-");

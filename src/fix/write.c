@@ -157,6 +157,18 @@ int fix_unlink(const struct root *root, const char *path)
 	return unlinkat(root_dirfd(root), root_rel(c.buf), 0) < 0 ? -errno : 0;
 }
 
+int fix_unlink_link(const struct root *root, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+	int r = root_resolve(root, *dir ? dir : "/", &c);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *rel = xasprintf("%s/%s", root_rel(c.buf), slash ? slash + 1 : path);
+	return unlinkat(root_dirfd(root), rel, 0) < 0 ? -errno : 0;
+}
+
 int fix_rmdir(const struct root *root, const char *path)
 {
 	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
