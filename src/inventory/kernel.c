@@ -96,13 +96,14 @@ int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u
 	if (read_str(r, &s, "/proc/cmdline") == 0)
 		k->cmdline = s;
 	/* /etc/os-release, else /usr/lib/os-release (os-release(5)) */
-	if ((k->os_err = read_str(r, &s, "/etc/os-release")) < 0 && read_str(r, &s, "/usr/lib/os-release") == 0)
+	struct strbuf os = STRBUF_INIT;
+	if ((k->os_err = read_all(r, &os, "/etc/os-release")) < 0 && read_all(r, &os, "/usr/lib/os-release") == 0)
 		k->os_err = 0;
 	if (k->os_err == 0) {
-		k->os_id = os_release_value(s, "ID");
-		k->os_id_like = os_release_value(s, "ID_LIKE");
-		free(s);
+		k->os_id = os_release_value(os.buf, "ID");
+		k->os_id_like = os_release_value(os.buf, "ID_LIKE");
 	}
+	strbuf_release(&os);
 	/* "350735.47 234388.90": seconds up, then idle (proc(5)) */
 	k->uptime_err = read_str(r, &s, "/proc/uptime");
 	if (k->uptime_err == 0) {
