@@ -65,15 +65,17 @@ static void script_text(struct strbuf *out, int tos)
 		    tos);
 }
 
-/* Ordered after the RDMA devices appear (rdma-core's rdma-hw.target,
- * reached when udev finds RDMA hardware; the modules systemd-modules-load
- * loads) and after configfs is mounted (sys-kernel-config.mount). */
+/* Ordered after the RDMA devices appear and configfs is mounted
+ * (sys-kernel-config.mount). rdma-core's Documentation/udev.md: udev wants
+ * rdma-hw.target when RDMA hardware appears, and provider modules listed
+ * in modules-load.d (systemd-modules-load.service) are loaded before
+ * sysinit.target, which a unit with default dependencies follows. */
 static void unit_text(struct strbuf *out)
 {
 	fix_header(out, "# ", "rdma.tos_persist");
 	strbuf_adds(out, "[Unit]\n"
 			 "Description=Set the RDMA-CM default RoCE ToS of every RoCE port (configfs rdma_cm)\n"
-			 "After=sys-kernel-config.mount systemd-modules-load.service rdma-hw.target network-pre.target\n"
+			 "After=sys-kernel-config.mount systemd-modules-load.service rdma-hw.target\n"
 			 "Wants=sys-kernel-config.mount\n"
 			 "\n"
 			 "[Service]\n"
