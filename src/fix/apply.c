@@ -84,6 +84,26 @@ static int put(struct run *u, const char *path, const struct strbuf *old, bool e
 	return 0;
 }
 
+/* Makes a link where nothing is (fix_link_add()): refuses when something
+ * appeared since it was planned. Logged as kind "link", its target's
+ * digest as AFTER. */
+static int put_link(struct run *u, const struct fix_file *f)
+{
+	_cleanup_strbuf_ struct strbuf now = STRBUF_INIT;
+	_cleanup_strv_ struct strv made = { 0 };
+	if (f->existed || root_readlink(u->root, f->path, &now) == 0 || root_exists(u->root, f->path))
+		return -ESTALE;
+	int r = fix_write_link(u->root, f->path, f->new.buf, &made);
+	log_made(u, &made);
+	if (r < 0)
+		return r;
+	char after[FIX_DIGEST_LEN];
+	fix_digest(f->new.buf, f->new.len, true, after);
+	logf_(u, f->path, "link", "-", after, "-");
+	strv_push(&u->res->lines, xasprintf("linked %s -> %s", f->path, f->new.buf));
+	return 0;
+}
+
 static int run_cmd(struct run *u, const struct fix_cmd *c)
 {
 	struct spawn_result sr = { 0 };
@@ -115,7 +135,7 @@ static int set_state(struct run *u, const struct fix_cmd *c)
 	int r = root_read(u->root, c->sets_path, ROOT_READ_MAX, &old);
 	if (r < 0 && r != -ENOENT)
 		return r;
-	strbuf_adds(&new, c->sets_value);
+	strbuf_add(&new, c->sets_value, c->sets_len);
 	return put(u, c->sets_path, &old, r == 0, 0644, &new, 0644, true);
 }
 
@@ -136,7 +156,9 @@ static int apply_one(struct run *u, const struct fix_remedy *r, bool sysroot)
 	int ret;
 	for (size_t i = 0; i < r->n_files; i++) {
 		const struct fix_file *f = &r->files[i];
-		if ((ret = put(u, f->path, &f->old, f->existed, f->old_mode, &f->new, f->mode, f->state)) < 0) {
+		ret = f->link ? put_link(u, f)
+			      : put(u, f->path, &f->old, f->existed, f->old_mode, &f->new, f->mode, f->state);
+		if (ret < 0) {
 			strv_push(&u->res->lines, xasprintf("FAILED %s: %s", f->path,
 							    ret == -ESTALE ? "changed since it was planned; run fix again"
 									   : strerror(-ret)));

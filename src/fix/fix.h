@@ -68,6 +68,10 @@ struct fix_file {
 	/* A kernel state file (/proc/sys, /sys, configfs) written only under
 	 * a sysroot, standing for an apply-now command; never a config file. */
 	bool state;
+	/* A symbolic link (what `systemctl enable` makes in a *.wants/
+	 * directory): new holds its target, old the current one. Only made
+	 * where nothing is (fix_link_add()). */
+	bool link;
 };
 
 /* One apply-now command. */
@@ -76,6 +80,7 @@ struct fix_cmd {
 	/* Under a sysroot: the kernel state file the command sets and its new
 	 * content; NULL when it sets none (then it stays pending there). */
 	char *sets_path, *sets_value;
+	size_t sets_len;     /* bytes of sets_value (binary for a PCI config space) */
 	/* Only worth running when the remedy changes a file (daemon-reload,
 	 * update-grub): dropped with the files when they are already right. */
 	bool after_files;
@@ -172,6 +177,13 @@ struct fix_file *fix_file_add(struct fix_ctx *c, struct fix_remedy *r, const cha
 /* A kernel state file set by a command, for sysroot plans. */
 struct fix_cmd *fix_cmd_add(struct fix_remedy *r, const char *const *argv);
 void fix_cmd_sets(struct fix_cmd *cmd, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with binary content (a PCI function's config space). */
+void fix_cmd_sets_bytes(struct fix_cmd *cmd, const char *path, const void *data, size_t len);
+/* A symbolic link of the remedy at path pointing to target (what
+ * `systemctl enable` makes). Returns it, or NULL with *err: -EEXIST when
+ * something that is not a link is there, or another -errno. */
+struct fix_file *fix_link_add(struct fix_ctx *c, struct fix_remedy *r, const char *path, const char *target,
+			      int *err);
 void fix_note(struct fix_remedy *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The header every file gpuready writes starts with: a comment in the
  * file's syntax (prefix "# " or "; ") naming the check and docs/fix.md. */

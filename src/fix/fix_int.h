@@ -20,14 +20,19 @@ int fix_write_file(const struct root *root, const char *path, const char *data, 
  * the process may: a file in a user's home stays the user's. */
 int fix_write_file_like(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
 			const struct stat *like, struct strv *made);
+/* Makes path inside the root a symbolic link to target (atomically: a
+ * link beside it, renamed over); missing directories are made. */
+int fix_write_link(const struct root *root, const char *path, const char *target, struct strv *made);
 int fix_write_state(const struct root *root, const char *path, const char *value, struct strv *made);
 int fix_unlink(const struct root *root, const char *path);
+/* Removes the link at path itself (its last component not followed). */
+int fix_unlink_link(const struct root *root, const char *path);
 int fix_rmdir(const struct root *root, const char *path);
 int fix_rename(const struct root *root, const char *from, const char *to);
 
 /* One line of the audit log (FIX_LOG): tab-separated
  *   TIME  ACTION  CHECKS  PATH  KIND  BEFORE  AFTER  DETAIL
- * ACTION apply or revert; KIND created, replaced, mkdir, state, ran,
+ * ACTION apply or revert; KIND created, replaced, link, mkdir, state, ran,
  * restored, removed, done; BEFORE and AFTER digests (fix_digest) or "-". */
 struct fix_log_entry {
 	char *time, *action, *checks, *path, *kind, *before, *after, *detail;

@@ -100,6 +100,28 @@ struct fix_file *fix_file_add(struct fix_ctx *c, struct fix_remedy *r, const cha
 	return &r->files[r->n_files++];
 }
 
+struct fix_file *fix_link_add(struct fix_ctx *c, struct fix_remedy *r, const char *path, const char *target,
+			      int *err)
+{
+	struct fix_file f = { .path = xstrdup(path), .mode = 0777, .link = true };
+	strbuf_init(&f.old);
+	strbuf_init(&f.new);
+	strbuf_adds(&f.new, target);
+	int ret = root_readlink(c->root, path, &f.old);
+	if (ret == 0)
+		f.existed = true;
+	else if (ret != -ENOENT || root_exists(c->root, path)) {
+		*err = ret == -ENOENT || ret == -EINVAL ? -EEXIST : ret;
+		free(f.path);
+		strbuf_release(&f.old);
+		strbuf_release(&f.new);
+		return NULL;
+	}
+	r->files = xreallocarray(r->files, r->n_files + 1, sizeof(*r->files));
+	r->files[r->n_files] = f;
+	return &r->files[r->n_files++];
+}
+
 struct fix_cmd *fix_cmd_add(struct fix_remedy *r, const char *const *argv)
 {
 	r->cmds = xreallocarray(r->cmds, r->n_cmds + 1, sizeof(*r->cmds));
@@ -120,6 +142,17 @@ void fix_cmd_sets(struct fix_cmd *cmd, const char *path, const char *fmt, ...)
 	if (vasprintf(&cmd->sets_value, fmt, ap) < 0)
 		abort();
 	va_end(ap);
+	cmd->sets_len = strlen(cmd->sets_value);
+}
+
+void fix_cmd_sets_bytes(struct fix_cmd *cmd, const char *path, const void *data, size_t len)
+{
+	free(cmd->sets_path);
+	free(cmd->sets_value);
+	cmd->sets_path = xstrdup(path);
+	cmd->sets_value = xcalloc(len + 1, 1);
+	memcpy(cmd->sets_value, data, len);
+	cmd->sets_len = len;
 }
 
 void fix_note(struct fix_remedy *r, const char *fmt, ...)
@@ -216,7 +249,7 @@ static bool cmd_needed(const struct fix_ctx *c, const struct fix_cmd *cmd, bool 
 	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
 	if (root_read(c->root, cmd->sets_path, ROOT_READ_MAX, &cur) < 0)
 		return true;
-	return strcmp(cur.buf, cmd->sets_value) != 0;
+	return cur.len != cmd->sets_len || memcmp(cur.buf, cmd->sets_value, cur.len) != 0;
 }
 
 /* Drops the files already right and the commands not needed; a remedy

@@ -68,11 +68,18 @@ static void remedy_text(const struct fix_remedy *r, size_t no, bool sysroot, FIL
 		const struct fix_file *f = &r->files[i];
 		if (f->state)
 			continue;
-		fix_diff(f->path, &f->old, f->existed, &f->new, out);
+		if (f->link)
+			fprintf(out, "    link: %s -> %s\n", f->path, f->new.buf);
+		else
+			fix_diff(f->path, &f->old, f->existed, &f->new, out);
 	}
 	for (size_t i = 0; i < r->n_cmds; i++) {
 		const struct fix_cmd *c = &r->cmds[i];
-		if (sysroot && c->sets_path) {
+		if (sysroot && c->sets_path && strlen(c->sets_value) != c->sets_len) {
+			fprintf(out, "    now (in the tree): %s = %zu bytes   (for: ", c->sets_path, c->sets_len);
+			shell_words(&c->argv, out);
+			fputs(")\n", out);
+		} else if (sysroot && c->sets_path) {
 			_cleanup_free_ char *v = xstrndup(c->sets_value, strcspn(c->sets_value, "\n"));
 			fprintf(out, "    now (in the tree): %s = %s   (for: ", c->sets_path, v);
 			shell_words(&c->argv, out);
@@ -142,7 +149,7 @@ static struct json_object *file_json(const struct fix_file *f)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "path", utf8_json_string(f->path));
-	json_object_object_add(o, "action", json_object_new_string(f->existed ? "modify" : "create"));
+	json_object_object_add(o, "action", json_object_new_string(f->link ? "link" : f->existed ? "modify" : "create"));
 	json_object_object_add(o, "state", json_object_new_boolean(f->state));
 	json_object_object_add(o, "content", utf8_json_string(f->new.buf));
 	char *buf = NULL;
@@ -183,7 +190,11 @@ static struct json_object *remedy_json(const struct fix_remedy *r)
 			json_object_array_add(argv, utf8_json_string(r->cmds[i].argv.v[k]));
 		json_object_object_add(x, "argv", argv);
 		json_object_object_add(x, "sets_path", str_or_null(r->cmds[i].sets_path));
-		json_object_object_add(x, "sets_value", str_or_null(r->cmds[i].sets_value));
+		/* a binary value (a PCI config space) is not shown */
+		json_object_object_add(x, "sets_value", strlen(r->cmds[i].sets_value ? r->cmds[i].sets_value : "") ==
+									  r->cmds[i].sets_len
+								  ? str_or_null(r->cmds[i].sets_value)
+								  : NULL);
 		json_object_array_add(a, x);
 	}
 	json_object_object_add(o, "notes", a = json_object_new_array());
@@ -256,12 +267,21 @@ static void script_write(const char *path, const char *content, size_t len, mode
 	sh_line(out, "if [ -e \"$ROOT\"%q ] && [ ! -e \"$ROOT\"%q ]; then\n", (const char *const[]){ path, bak });
 	sh_line(out, "\tmkdir -p \"$(dirname \"$ROOT\"%q)\" && cp -p \"$ROOT\"%q \"$ROOT\"%q\nfi\n",
 		(const char *const[]){ bak, path, bak });
-	sh_line(out, "cat > \"$ROOT\"%q <<'", (const char *const[]){ tmp });
-	fprintf(out, "%s'\n%s%s%s\n", delim, content, len && content[len - 1] != '\n' ? "\n" : "", delim);
-	/* a here-document always ends its text with a newline: drop the one added */
-	if (len && content[len - 1] != '\n')
-		sh_line(out, "printf %s \"$(cat \"$ROOT\"%q)\" > \"$ROOT\"%q\n",
-			(const char *const[]){ "'%s'", tmp, tmp });
+	if (len && content[len - 1] == '\n' && !memchr(content, '\0', len)) {
+		sh_line(out, "cat > \"$ROOT\"%q <<'", (const char *const[]){ tmp });
+		fprintf(out, "%s'\n%.*s%s\n", delim, (int)len, content, delim);
+	} else {
+		/* binary (a PCI config space) or no final newline: printf's octal escapes */
+		fputs("printf '", out);
+		for (size_t i = 0; i < len; i++) {
+			unsigned char c = (unsigned char)content[i];
+			if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'' && c != '%')
+				fputc(c, out);
+			else
+				fprintf(out, "\\%03o", c);
+		}
+		sh_line(out, "' > \"$ROOT\"%q\n", (const char *const[]){ tmp });
+	}
 	sh_line(out, "chmod %q \"$ROOT\"%q && mv -f \"$ROOT\"%q \"$ROOT\"%q\n",
 		(const char *const[]){ m, tmp, tmp, path });
 }
@@ -284,7 +304,10 @@ int fix_plan_script(const struct fix_plan *p, FILE *out)
 			fprintf(out, "# held by gpuready: %s\n", r->held);
 		for (size_t k = 0; k < r->n_files; k++) {
 			const struct fix_file *f = &r->files[k];
-			if (!f->state)
+			if (f->link)
+				sh_line(out, "mkdir -p \"$(dirname \"$ROOT\"%q)\" && ln -sfn %q \"$ROOT\"%q\n",
+					(const char *const[]){ f->path, f->new.buf, f->path });
+			else if (!f->state)
 				script_write(f->path, f->new.buf, f->new.len, f->existed ? f->old_mode : f->mode, out);
 		}
 		for (size_t k = 0; k < r->n_cmds; k++) {
@@ -294,7 +317,7 @@ int fix_plan_script(const struct fix_plan *p, FILE *out)
 			fputc('\n', out);
 			if (c->sets_path) {
 				fputs("else\n", out);
-				script_write(c->sets_path, c->sets_value, strlen(c->sets_value), 0644, out);
+				script_write(c->sets_path, c->sets_value, c->sets_len, 0644, out);
 			}
 			fputs("fi\n", out);
 		}

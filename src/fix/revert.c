@@ -37,10 +37,10 @@ static void failed(struct undo *u, const char *path, const char *why)
 
 /* The file as gpuready last wrote it: its current digest equals the last
  * entry's `after`. */
-static bool unchanged_since(struct undo *u, const char *path, const char *after)
+static bool unchanged_since(struct undo *u, const char *path, const char *after, bool link)
 {
 	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT;
-	int r = root_read(u->root, path, 64u << 20, &cur);
+	int r = link ? root_readlink(u->root, path, &cur) : root_read(u->root, path, 64u << 20, &cur);
 	char d[FIX_DIGEST_LEN];
 	fix_digest(cur.buf, cur.len, r == 0, d);
 	return !strcmp(d, after);
@@ -51,9 +51,10 @@ static void undo_file(struct undo *u, const struct fix_log_entry *first, const s
 	const char *path = first->path;
 	int r;
 	if (!strcmp(first->before, "-")) {
-		if (!unchanged_since(u, path, last->after))
+		bool link = !strcmp(last->kind, "link");
+		if (!unchanged_since(u, path, last->after, link))
 			return failed(u, path, "changed since gpuready created it; left as it is");
-		if ((r = fix_unlink(u->root, path)) < 0 && r != -ENOENT)
+		if ((r = link ? fix_unlink_link(u->root, path) : fix_unlink(u->root, path)) < 0 && r != -ENOENT)
 			return failed(u, path, strerror(-r));
 		strv_push(&u->res->lines, xasprintf("removed %s", path));
 		note(u, path, "removed", "-");
@@ -71,7 +72,7 @@ static void undo_file(struct undo *u, const struct fix_log_entry *first, const s
 
 static bool is_file_kind(const char *k)
 {
-	return !strcmp(k, "created") || !strcmp(k, "replaced") || !strcmp(k, "state");
+	return !strcmp(k, "created") || !strcmp(k, "replaced") || !strcmp(k, "state") || !strcmp(k, "link");
 }
 
 int fix_revert(const struct root *root, double now, struct fix_result *res)

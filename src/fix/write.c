@@ -126,6 +126,30 @@ int fix_write_file_like(const struct root *root, const char *path, const char *d
 	return r;
 }
 
+int fix_write_link(const struct root *root, const char *path, const char *target, struct strv *made)
+{
+	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
+	_cleanup_free_ char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
+	int r;
+	if (*dir && (r = fix_mkdirs(root, dir, made)) < 0)
+		return r;
+	if ((r = canonical(root, path, &c)) < 0)
+		return r;
+	const char *rel = root_rel(c.buf), *slash = strrchr(rel, '/');
+	unsigned char rnd[6];
+	randombytes_buf(rnd, sizeof(rnd));
+	_cleanup_free_ char *tmp = xasprintf("%.*s.%s.gpuready-%02x%02x%02x%02x%02x%02x", slash ? (int)(slash - rel + 1) : 0,
+					     rel, slash ? slash + 1 : rel, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+	if (symlinkat(target, root_dirfd(root), tmp) < 0)
+		return -errno;
+	if (renameat(root_dirfd(root), tmp, root_dirfd(root), rel) < 0) {
+		r = -errno;
+		unlinkat(root_dirfd(root), tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
 /* Kernel state files (sysfs, procfs, configfs in a tree) are written in
  * place, as the command they stand for would. */
 int fix_write_state(const struct root *root, const char *path, const char *value, struct strv *made)
@@ -140,6 +164,18 @@ int fix_unlink(const struct root *root, const char *path)
 	if (r < 0)
 		return r;
 	return unlinkat(root_dirfd(root), root_rel(c.buf), 0) < 0 ? -errno : 0;
+}
+
+int fix_unlink_link(const struct root *root, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+	int r = root_resolve(root, *dir ? dir : "/", &c);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *rel = xasprintf("%s/%s", root_rel(c.buf), slash ? slash + 1 : path);
+	return unlinkat(root_dirfd(root), rel, 0) < 0 ? -errno : 0;
 }
 
 int fix_rmdir(const struct root *root, const char *path)

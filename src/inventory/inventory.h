@@ -32,6 +32,7 @@ struct kernel_info {
 	char *cmdline;   /* /proc/cmdline */
 	char *hostname;  /* live gethostname, else proc/etc files, else NULL */
 	char *arch;      /* uname machine, or .gpuready/meta arch */
+	char *os_id, *os_id_like; int os_err; /* os-release(5) ID, ID_LIKE (NULL absent); reading it */
 	double uptime;   /* seconds since boot, the first number of /proc/uptime (proc(5)); valid when uptime_err is 0 */
 	int uptime_err;  /* reading or parsing it */
 };
@@ -58,9 +59,8 @@ struct modules_info {
 	struct strv sysmodule_builtin; /* /sys/module entries without initstate */
 	struct strv builtin;       /* names from modules.builtin */
 	struct strv bound_drivers; /* PCI driver names bound to some device */
-	int proc_err;              /* reading /proc/modules */
-	int sys_err;               /* listing /sys/module */
-	int builtin_err;           /* reading modules.builtin */
+	struct strv installed;     /* names in /lib/modules/<release>/modules.dep (depmod(8)) */
+	int proc_err, sys_err, builtin_err, dep_err; /* reading /proc/modules, /sys/module, modules.builtin, .dep */
 };
 
 enum module_state modules_state(const struct modules_info *m, const char *name);

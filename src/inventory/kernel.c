@@ -60,6 +60,25 @@ int uptime_parse(const char *s, double *ret)
 	return 0;
 }
 
+/* The value of KEY= in os-release text (os-release(5): shell-style
+ * assignments, the value optionally in quotes), malloc'd; NULL when none. */
+static char *os_release_value(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *l = text; *l; l += strcspn(l, "\n"), l += *l == '\n') {
+		if (strncmp(l, key, kl) || l[kl] != '=')
+			continue;
+		const char *v = l + kl + 1;
+		size_t n = strcspn(v, "\n");
+		if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+			v++;
+			n -= 2;
+		}
+		return xstrndup(v, n);
+	}
+	return NULL;
+}
+
 int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u)
 {
 	char *s = NULL;
@@ -76,6 +95,15 @@ int kernel_load(const struct root *r, struct kernel_info *k, struct user_info *u
 	}
 	if (read_str(r, &s, "/proc/cmdline") == 0)
 		k->cmdline = s;
+	/* /etc/os-release, else /usr/lib/os-release (os-release(5)) */
+	struct strbuf os = STRBUF_INIT;
+	if ((k->os_err = read_all(r, &os, "/etc/os-release")) < 0 && read_all(r, &os, "/usr/lib/os-release") == 0)
+		k->os_err = 0;
+	if (k->os_err == 0) {
+		k->os_id = os_release_value(os.buf, "ID");
+		k->os_id_like = os_release_value(os.buf, "ID_LIKE");
+	}
+	strbuf_release(&os);
 	/* "350735.47 234388.90": seconds up, then idle (proc(5)) */
 	k->uptime_err = read_str(r, &s, "/proc/uptime");
 	if (k->uptime_err == 0) {
@@ -123,6 +151,8 @@ void kernel_free(struct kernel_info *k, struct user_info *u)
 {
 	free(k->release);
 	free(k->cmdline);
+	free(k->os_id);
+	free(k->os_id_like);
 	free(k->hostname);
 	free(k->arch);
 	free(u->home);

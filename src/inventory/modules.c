@@ -46,6 +46,16 @@ static int builtin_line(void *ud, char *line, unsigned no)
 	return 0;
 }
 
+/* "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko.zst: kernel/..." -> "mlx5_ib" */
+static int dep_line(void *ud, char *line, unsigned no)
+{
+	char *colon = strchr(line, ':');
+	if (!colon)
+		return 0;
+	*colon = '\0';
+	return builtin_line(ud, line, no);
+}
+
 int modules_load(const struct root *r, const char *release, struct modules_info *m)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -63,12 +73,16 @@ int modules_load(const struct root *r, const char *release, struct modules_info 
 			strv_add(&m->sysmodule_builtin, names.v[i]);
 	}
 
-	m->builtin_err = -ENOENT;
+	m->builtin_err = m->dep_err = -ENOENT;
 	if (release) {
 		strbuf_reset(&sb);
 		m->builtin_err = read_all(r, &sb, "/lib/modules/%s/modules.builtin", release);
 		if (m->builtin_err == 0)
 			str_foreach_line(sb.buf, sb.len, builtin_line, &m->builtin);
+		strbuf_reset(&sb);
+		m->dep_err = read_all(r, &sb, "/lib/modules/%s/modules.dep", release);
+		if (m->dep_err == 0)
+			str_foreach_line(sb.buf, sb.len, dep_line, &m->installed);
 	}
 	return 0;
 }
@@ -111,4 +125,5 @@ void modules_free(struct modules_info *m)
 	strv_free(&m->sysmodule_builtin);
 	strv_free(&m->builtin);
 	strv_free(&m->bound_drivers);
+	strv_free(&m->installed);
 }

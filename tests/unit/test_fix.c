@@ -152,6 +152,7 @@ static void make_plan(struct fix_plan *p, const struct root *root, bool disrupti
 	strv_add(&r->cmds[0].argv, "sysctl");
 	r->cmds[0].sets_path = strdup("/proc/sys/net/core/rmem_max");
 	r->cmds[0].sets_value = strdup("268435456\n");
+	r->cmds[0].sets_len = strlen(r->cmds[0].sets_value);
 }
 
 static void test_apply_revert(void **state)
