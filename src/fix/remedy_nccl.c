@@ -463,6 +463,26 @@ static bool source_removed(const struct nplan *p, const char *source)
 	return removed(p, path, (unsigned)strtoul(colon + 1, NULL, 10));
 }
 
+/* RDMA-CM's class (configfs default_roce_tos; -1: none, the kernel's 0)
+ * on RoCE ports where it is not NCCL's new DSCP: rdma.nccl_ib_tc says so
+ * once NCCL's class is right, and rdma.roce_tos is the finding to fix. */
+static void roce_tos_note(struct nplan *p, int tos)
+{
+	_cleanup_strbuf_ struct strbuf other = STRBUF_INIT;
+	const struct rdma_info *ri = &p->c->inv->rdma;
+	for (size_t d = 0; d < ri->n; d++)
+		for (size_t k = 0; k < ri->v[d].n_ports; k++) {
+			const struct rdma_port *pt = &ri->v[d].ports[k];
+			int t = pt->roce_tos >= 0 ? pt->roce_tos : 0;
+			if (pt->link_layer && !strcmp(pt->link_layer, "Ethernet") && t >> 2 != tos >> 2)
+				strbuf_addf(&other, "%s%s/%u", other.len ? ", " : "", ri->v[d].name, pt->num);
+		}
+	if (other.len)
+		fix_note(remedy(p), "RDMA-CM marks another class than DSCP %d on %s: rdma.nccl_ib_tc warns about "
+				    "default_roce_tos until rdma.roce_tos is fixed",
+			 tos >> 2, other.buf);
+}
+
 static int plan_ib_tc(struct nplan *p)
 {
 	const struct nccl_config *nc = &p->c->inv->nccl;
@@ -486,6 +506,7 @@ static int plan_ib_tc(struct nplan *p)
 		answer(p, f, "NCCL_IB_TC=%s", want);
 		fix_note(remedy(p), "NCCL programs each queue pair with the peer's NCCL_IB_TC: set the same value on every "
 				    "node");
+		roce_tos_note(p, p->c->expect->tos);
 	}
 	return 0;
 }
