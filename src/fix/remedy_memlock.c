@@ -121,10 +121,11 @@ static int slurmd_part(struct fix_ctx *c, struct fix_remedy *r)
 			     "[Service]\nLimitMEMLOCK=infinity\n");
 	struct fix_cmd *cmd = fix_cmd_add(r, (const char *const[]){ "systemctl", "daemon-reload", NULL });
 	cmd->after_files = true;
-	fix_note(r, "slurmd (%s%s) runs with LimitMEMLOCK=%s%s%s%s; it reads the new limit when it is restarted: restart "
-		    "it when no job runs (`systemctl restart slurmd`); gpuready does not",
-		 s->unit, s->enabled ? ", enabled" : "", s->memlock ? s->memlock : "not set, systemd's default",
-		 s->memlock_source ? " (" : "", s->memlock_source ? s->memlock_source : "", s->memlock_source ? ")" : "");
+	_cleanup_free_ char *now = s->memlock ? xasprintf("runs with LimitMEMLOCK=%s (%s)", s->memlock, s->memlock_source)
+					      : xstrdup("sets no LimitMEMLOCK, so systemd's default applies");
+	fix_note(r, "slurmd (%s%s) %s; it reads the new limit when it is restarted: restart it when no job runs "
+		    "(`systemctl restart slurmd`); gpuready does not",
+		 s->unit, s->enabled ? ", enabled" : "", now);
 	return 0;
 }
 

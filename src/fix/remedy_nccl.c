@@ -129,30 +129,36 @@ static bool word_in(const char *w, size_t n, const char *const *v, size_t nv)
 	return false;
 }
 
-/* Counts the compound commands a line opens and closes (words outside
- * quotes and comments); false for what this reading cannot follow (a
- * here-document, a closer without an opener). */
+static const char *const keep_position[] = { "then", "do", "else", "elif", "!", "if", "while", "until", "{" };
+
+/* Counts the compound commands a line opens and closes (reserved words in
+ * command position, outside quotes and comments); false for what this
+ * reading cannot follow (a here-document, a closer without an opener). */
 static bool shell_depth(const char *l, int *depth)
 {
 	if (strstr(l, "<<"))
 		return false;
+	bool command = true;
 	for (const char *s = l; *s;) {
 		if (*s == '"' || *s == '\'') {
 			const char *end = strchr(s + 1, *s);
 			s = end ? end + 1 : s + strlen(s);
+			command = false;
 			continue;
 		}
 		if (strchr(" \t;&|()", *s)) {
+			command |= *s != ' ' && *s != '\t';
 			s++;
 			continue;
 		}
 		if (*s == '#')
 			break;
 		size_t n = strcspn(s, " \t;&|()\"'");
-		if (word_in(s, n, openers, ARRAY_SIZE(openers)))
+		if (command && word_in(s, n, openers, ARRAY_SIZE(openers)))
 			(*depth)++;
-		else if (word_in(s, n, closers, ARRAY_SIZE(closers)) && --(*depth) < 0)
+		else if (command && word_in(s, n, closers, ARRAY_SIZE(closers)) && --(*depth) < 0)
 			return false;
+		command = command && word_in(s, n, keep_position, ARRAY_SIZE(keep_position));
 		s += n ? n : 1;
 	}
 	return true;

@@ -137,14 +137,17 @@ static void test_debug_and_names(void **state)
 {
 	(void)state;
 	struct run *r = tree();
-	tu_write(r->dir, "etc/profile.d/nccl.sh", "# NCCL\nexport NCCL_DEBUG=INFO\nexport NCCL_IB_GDR_LEVEL=PXB\n"
+	tu_write(r->dir, "etc/profile.d/nccl.sh", "# NCCL\nif [ -d /opt/x ]; then\n  X=1\nfi\ncase \"$A\" in\n  a) B=1 ;;\nesac\n"
+						  "f() {\n  echo done\n}\nexport NCCL_DEBUG=INFO\nexport NCCL_IB_GDR_LEVEL=PXB\n"
 						  "NCCL_SOKCET_IFNAME=eth0\nexport NCCL_SOKCET_IFNAME\n"
 						  "export NCCL_DEBUG_SUBSYS=INIT\n");
 	tu_write(r->dir, "etc/nccl.conf", "# site\nNCCL_DEBUG=TRACE\nNCCL_IB_SL=3\n");
 	load(r);
 	plan(r);
 	const char *sh = new_of(r, "nccl-conf", "/etc/profile.d/nccl.sh");
-	assert_string_equal(sh, "# NCCL\n"
+	/* after closed compound commands a line stands alone again */
+	assert_string_equal(sh, "# NCCL\nif [ -d /opt/x ]; then\n  X=1\nfi\ncase \"$A\" in\n  a) B=1 ;;\nesac\n"
+				"f() {\n  echo done\n}\n"
 				"# disabled by gpuready fix (rdma.nccl_debug): export NCCL_DEBUG=INFO\n"
 				"# disabled by gpuready fix (rdma.nccl_names): export NCCL_IB_GDR_LEVEL=PXB\n"
 				"# disabled by gpuready fix (rdma.nccl_names): NCCL_SOKCET_IFNAME=eth0\n"
