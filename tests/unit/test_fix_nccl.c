@@ -202,6 +202,29 @@ static void test_environment(void **state)
 	finish(r);
 }
 
+/* What NCCL reads cannot all be read: nothing is changed */
+static void test_unknown_files(void **state)
+{
+	(void)state;
+	struct run *r = tree();
+	tu_write(r->dir, "etc/profile.d/nccl.sh", "export NCCL_DEBUG=INFO\n");
+	tu_write(r->dir, "etc/nccl.conf", "NCCL_IB_SL=3\n");
+	tu_write(r->dir, ".gpuready/unreadable", "EACCES /etc/nccl.conf\n");
+	load(r);
+	plan(r);
+	tu_assert_has(manual_why(r, "rdma.nccl_debug", "NCCL_DEBUG"), "/etc/nccl.conf (");
+	assert_false(changes(r, "/etc/profile.d/nccl.sh"));
+	finish(r);
+
+	r = tree();
+	tu_write(r->dir, "etc/profile.d/nccl.sh", "export NCCL_DEBUG=INFO\nexport NCCL_CONF_FILE=site.conf\n");
+	load(r);
+	plan(r);
+	tu_assert_has(manual_why(r, "rdma.nccl_debug", "NCCL_DEBUG"), "NCCL_CONF_FILE=site.conf is relative");
+	assert_null(remedy(r, "nccl-conf"));
+	finish(r);
+}
+
 static void test_user_conf_and_ranges(void **state)
 {
 	(void)state;
@@ -382,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_debug_and_names),
 		cmocka_unit_test(test_not_plain),
 		cmocka_unit_test(test_environment),
+		cmocka_unit_test(test_unknown_files),
 		cmocka_unit_test(test_user_conf_and_ranges),
 		cmocka_unit_test(test_rename_declined),
 		cmocka_unit_test(test_ib_tc),
