@@ -39,19 +39,21 @@ static int on_line(void *ud, char *line, unsigned lineno)
 	return 0;
 }
 
-static void scan_file(const struct root *r, struct slurmd_info *s, const char *path)
+/* Reads one file's LimitMEMLOCK= lines; 0, or -errno (-ENOENT: absent). */
+static int scan_file(const struct root *r, struct slurmd_info *s, const char *path)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int err = root_read_unrecorded(r, path, 1u << 20, &sb);
 	if (err < 0) {
 		if (err != -ENOENT && !s->unreadable)
 			s->unreadable = xasprintf("%s (%s)", path, read_strerror(err));
-		return;
+		return err;
 	}
 	struct scan k = { .s = s, .path = path, .kept = STRBUF_INIT };
 	str_foreach_line(sb.buf, sb.len, on_line, &k);
 	root_record_kept(r, path, k.kept.buf, k.kept.len);
 	strbuf_release(&k.kept);
+	return 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -83,11 +85,18 @@ static void drop_ins(const struct root *r, struct strv *out)
 struct slurmd_info *slurmd_load(const struct root *r)
 {
 	struct slurmd_info *s = xcalloc(1, sizeof(*s));
-	s->unit = systemd_unit_find(r, SLURMD_UNIT);
+	/* the unit file that wins (as systemd_unit_find(), but read rather
+	 * than probed, so that a snapshot keeps its LimitMEMLOCK= lines) */
+	for (size_t d = 0; d < ARRAY_SIZE(unit_dirs) && !s->unit; d++) {
+		char *path = xasprintf("%s/%s", unit_dirs[d], SLURMD_UNIT);
+		if (scan_file(r, s, path) == -ENOENT)
+			free(path);
+		else
+			s->unit = path;
+	}
 	if (!s->unit)
 		return s;
 	s->enabled = systemd_unit_enabled(r, SLURMD_UNIT);
-	scan_file(r, s, s->unit);
 	_cleanup_strv_ struct strv d = STRV_INIT;
 	drop_ins(r, &d);
 	for (size_t i = 0; i < d.n; i++)

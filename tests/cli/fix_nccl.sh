@@ -100,4 +100,21 @@ else fail "v100-cx3pro: NCCL_DEBUG"; cat "$TMP/why" >&2; fi
 one ndr-ib-4port rdma.nccl_ranges:NCCL_IB_RETRY_CNT
 contains "$TMP/ndr-ib-4port.plan.json" '-NCCL_IB_RETRY_CNT=9' "ndr-ib-4port: the line is deleted from /root/.nccl.conf"
 
+# slurmd's unit without LimitMEMLOCK=infinity: a drop-in beside limits.d, read back from a snapshot that
+# keeps only the unit's LimitMEMLOCK= line (a unit may hold secrets)
+S="$TMP/slurmd"
+cp -a "$FIX/h100-roce-broken/root" "$S"
+mkdir -p "$S/lib/systemd/system"
+printf '[Service]\nEnvironment=TOKEN=s3cret\nLimitMEMLOCK=64M\n' >"$S/lib/systemd/system/slurmd.service"
+"$BIN" snapshot --sysroot "$S" "$TMP/snap" >/dev/null 2>&1 || fail "slurmd: snapshot"
+lacks "$TMP/snap/lib/systemd/system/slurmd.service" 's3cret' "slurmd: the snapshot drops the unit's other lines"
+"$BIN" fix --sysroot "$TMP/snap" --only rdma.memlock >"$TMP/out" 2>&1
+contains "$TMP/out" '+++ /etc/systemd/system/slurmd.service.d/90-gpuready-memlock.conf' \
+	"slurmd: the plan adds the drop-in"
+contains "$TMP/out" 'runs with LimitMEMLOCK=64M (/lib/systemd/system/slurmd.service:3)' \
+	"slurmd: the note names the limit slurmd runs with"
+"$BIN" fix --sysroot "$S" --only rdma.memlock --apply >/dev/null 2>&1
+"$BIN" fix --sysroot "$S" --only rdma.memlock >"$TMP/out" 2>&1
+contains "$TMP/out" '0 changes planned' "slurmd: after --apply a second plan changes nothing"
+
 [ "$FAILS" -eq 0 ] || exit 1
