@@ -2,6 +2,8 @@
 #include "fix/fix.h"
 
 extern const struct fix_def fix_sysctl;
+extern const struct fix_def fix_memlock;
+extern const struct fix_def fix_nccl;
 extern const struct fix_def fix_tos;
 extern const struct fix_def fix_modules;
 extern const struct fix_def fix_peermem;
@@ -10,6 +12,8 @@ extern const struct fix_def fix_iommu;
 
 const struct fix_def *const fix_registry[] = {
 	&fix_sysctl,
+	&fix_memlock,
+	&fix_nccl,
 	&fix_tos,
 	&fix_modules,
 	&fix_peermem,

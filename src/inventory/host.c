@@ -3,8 +3,10 @@
  * that registering RDMA memory needs (NCCL documentation, Troubleshooting, memlock).
  *
  * memlock comes from limits.conf(5) and limits.d (*.conf) in the tree; when
- * live, also from this process's RLIMIT_MEMLOCK. */
+ * live, also from this process's RLIMIT_MEMLOCK; slurmd's own limit from
+ * its unit (slurmd.c). */
 #include "inventory.h"
+#include "slurmd.h"
 #include "textfmt.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
@@ -63,6 +65,7 @@ int host_load(const struct root *r, struct host_info *h)
 			read_limits(r, h, p);
 		}
 
+	h->slurmd = slurmd_load(r);
 	if (root_is_live(r)) {
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
@@ -85,5 +88,6 @@ void host_free(struct host_info *h)
 		free(h->limits[i].source);
 	}
 	free(h->limits);
+	slurmd_free(h->slurmd);
 	memset(h, 0, sizeof(*h));
 }

@@ -490,8 +490,8 @@ struct host_info {
 	struct limit_entry *limits; /* memlock entries only */
 	size_t n_limits;
 	int limits_err;     /* limits.conf unreadable (not: absent) */
-	bool rlimit_known;  /* live process limit */
-	bool rlimit_unlimited;
+	bool rlimit_known, rlimit_unlimited; /* live process limit */
+	struct slurmd_info *slurmd; /* slurmd.service's LimitMEMLOCK (slurmd.h); never NULL once loaded */
 	uint64_t rlimit_soft, rlimit_hard;
 };
 

@@ -50,7 +50,10 @@ cycle() {
 	name=$1; shift
 	root=$TMP/$name
 	"$BIN" check --sysroot "$root" --json >"$TMP/$name.before.json" 2>/dev/null
-	"$BIN" fix --sysroot "$root" --apply --allow-disruptive >"$TMP/$name.apply" 2>&1
+	only=
+	for c in "$@"; do only="$only --only $c"; done
+	# shellcheck disable=SC2086 # one word per option
+	"$BIN" fix --sysroot "$root" --apply --allow-disruptive $only >"$TMP/$name.apply" 2>&1
 	"$BIN" check --sysroot "$root" --json >"$TMP/$name.after.json" 2>/dev/null
 	"$BIN" check --sysroot "$root" >"$TMP/$name.after.txt" 2>/dev/null
 	if changed "$TMP/$name.before.json" "$TMP/$name.after.json" "$@" >"$TMP/$name.changes"; then
@@ -58,7 +61,8 @@ cycle() {
 	else
 		fail "$name: other findings changed"; sed 's/^/  | /' "$TMP/$name.changes" >&2
 	fi
-	"$BIN" fix --sysroot "$root" --allow-disruptive >"$TMP/$name.again" 2>&1
+	# shellcheck disable=SC2086
+	"$BIN" fix --sysroot "$root" --allow-disruptive $only >"$TMP/$name.again" 2>&1
 	contains "$TMP/$name.again" "0 changes planned" "$name: a second plan has nothing new"
 }
 
