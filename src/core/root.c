@@ -343,6 +343,12 @@ int root_resolve(const struct root *r, const char *path, struct strbuf *out)
 	return resolve(r, path, true, out);
 }
 
+int root_resolve_write(const struct root *r, const char *path, struct strbuf *out)
+{
+	struct walk w = { 0 };
+	return resolve_at(r, path, true, false, &w, out);
+}
+
 static int read_at(const struct root *r, const char *path, size_t max, struct walk *w, struct strbuf *out);
 
 int root_read(const struct root *r, const char *path, size_t max, struct strbuf *out)

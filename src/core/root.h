@@ -75,6 +75,9 @@ void root_set_recorder(struct root *r, const struct root_recorder *rec);
  * symlink followed, "." and ".." removed. The last component need not exist
  * (then the result names where it would be and the return is -ENOENT). */
 int root_resolve(const struct root *r, const char *path, struct strbuf *out);
+/* The same for a path about to be written: a final regular file is never
+ * taken for a link's stand-in (gpuready fix writes where the file is). */
+int root_resolve_write(const struct root *r, const char *path, struct strbuf *out);
 
 /* Reads the whole file (following links) into out, which is reset first.
  * Files larger than max give -EFBIG (never a silent truncation). */

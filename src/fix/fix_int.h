@@ -28,7 +28,13 @@ int fix_unlink(const struct root *root, const char *path);
 /* Removes the link at path itself (its last component not followed). */
 int fix_unlink_link(const struct root *root, const char *path);
 int fix_rmdir(const struct root *root, const char *path);
+/* Renames a regular file (a backup) over another path; -EPERM when from
+ * is not a regular file. Neither last name is followed. */
 int fix_rename(const struct root *root, const char *from, const char *to);
+/* lstat(2) of path inside the root (its directory walked safely). */
+int fix_lstat(const struct root *root, const char *path, struct stat *st);
+/* An fd for appending to path (made if absent, mode), never through a link. */
+int fix_open_append(const struct root *root, const char *path, mode_t mode);
 
 /* One line of the audit log (FIX_LOG): tab-separated
  *   TIME  ACTION  CHECKS  PATH  KIND  BEFORE  AFTER  DETAIL

@@ -1,7 +1,12 @@
 /* Writing inside the root for `fix --apply` and `--revert`: directories
  * made as needed, files replaced atomically (a temporary file beside,
- * fsync, rename), every path resolved through the root first so that a
- * link in a recorded tree never leads out of it (core/root.h). */
+ * fsync, rename). A path is resolved through the root first (links in a
+ * recorded tree followed inside it, core/root.h), and then its directory
+ * is opened component by component from the root's fd without following
+ * any link: a link found there now (the tree changed since it was
+ * resolved) fails with -ELOOP instead of leading out of the root. Every
+ * change is made relative to that directory's fd, on the last name only,
+ * which is never followed. */
 #include "fix/fix_int.h"
 
 #include "core/cleanup.h"
@@ -39,39 +44,147 @@ void fix_digest(const char *data, size_t len, bool exists, char out[FIX_DIGEST_L
 	sodium_bin2hex(out + 7, FIX_DIGEST_LEN - 7, h, sizeof(h));
 }
 
-/* path's in-root canonical form, its last component not required to exist. */
-static int canonical(const struct root *root, const char *path, struct strbuf *out)
+/* The canonical in-root form of directory dir, its missing components
+ * appended as written (no "." or ".." there). 0 or -errno. */
+static int canon_dir(const struct root *root, const char *dir, struct strbuf *out)
 {
-	int r = root_resolve(root, path, out);
-	return r == -ENOENT ? 0 : r;
+	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT, next = STRBUF_INIT, res = STRBUF_INIT;
+	strbuf_addch(&cur, '/');
+	bool missing = false;
+	for (const char *s = dir; *s;) {
+		while (*s == '/')
+			s++;
+		const char *c = s;
+		while (*s && *s != '/')
+			s++;
+		size_t n = (size_t)(s - c);
+		if (!n)
+			break;
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return -EINVAL;
+		strbuf_reset(&next);
+		strbuf_addf(&next, "%s%s%.*s", cur.buf, cur.len > 1 ? "/" : "", (int)n, c);
+		int r = missing ? -ENOENT : root_resolve_write(root, next.buf, &res);
+		if (r == 0) {
+			strbuf_reset(&cur);
+			strbuf_adds(&cur, res.buf);
+		} else if (r == -ENOENT) {
+			missing = true;
+			strbuf_reset(&cur);
+			strbuf_adds(&cur, next.buf);
+		} else {
+			return r;
+		}
+	}
+	strbuf_reset(out);
+	strbuf_adds(out, cur.buf);
+	return 0;
+}
+
+/* Opens the canonical directory canon by walking it from the root's fd,
+ * following no link; with make, missing directories are made (0755) and
+ * added to made. The fd, or -errno (-ELOOP: a link where a directory was). */
+static int walk_dir(const struct root *root, const char *canon, bool make, struct strv *made)
+{
+	int fd = openat(root_dirfd(root), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	_cleanup_strbuf_ struct strbuf sofar = STRBUF_INIT;
+	for (const char *s = canon; *s;) {
+		while (*s == '/')
+			s++;
+		const char *c = s;
+		while (*s && *s != '/')
+			s++;
+		if (s == c)
+			break;
+		_cleanup_free_ char *name = xstrndup(c, (size_t)(s - c));
+		strbuf_addf(&sofar, "/%s", name);
+		int nfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && make) {
+			if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+				int e = -errno;
+				close(fd);
+				return e;
+			}
+			if (made)
+				strv_add(made, sofar.buf);
+			nfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		int e = nfd < 0 ? (errno == ENOTDIR ? -ELOOP : -errno) : 0;
+		close(fd);
+		if (nfd < 0)
+			return e;
+		fd = nfd;
+	}
+	return fd;
+}
+
+/* The directory of path opened safely (walk_dir), and the last name:
+ * follow_last resolves a final link inside the root first (a file written
+ * through its link), else the name is path's own. */
+static int open_parent(const struct root *root, const char *path, bool follow_last, bool make, struct strv *made,
+		       char **name)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || !slash[1] || path[0] != '/')
+		return -EINVAL;
+	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT, dir = STRBUF_INIT;
+	int r = 0;
+	if (follow_last && (r = root_resolve_write(root, path, &c)) == 0) {
+		slash = strrchr(c.buf, '/');
+		strbuf_add(&dir, c.buf, (size_t)(slash - c.buf));
+		*name = xstrdup(slash + 1);
+	} else if (r != 0 && r != -ENOENT) {
+		return r;
+	} else {
+		_cleanup_free_ char *d = xstrndup(path, (size_t)(slash - path));
+		if ((r = canon_dir(root, *d ? d : "/", &dir)) < 0)
+			return r;
+		*name = xstrdup(slash + 1);
+	}
+	if (!strcmp(*name, ".") || !strcmp(*name, "..")) {
+		free(*name);
+		return -EINVAL;
+	}
+	int fd = walk_dir(root, dir.len ? dir.buf : "/", make, made);
+	if (fd < 0) {
+		free(*name);
+		*name = NULL;
+	}
+	return fd;
 }
 
 int fix_mkdirs(const struct root *root, const char *dir, struct strv *made)
 {
 	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	int r = root_resolve(root, dir, &c);
-	if (r == 0) {
-		struct stat st;
-		if (fstatat(root_dirfd(root), root_rel(c.buf), &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
-		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	}
-	if (r != -ENOENT)
+	int r = canon_dir(root, dir, &c);
+	if (r < 0)
 		return r;
-	const char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		_cleanup_free_ char *parent = xstrndup(dir, (size_t)(slash - dir));
-		if ((r = fix_mkdirs(root, parent, made)) < 0)
-			return r;
-	}
-	strbuf_reset(&c);
-	if ((r = canonical(root, dir, &c)) < 0)
-		return r;
-	if (mkdirat(root_dirfd(root), root_rel(c.buf), 0755) < 0 && errno != EEXIST)
-		return -errno;
-	if (made)
-		strv_add(made, c.buf);
+	int fd = walk_dir(root, c.buf, true, made);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
+}
+
+int fix_lstat(const struct root *root, const char *path, struct stat *st)
+{
+	_cleanup_free_ char *name = NULL;
+	int fd = open_parent(root, path, false, false, NULL, &name);
+	if (fd < 0)
+		return fd;
+	int r = fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+/* A name beside `name` for a temporary file: ".NAME.gpuready-XXXXXX". */
+static char *temp_name(const char *name)
+{
+	unsigned char rnd[6];
+	randombytes_buf(rnd, sizeof(rnd));
+	return xasprintf(".%s.gpuready-%02x%02x%02x%02x%02x%02x", name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 }
 
 int fix_write_file(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
@@ -83,26 +196,17 @@ int fix_write_file(const struct root *root, const char *path, const char *data, 
 int fix_write_file_like(const struct root *root, const char *path, const char *data, size_t len, mode_t mode,
 			const struct stat *like, struct strv *made)
 {
-	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	_cleanup_free_ char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
-	int r;
-	if (*dir && (r = fix_mkdirs(root, dir, made)) < 0)
+	_cleanup_free_ char *name = NULL;
+	int dfd = open_parent(root, path, true, true, made, &name);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_free_ char *tmp = temp_name(name);
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600), r = 0;
+	if (fd < 0) {
+		r = -errno;
+		close(dfd);
 		return r;
-	if ((r = canonical(root, path, &c)) < 0)
-		return r;
-	const char *rel = root_rel(c.buf), *slash = strrchr(rel, '/');
-	_cleanup_free_ char *tmp = slash ? xasprintf("%.*s/.%s.gpuready-XXXXXX", (int)(slash - rel), rel, slash + 1)
-					 : xasprintf(".%s.gpuready-XXXXXX", rel);
-	/* a random suffix, created exclusively */
-	size_t n = strlen(tmp);
-	unsigned char rnd[6];
-	randombytes_buf(rnd, sizeof(rnd));
-	for (size_t i = 0; i < 6; i++)
-		tmp[n - 6 + i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rnd[i] % 36];
-	int fd = openat(root_dirfd(root), tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	r = 0;
+	}
 	for (size_t off = 0; off < len && !r;) {
 		ssize_t w = write(fd, data + off, len - off);
 		if (w < 0 && errno != EINTR)
@@ -119,35 +223,28 @@ int fix_write_file_like(const struct root *root, const char *path, const char *d
 		r = -errno;
 	if (close(fd) < 0 && !r)
 		r = -errno;
-	if (!r && renameat(root_dirfd(root), tmp, root_dirfd(root), rel) < 0)
+	if (!r && renameat(dfd, tmp, dfd, name) < 0)
 		r = -errno;
 	if (r)
-		unlinkat(root_dirfd(root), tmp, 0);
+		unlinkat(dfd, tmp, 0);
+	close(dfd);
 	return r;
 }
 
 int fix_write_link(const struct root *root, const char *path, const char *target, struct strv *made)
 {
-	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	_cleanup_free_ char *dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
-	int r;
-	if (*dir && (r = fix_mkdirs(root, dir, made)) < 0)
-		return r;
-	if ((r = canonical(root, path, &c)) < 0)
-		return r;
-	const char *rel = root_rel(c.buf), *slash = strrchr(rel, '/');
-	unsigned char rnd[6];
-	randombytes_buf(rnd, sizeof(rnd));
-	_cleanup_free_ char *tmp = xasprintf("%.*s.%s.gpuready-%02x%02x%02x%02x%02x%02x", slash ? (int)(slash - rel + 1) : 0,
-					     rel, slash ? slash + 1 : rel, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
-	if (symlinkat(target, root_dirfd(root), tmp) < 0)
-		return -errno;
-	if (renameat(root_dirfd(root), tmp, root_dirfd(root), rel) < 0) {
+	_cleanup_free_ char *name = NULL;
+	int dfd = open_parent(root, path, false, true, made, &name);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_free_ char *tmp = temp_name(name);
+	int r = symlinkat(target, dfd, tmp) < 0 ? -errno : 0;
+	if (!r && renameat(dfd, tmp, dfd, name) < 0) {
 		r = -errno;
-		unlinkat(root_dirfd(root), tmp, 0);
-		return r;
+		unlinkat(dfd, tmp, 0);
 	}
-	return 0;
+	close(dfd);
+	return r;
 }
 
 /* Kernel state files (sysfs, procfs, configfs in a tree) are written in
@@ -157,41 +254,64 @@ int fix_write_state(const struct root *root, const char *path, const char *value
 	return fix_write_file(root, path, value, strlen(value), 0644, made);
 }
 
+/* Removes path's last name (never followed); flags as unlinkat(2). */
+static int remove_name(const struct root *root, const char *path, int flags)
+{
+	_cleanup_free_ char *name = NULL;
+	int dfd = open_parent(root, path, false, false, NULL, &name);
+	if (dfd < 0)
+		return dfd;
+	int r = unlinkat(dfd, name, flags) < 0 ? -errno : 0;
+	close(dfd);
+	return r;
+}
+
 int fix_unlink(const struct root *root, const char *path)
 {
-	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	int r = root_resolve(root, path, &c);
-	if (r < 0)
-		return r;
-	return unlinkat(root_dirfd(root), root_rel(c.buf), 0) < 0 ? -errno : 0;
+	return remove_name(root, path, 0);
 }
 
 int fix_unlink_link(const struct root *root, const char *path)
 {
-	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
-	int r = root_resolve(root, *dir ? dir : "/", &c);
-	if (r < 0)
-		return r;
-	_cleanup_free_ char *rel = xasprintf("%s/%s", root_rel(c.buf), slash ? slash + 1 : path);
-	return unlinkat(root_dirfd(root), rel, 0) < 0 ? -errno : 0;
+	return remove_name(root, path, 0);
 }
 
 int fix_rmdir(const struct root *root, const char *path)
 {
-	_cleanup_strbuf_ struct strbuf c = STRBUF_INIT;
-	int r = root_resolve(root, path, &c);
-	if (r < 0)
-		return r;
-	return unlinkat(root_dirfd(root), root_rel(c.buf), AT_REMOVEDIR) < 0 ? -errno : 0;
+	return remove_name(root, path, AT_REMOVEDIR);
 }
 
 int fix_rename(const struct root *root, const char *from, const char *to)
 {
-	_cleanup_strbuf_ struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
-	int r;
-	if ((r = root_resolve(root, from, &a)) < 0 || (r = canonical(root, to, &b)) < 0)
-		return r;
-	return renameat(root_dirfd(root), root_rel(a.buf), root_dirfd(root), root_rel(b.buf)) < 0 ? -errno : 0;
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	int fa = open_parent(root, from, false, false, NULL, &a);
+	if (fa < 0)
+		return fa;
+	int fb = open_parent(root, to, false, false, NULL, &b), r;
+	if (fb < 0) {
+		close(fa);
+		return fb;
+	}
+	struct stat st;
+	if (fstatat(fa, a, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EPERM; /* a backup is a regular file: anything else is not ours */
+	else
+		r = renameat(fa, a, fb, b) < 0 ? -errno : 0;
+	close(fa);
+	close(fb);
+	return r;
+}
+
+int fix_open_append(const struct root *root, const char *path, mode_t mode)
+{
+	_cleanup_free_ char *name = NULL;
+	int dfd = open_parent(root, path, false, true, NULL, &name);
+	if (dfd < 0)
+		return dfd;
+	int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode);
+	int r = fd < 0 ? -errno : fd;
+	close(dfd);
+	return r;
 }
