@@ -72,6 +72,14 @@ int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
 int cmd_cluster_nccl(struct cmd_env *env);
 int cmd_fix(struct cmd_env *env);
+struct json_object;
+struct inventory;
+struct root;
+/* `fix --json`'s object for root (its checks, the plan, and with apply_it
+ * the changes and the checks again): fix's exit code, *ret NULL when it
+ * could not plan (said). cmd/fix.c */
+int fix_json_of(struct cmd_env *env, struct root *root, const struct inventory *inv, bool apply_it,
+		struct json_object **ret);
 /* This node's record (cluster facts, launched cluster check, check
  * --health; cmd/cluster_job.c): the configured root's checks, named by
  * --node-name, $SLURMD_NODENAME (live) or the host name.
