@@ -105,6 +105,13 @@ char *cluster_job_node_name(struct cmd_env *env, int proc);
 char *cluster_job_tree(int proc);
 int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_record **ret, size_t *ret_n,
 			struct strv *labels);
+/* Shared by cluster check and cluster fix (cmd/cluster.c), each 0 or
+ * EXIT_TOOL_ERROR (said): options of another way of finding the nodes
+ * are refused; the hosts of --hosts, each once; --only and --skip as
+ * words for the hosts' command (check IDs and areas only). */
+int cluster_mode_options(struct cmd_env *env);
+int cluster_read_hosts(struct cmd_env *env, struct strv *ret);
+int cluster_selection_words(struct cmd_env *env, struct strv *ret);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */
 bool bench_alias(const char *progname);
 
