@@ -72,6 +72,7 @@ int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
 int cmd_cluster_nccl(struct cmd_env *env);
 int cmd_fix(struct cmd_env *env);
+int cmd_cluster_fix(struct cmd_env *env);
 struct json_object;
 struct inventory;
 struct root;
