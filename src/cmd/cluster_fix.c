@@ -27,6 +27,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* With --hosts each host's fix reads its own /etc/gpuready.conf: site
+ * expectations given here would not reach it, so they are refused, never
+ * ignored. 0 or EXIT_TOOL_ERROR (said). */
+static int hosts_site_options(struct cmd_env *env)
+{
+	if (!env->set->cluster.hosts)
+		return 0;
+	const char *bad = opt_seen_name(env->cli, "config") ? "config" : NULL;
+	for (size_t i = 0; !bad && i < site_opts.n; i++)
+		if (opt_seen_name(env->cli, site_opts.rows[i].name))
+			bad = site_opts.rows[i].name;
+	if (!bad)
+		return 0;
+	fprintf(stderr, "%s: cluster fix: --%s does not reach the hosts of --hosts: each host's `gpuready fix` reads "
+			"its own /etc/gpuready.conf (set it there)\n",
+		env->progname, bad);
+	return EXIT_TOOL_ERROR;
+}
+
 static int usage(struct cmd_env *env)
 {
 	struct settings *s = env->set;
@@ -43,7 +62,7 @@ static int usage(struct cmd_env *env)
 		return EXIT_TOOL_ERROR;
 	}
 	int r = cluster_mode_options(env);
-	if (r)
+	if (r || (r = hosts_site_options(env)))
 		return r;
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster fix --snapshots DIR [DIR...] [options] | "

@@ -60,6 +60,9 @@ expect_exit 2 "$BIN" cluster fix --snapshots "$S/gpu01" --batch 2 && contains "$
 expect_exit 2 "$BIN" cluster fix --sysroot "$S/gpu01" --hosts gpu01 && contains "$TMP/err" "option '--sysroot' does not apply to this command" \
 	"--sysroot refused"
 
+expect_exit 2 "$BIN" cluster fix --hosts gpu01 --tos 96 \
+	&& contains "$TMP/err" "--tos does not reach the hosts of --hosts" "hosts: a site expectation refused"
+
 # ---- --hosts ----
 H=$TMP/hosts
 mkdir -p "$H"
