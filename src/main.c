@@ -27,6 +27,8 @@ static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_
 static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const cluster_nccl_opts[] = { &output_opts, &job_opts, &bench_opts, &cluster_opts, NULL };
 static const struct opt_table *const fix_cmd_opts[] = { &output_opts, &site_opts, &cluster_opts, &fix_opts, NULL };
+static const struct opt_table *const cluster_fix_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, &fix_opts,
+							   NULL };
 static const struct opt_table *const explain_cmd_opts[] = { &output_opts, &nccl_opts, NULL };
 
 /* `nccl --explain` reads logs instead of running NCCL: a command of its
@@ -109,6 +111,30 @@ static const struct command cluster_subs[] = {
 			 "should agree across nodes as sorted key=value strings. Saved from a known-good node it is "
 			 "the FILE of `cluster check --expect FILE`. Exit status: 0 the record was written (whatever "
 			 "the checks found), 2 gpuready could not run." },
+	{ .name = "cluster fix", .fn = cmd_cluster_fix, .opts = cluster_fix_opts, .scope = SCOPE_CLUSTER_FIX,
+	  .max_args = 100000,
+	  .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--apply [--batch N] "
+		   "[--allow-disruptive]] [--only ID] [--skip ID] [--json]",
+	  .summary = "Plan `gpuready fix` on many nodes, grouped by identical plans; apply in canary batches",
+	  .description = "Every node plans what `gpuready fix` would change (the node's `fix --json`), and the plans "
+			 "are grouped by what they would do (remedies, files and their new contents, commands, "
+			 "manual steps; not host names or times): `nodes gpu[01-14,16]: same 3 changes` and that plan "
+			 "once, then each other plan with its nodes, then the nodes that could not be planned and why. "
+			 "The nodes come as for `cluster check`: --snapshots DIR... plans each recorded tree in this "
+			 "process (nothing is applied to a snapshot: --apply is refused); --hosts HOSTLIST runs "
+			 "`gpuready fix --json` on each host through the remote shell (--rsh, --parallel, each within "
+			 "--host-timeout: a host that cannot be reached or answers with no plan is reported, never "
+			 "waited for); under a launcher (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node, "
+			 "torchrun) every process plans its own node and sends the plan to rank 0. --apply then applies "
+			 "on the nodes with changes in name order, --batch N at a time (default 1), the first batch a "
+			 "canary: each node runs `gpuready fix --apply` (backups, audit log, the checks again; "
+			 "--allow-disruptive and --only pass on), and the first batch in which a node's apply failed "
+			 "(a remedy failed, or it could not run or answer) stops the rollout: the batches done, the "
+			 "nodes that failed and why, and the nodes not touched are reported. JSON "
+			 "(docs/cluster-fix.schema.json) with --json. Exit status: 0 every node planned with nothing to "
+			 "change (with --apply: every batch applied and no check still failing); 1 changes planned, a "
+			 "node could not be planned, an apply failed or a check still fails; 2 gpuready could not run; "
+			 "3 under a launcher, a rank did not arrive or was lost." },
 	{ .name = "cluster links", .fn = cmd_cluster_links, .opts = links_cmd_opts, .scope = SCOPE_CLUSTER_LINKS,
 	  .max_args = 0, .usage = "[--rail tcp|rdma|all] [--duration SEC] [--rounds K [--seed S]] [--expect-gbps GBPS] [--svg FILE] [--json]",
 	  .summary = "Measure every pair of nodes in N-1 rounds and say which node or cable is slow",
@@ -214,7 +240,7 @@ const struct command commands[] = {
 			 "--require ib,gdr turns a fallback into a failure. Ranks come from the launcher "
 			 "(torchrun --no-python, mpirun, srun, or --rank/--nranks/--master)." },
 	{ .name = "cluster", .fn = cmd_cluster, .opts = plain_opts, .scope = SCOPE_OTHER, .max_args = 0,
-	  .usage = "check|facts|links|nccl [options]", .subs = cluster_subs, .n_subs = 4,
+	  .usage = "check|facts|fix|links|nccl [options]", .subs = cluster_subs, .n_subs = 5,
 	  .summary = "Cluster mode: compare many nodes' checks and facts (from snapshots or through a remote shell)",
 	  .description = "`gpuready cluster check --snapshots DIR...` checks many nodes' snapshots in one process, "
 			 "`gpuready cluster check --hosts HOSTLIST` asks each host through a remote shell, and both "

@@ -165,6 +165,8 @@ void drift_free(struct drift *d);
  * "node[01-03,07],login1" (malloc'd). Names are grouped by the text before
  * their last run of digits; runs keep their zero padding. */
 char *hostlist_compress(const struct node_record *recs, const size_t *idx, size_t n);
+/* The same for names[0..n). */
+char *hostlist_compress_names(const char *const *names, size_t n);
 
 /* ---- hostlist.c ---- */
 

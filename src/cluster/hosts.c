@@ -79,15 +79,23 @@ static char *replace_host(const char *word, const char *host)
 	return strbuf_detach(&sb);
 }
 
-void rsh_argv(const struct strv *words, const struct hosts_opts *o, const char *host, struct strv *ret)
+void rsh_argv_cmd(const struct strv *words, const struct hosts_opts *o, const char *const *cmd, const char *host,
+		  struct strv *ret)
 {
 	for (size_t i = 0; i < words->n; i++)
 		strv_push(ret, replace_host(words->v[i], host));
-	const char *tail[] = { o->remote, "cluster", "facts", "--node-name", host };
-	for (size_t i = 0; i < sizeof(tail) / sizeof(*tail); i++)
-		strv_add(ret, tail[i]);
+	strv_add(ret, o->remote);
+	for (size_t i = 0; cmd[i]; i++)
+		strv_push(ret, replace_host(cmd[i], host));
 	for (size_t i = 0; o->extra && o->extra[i]; i++)
 		strv_add(ret, o->extra[i]);
+}
+
+static const char *const facts_cmd[] = { "cluster", "facts", "--node-name", "{host}", NULL };
+
+void rsh_argv(const struct strv *words, const struct hosts_opts *o, const char *host, struct strv *ret)
+{
+	rsh_argv_cmd(words, o, facts_cmd, host, ret);
 }
 
 /* ---- one host ---- */
@@ -264,32 +272,63 @@ static char *with_stderr(struct slot *s, char *why)
 	return r;
 }
 
-/* Why the answer of a host that ended is no record; NULL when it may be one. */
+/* Why a host that ended gave no answer to read; NULL when it exited. */
 static char *slot_why(struct slot *s, int timeout_s)
 {
 	if (s->start_err)
 		return xstrdup(s->start_err);
 	if (s->too_big)
-		return xasprintf("answered more than %u bytes: no node record", RECORD_MAX_BYTES);
+		return xasprintf("answered more than %u bytes", RECORD_MAX_BYTES);
 	if (s->timed_out || s->abandoned)
 		return with_stderr(s, xasprintf("no answer within %d s", timeout_s));
 	if (WIFSIGNALED(s->status))
 		return with_stderr(s, xasprintf("remote shell killed by signal %d", WTERMSIG(s->status)));
-	if (WIFEXITED(s->status) && WEXITSTATUS(s->status))
-		return with_stderr(s, xasprintf("remote shell exited with %d", WEXITSTATUS(s->status)));
-	if (!s->o.len)
-		return with_stderr(s, xstrdup("no record on stdout"));
 	return NULL;
 }
 
-/* The record of a host that ended, or its unreachable row. */
-static void slot_finish(struct slot *s, const char *host, int timeout_s, struct node_record *rec)
+/* The answer of a host that ended. */
+static void slot_finish(struct slot *s, int timeout_s, struct host_answer *a)
 {
-	_cleanup_free_ char *why = slot_why(s, timeout_s), *err = NULL;
+	a->why = slot_why(s, timeout_s);
+	a->too_big = s->too_big;
+	a->status = a->why ? -1 : WEXITSTATUS(s->status);
+	a->err_line = last_line(&s->e);
+	a->out = s->o;
+	close_fd(&s->out);
+	close_fd(&s->err);
+	strbuf_release(&s->e);
+	free(s->start_err);
+	*s = (struct slot){ .out = -1, .err = -1 };
+}
+
+void host_answer_free(struct host_answer *a)
+{
+	free(a->why);
+	free(a->err_line);
+	strbuf_release(&a->out);
+	*a = (struct host_answer){ .out = STRBUF_INIT };
+}
+
+char *host_answer_exited(const struct host_answer *a, const char *what)
+{
+	if (a->status)
+		return *a->err_line ? xasprintf("remote shell exited with %d: %s", a->status, a->err_line)
+				    : xasprintf("remote shell exited with %d", a->status);
+	return *a->err_line ? xasprintf("no %s on stdout: %s", what, a->err_line) : xasprintf("no %s on stdout", what);
+}
+
+/* The record of a host's answer, or its unreachable row. */
+static void answer_record(const struct host_answer *a, const char *host, struct node_record *rec)
+{
+	_cleanup_free_ char *why = NULL, *err = NULL;
 	struct node_record r;
-	if (!why && record_parse(s->o.buf, s->o.len, &r, &err) < 0) {
+	if (a->why)
+		why = xasprintf("%s%s", a->why, a->too_big ? ": no node record" : "");
+	else if (a->status || !a->out.len)
+		why = host_answer_exited(a, "record");
+	else if (record_parse(a->out.buf, a->out.len, &r, &err) < 0)
 		why = xasprintf("no node record: %s", err);
-	} else if (!why && strcmp(r.node, host)) {
+	else if (strcmp(r.node, host)) {
 		_cleanup_free_ char *name = quote_peer(r.node, strlen(r.node));
 		why = xasprintf("answered with the record of another node, '%s'", name);
 		record_free(&r);
@@ -298,12 +337,6 @@ static void slot_finish(struct slot *s, const char *host, int timeout_s, struct 
 		record_unreachable(rec, host, why);
 	else
 		*rec = r;
-	close_fd(&s->out);
-	close_fd(&s->err);
-	strbuf_release(&s->o);
-	strbuf_release(&s->e);
-	free(s->start_err);
-	*s = (struct slot){ .out = -1, .err = -1 };
 }
 
 /* ---- all hosts ---- */
@@ -372,8 +405,8 @@ static void stop_all(struct slot *sl, size_t ns, struct sigaction *old)
 	stop_handlers(true, old);
 }
 
-int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o, struct node_record *recs,
-		  char **err)
+int hosts_run(const char *const *hosts, size_t n, const struct hosts_opts *o, const char *const *cmd,
+	      struct host_answer *ans, char **err)
 {
 	_cleanup_(strv_freep) struct strv words = STRV_INIT;
 	if (rsh_split(o->rsh, &words, err) < 0)
@@ -394,7 +427,7 @@ int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o
 			if (sl[i].used)
 				continue;
 			_cleanup_(strv_freep) struct strv argv = STRV_INIT;
-			rsh_argv(&words, o, hosts[next], &argv);
+			rsh_argv_cmd(&words, o, cmd, hosts[next], &argv);
 			slot_start(&sl[i], next++, argv.v, o->timeout_s);
 		}
 		poll_slots(sl, ns, pf, who);
@@ -402,7 +435,7 @@ int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o
 		for (size_t i = 0; i < ns; i++)
 			if (sl[i].used && slot_tick(&sl[i], now)) {
 				size_t h = sl[i].host;
-				slot_finish(&sl[i], hosts[h], o->timeout_s, &recs[h]);
+				slot_finish(&sl[i], o->timeout_s, &ans[h]);
 				done++;
 			}
 	}
@@ -411,4 +444,18 @@ int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o
 	free(pf);
 	free(who);
 	return 0;
+}
+
+int hosts_collect(const char *const *hosts, size_t n, const struct hosts_opts *o, struct node_record *recs,
+		  char **err)
+{
+	struct host_answer *ans = xcalloc(n + 1, sizeof(*ans));
+	int r = hosts_run(hosts, n, o, facts_cmd, ans, err);
+	for (size_t i = 0; i < n; i++) {
+		if (r == 0)
+			answer_record(&ans[i], hosts[i], &recs[i]);
+		host_answer_free(&ans[i]);
+	}
+	free(ans);
+	return r;
 }

@@ -15,6 +15,7 @@
 #define GPUREADY_CLUSTER_HOSTS_H
 
 #include "cluster/cluster.h"
+#include "core/strbuf.h"
 
 #define RSH_DEFAULT "ssh -o BatchMode=yes {host}"
 #define RSH_MAX_WORDS 64
@@ -36,6 +37,34 @@ int rsh_split(const char *tmpl, struct strv *ret, char **err);
 /* The argv for host: the template's words with every "{host}" replaced,
  * then o->remote, "cluster", "facts", "--node-name", host, o->extra. */
 void rsh_argv(const struct strv *words, const struct hosts_opts *o, const char *host, struct strv *ret);
+
+/* The same with cmd (NULL-terminated; "{host}" replaced) after o->remote
+ * instead of `cluster facts --node-name HOST`. */
+void rsh_argv_cmd(const struct strv *words, const struct hosts_opts *o, const char *const *cmd, const char *host,
+		  struct strv *ret);
+
+/* What one host answered. */
+struct host_answer {
+	/* Why it gave no answer to read (it could not be started, sent more
+	 * than RECORD_MAX_BYTES, did not end within the deadline, was killed
+	 * by a signal; with stderr's last line); NULL when it exited. */
+	char *why;
+	bool too_big;
+	int status;          /* its exit status when why is NULL, else -1 */
+	struct strbuf out;   /* its standard output (at most RECORD_MAX_BYTES) */
+	char *err_line;      /* its standard error's last line, printable and bounded; "" when none */
+};
+
+/* Runs `REMOTE cmd... extra...` on hosts[0..n) through the remote shell,
+ * at most o->parallel at once, each within o->timeout_s: ans[i] (zeroed
+ * by the caller) gets host i's answer. -EINVAL with *err only when the
+ * template is bad, before anything is started. */
+int hosts_run(const char *const *hosts, size_t n, const struct hosts_opts *o, const char *const *cmd,
+	      struct host_answer *ans, char **err);
+void host_answer_free(struct host_answer *a);
+/* Why an answer that exited is none (what: "record", "plan"): "remote
+ * shell exited with 255: ..." or "no plan on stdout: ..." (malloc'd). */
+char *host_answer_exited(const struct host_answer *a, const char *what);
 
 /* The records of hosts[0..n) into recs[0..n) (each a record or an
  * unreachable row); -EINVAL with *err only when the template is bad, before

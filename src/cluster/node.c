@@ -69,7 +69,7 @@ static bool machine_tree(const struct root *root)
 	return root_exists(root, "/sys") || root_exists(root, "/proc");
 }
 
-void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, struct node_record *ret)
+int cluster_snapshot_open(const char *dir, bool force, struct root **ret, char **name, char **why)
 {
 	/* the last part of the path, trailing slashes aside (a shell glob
 	 * like /shared/snap/ * / ends in one) */
@@ -78,23 +78,30 @@ void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, s
 		path[l - 1] = '\0';
 	const char *slash = strrchr(path, '/');
 	_cleanup_free_ char *base = xstrdup(slash && slash[1] ? slash + 1 : path);
-	_cleanup_free_ char *fallback = node_name_clean(base);
+	*name = node_name_clean(base);
+	*ret = NULL;
+	*why = NULL;
 	_cleanup_root_ struct root *root = NULL;
 	int r = root_open(dir, &root);
-	if (r < 0) {
-		_cleanup_free_ char *why = xasprintf("unreadable: cannot open snapshot %s: %s", dir, strerror(-r));
-		record_unreachable(ret, fallback, why);
-		return;
-	}
-	if (!machine_tree(root)) {
-		_cleanup_free_ char *why = xasprintf("unreadable: %s has neither sys/ nor proc/ (not a snapshot)", dir);
-		record_unreachable(ret, fallback, why);
-		return;
-	}
-	if (root_incomplete(root) && !o->force) {
-		_cleanup_free_ char *why = xasprintf("unreadable: %s is an incomplete snapshot (%s%s): take it again, or "
-						     "read it anyway with --force",
-						     dir, dir, ROOT_INCOMPLETE);
+	if (r < 0)
+		*why = xasprintf("unreadable: cannot open snapshot %s: %s", dir, strerror(-r));
+	else if (!machine_tree(root))
+		*why = xasprintf("unreadable: %s has neither sys/ nor proc/ (not a snapshot)", dir);
+	else if (root_incomplete(root) && !force)
+		*why = xasprintf("unreadable: %s is an incomplete snapshot (%s%s): take it again, or read it anyway "
+				 "with --force",
+				 dir, dir, ROOT_INCOMPLETE);
+	if (*why)
+		return -EINVAL;
+	*ret = TAKE_PTR(root);
+	return 0;
+}
+
+void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, struct node_record *ret)
+{
+	_cleanup_root_ struct root *root = NULL;
+	_cleanup_free_ char *fallback = NULL, *why = NULL;
+	if (cluster_snapshot_open(dir, o->force, &root, &fallback, &why) < 0) {
 		record_unreachable(ret, fallback, why);
 		return;
 	}
@@ -102,8 +109,8 @@ void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, s
 	so.fallback_name = fallback;
 	_cleanup_free_ char *err = NULL;
 	if (cluster_node_run(root, &so, ret, &err) < 0) {
-		_cleanup_free_ char *why = xasprintf("unreadable: %s: %s", dir, err);
-		record_unreachable(ret, fallback, why);
+		_cleanup_free_ char *w = xasprintf("unreadable: %s: %s", dir, err);
+		record_unreachable(ret, fallback, w);
 	}
 }
 
@@ -113,30 +120,39 @@ static int by_name(const void *a, const void *b)
 	return strcmp(x->node, y->node);
 }
 
-void cluster_nodes_unique(struct node_record *recs, size_t n, const char *const *dirs, struct strv *notes)
+void node_names_unique(char **const *names, size_t n, const char *const *dirs, struct strv *notes)
 {
 	_cleanup_(strv_freep) struct strv taken = STRV_INIT;
 	for (size_t i = 0; i < n; i++)
-		strv_add(&taken, recs[i].node);
+		strv_add(&taken, *names[i]);
 	strv_sort(&taken);
 	for (size_t i = 1; i < n; i++) {
 		size_t first = 0;
-		while (first < i && strcmp(recs[first].node, recs[i].node))
+		while (first < i && strcmp(*names[first], *names[i]))
 			first++;
 		if (first == i)
 			continue;
 		char *name = NULL;
 		for (unsigned k = 2; !name || strv_contains(&taken, name); k++) {
 			free(name);
-			name = xasprintf("%s_%u", recs[i].node, k);
+			name = xasprintf("%s_%u", *names[i], k);
 		}
 		strv_push(notes, xasprintf("%s and %s both record the host name %s: the second is named %s", dirs[first],
-					   dirs[i], recs[i].node, name));
+					   dirs[i], *names[i], name));
 		strv_add(&taken, name);
 		strv_sort(&taken);
-		free(recs[i].node);
-		recs[i].node = name;
+		free(*names[i]);
+		*names[i] = name;
 	}
+}
+
+void cluster_nodes_unique(struct node_record *recs, size_t n, const char *const *dirs, struct strv *notes)
+{
+	char ***names = xcalloc(n + 1, sizeof(*names));
+	for (size_t i = 0; i < n; i++)
+		names[i] = &recs[i].node;
+	node_names_unique((char **const *)names, n, dirs, notes);
+	free(names);
 }
 
 void cluster_nodes_sort(struct node_record *recs, size_t n)

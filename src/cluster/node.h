@@ -34,6 +34,12 @@ int cluster_node_record(const struct inventory *inv, const struct cluster_node_o
  * -errno with *err (malloc'd) when the inventory or a check could not run. */
 int cluster_node_run(struct root *root, const struct cluster_node_opts *o, struct node_record *ret, char **err);
 
+/* Opens the snapshot in dir: 0 with *ret; or -EINVAL with *why (malloc'd,
+ * starting "unreadable: ") when it cannot be read, is no machine tree, or
+ * is an incomplete snapshot (without force). *name: the directory's name,
+ * cleaned (malloc'd), either way. */
+int cluster_snapshot_open(const char *dir, bool force, struct root **ret, char **name, char **why);
+
 /* The record of the snapshot in dir, named by its recorded host name, else
  * by the directory's name. Never fails: a directory that cannot be read,
  * is no machine tree, or is an incomplete snapshot (without o->force) is
@@ -44,6 +50,8 @@ void cluster_node_snapshot(const char *dir, const struct cluster_node_opts *o, s
  * names are unique; dirs[i] is where record i came from. Each rename is
  * said in notes. */
 void cluster_nodes_unique(struct node_record *recs, size_t n, const char *const *dirs, struct strv *notes);
+/* The same over names[i] (each a pointer to a malloc'd name). */
+void node_names_unique(char **const *names, size_t n, const char *const *dirs, struct strv *notes);
 /* Under a launcher every process is a node of its own: records that give
  * one node name are all refused (an unreachable row each, naming
  * labels[i], where it came from), never renamed, so that no rank can take

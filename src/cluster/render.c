@@ -78,9 +78,19 @@ static void hostlist_group(struct strbuf *sb, const struct host_name *h, size_t 
 
 char *hostlist_compress(const struct node_record *recs, const size_t *idx, size_t n)
 {
+	const char **names = xcalloc(n + 1, sizeof(*names));
+	for (size_t i = 0; i < n; i++)
+		names[i] = recs[idx[i]].node;
+	char *r = hostlist_compress_names(names, n);
+	free(names);
+	return r;
+}
+
+char *hostlist_compress_names(const char *const *names, size_t n)
+{
 	struct host_name *h = xcalloc(n + 1, sizeof(*h));
 	for (size_t i = 0; i < n; i++) {
-		const char *s = recs[idx[i]].node;
+		const char *s = names[i];
 		size_t len = strlen(s), p = len;
 		while (p > 0 && s[p - 1] >= '0' && s[p - 1] <= '9')
 			p--;

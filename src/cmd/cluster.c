@@ -57,7 +57,7 @@ static int read_expect(struct cmd_env *env, struct node_record *ret)
 
 /* Options of one way of finding the nodes, given with another: refused,
  * never silently ignored. 0 or EXIT_TOOL_ERROR (said). */
-static int mode_options(struct cmd_env *env)
+int cluster_mode_options(struct cmd_env *env)
 {
 	static const char *const launcher[] = { "rank", "nranks", "master", "bind", "token-file", "connect-timeout",
 						"bootstrap", "node-name", NULL };
@@ -93,7 +93,7 @@ static int check_usage(struct cmd_env *env)
 			env->progname);
 		return EXIT_TOOL_ERROR;
 	}
-	if ((r = mode_options(env)) || (r = slurm_usage(env, true)))
+	if ((r = cluster_mode_options(env)) || (r = slurm_usage(env, true)))
 		return r;
 	if (s->cluster.snapshots ? !env->args.n : env->args.n > 0) {
 		fprintf(stderr, "usage: gpuready cluster check --snapshots DIR [DIR...] [options] | "
@@ -132,7 +132,7 @@ static int render(struct cmd_env *env, const struct node_record *recs, size_t n,
 }
 
 /* The hosts of --hosts, each once; 0 or EXIT_TOOL_ERROR (said). */
-static int read_hosts(struct cmd_env *env, struct strv *ret)
+int cluster_read_hosts(struct cmd_env *env, struct strv *ret)
 {
 	const char *v = env->set->cluster.hosts;
 	_cleanup_free_ char *err = NULL;
@@ -161,7 +161,7 @@ static int read_hosts(struct cmd_env *env, struct strv *ret)
 /* --only and --skip as words for the hosts' `cluster facts`: check IDs
  * and areas only, since a remote shell (ssh) would expand glob characters
  * on the host; 0 or EXIT_TOOL_ERROR (said). */
-static int selection_words(struct cmd_env *env, struct strv *ret)
+int cluster_selection_words(struct cmd_env *env, struct strv *ret)
 {
 	const struct strv *lists[] = { &env->set->only, &env->set->skip };
 	const char *names[] = { "--only", "--skip" };
@@ -196,11 +196,11 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 		}
 		return 0;
 	}
-	int r = read_hosts(env, labels);
+	int r = cluster_read_hosts(env, labels);
 	if (r)
 		return r;
 	_cleanup_(strv_freep) struct strv extra = STRV_INIT;
-	if ((r = selection_words(env, &extra)))
+	if ((r = cluster_selection_words(env, &extra)))
 		return r;
 	struct hosts_opts h = { .rsh = s->cluster.rsh, .remote = s->cluster.remote, .parallel = s->cluster.parallel,
 				.timeout_s = s->cluster.host_timeout, .extra = (const char *const *)extra.v };

@@ -72,6 +72,15 @@ int cmd_cluster_facts(struct cmd_env *env);
 int cmd_cluster_links(struct cmd_env *env);
 int cmd_cluster_nccl(struct cmd_env *env);
 int cmd_fix(struct cmd_env *env);
+int cmd_cluster_fix(struct cmd_env *env);
+struct json_object;
+struct inventory;
+struct root;
+/* `fix --json`'s object for root (its checks, the plan, and with apply_it
+ * the changes and the checks again): fix's exit code, *ret NULL when it
+ * could not plan (said). cmd/fix.c */
+int fix_json_of(struct cmd_env *env, struct root *root, const struct inventory *inv, bool apply_it,
+		struct json_object **ret);
 /* This node's record (cluster facts, launched cluster check, check
  * --health; cmd/cluster_job.c): the configured root's checks, named by
  * --node-name, $SLURMD_NODENAME (live) or the host name.
@@ -97,6 +106,13 @@ char *cluster_job_node_name(struct cmd_env *env, int proc);
 char *cluster_job_tree(int proc);
 int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_record **ret, size_t *ret_n,
 			struct strv *labels);
+/* Shared by cluster check and cluster fix (cmd/cluster.c), each 0 or
+ * EXIT_TOOL_ERROR (said): options of another way of finding the nodes
+ * are refused; the hosts of --hosts, each once; --only and --skip as
+ * words for the hosts' command (check IDs and areas only). */
+int cluster_mode_options(struct cmd_env *env);
+int cluster_read_hosts(struct cmd_env *env, struct strv *ret);
+int cluster_selection_words(struct cmd_env *env, struct strv *ret);
 /* all_reduce_perf, all_gather_perf, ...: the collective benchmarks' names. */
 bool bench_alias(const char *progname);
 

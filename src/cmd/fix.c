@@ -19,22 +19,27 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The checks on the configured root: 0, or EXIT_TOOL_ERROR (said). */
-static int checks_here(struct cmd_env *env, struct root **root, struct inventory **inv, struct report *rep)
+/* The checks on inv: 0, or EXIT_TOOL_ERROR (said). */
+static int run_checks(struct cmd_env *env, const struct inventory *inv, const char *dir, struct report *rep)
 {
 	struct settings *s = env->set;
-	if (load_for_command(env, INV_ALL, root, inv))
-		return EXIT_TOOL_ERROR;
-	report_init(rep, GPUREADY_VERSION, (*inv)->kernel.hostname ? (*inv)->kernel.hostname : "unknown",
-		    s->sysroot ? s->sysroot : "/");
+	report_init(rep, GPUREADY_VERSION, inv->kernel.hostname ? inv->kernel.hostname : "unknown", dir);
 	report_set_run(rep, "fix", clock_unix());
 	struct site_expect expect = settings_expect(s);
 	struct check_select sel = { .only = &s->only, .skip = &s->skip };
-	if (checks_run(NULL, *inv, &expect, &sel, rep) < 0) {
+	if (checks_run(NULL, inv, &expect, &sel, rep) < 0) {
 		fprintf(stderr, "%s: a check failed internally; not planning changes on its findings\n", env->progname);
 		return EXIT_TOOL_ERROR;
 	}
 	return 0;
+}
+
+/* The checks on the configured root: 0, or EXIT_TOOL_ERROR (said). */
+static int checks_here(struct cmd_env *env, struct root **root, struct inventory **inv, struct report *rep)
+{
+	if (load_for_command(env, INV_ALL, root, inv))
+		return EXIT_TOOL_ERROR;
+	return run_checks(env, *inv, env->set->sysroot ? env->set->sysroot : "/", rep);
 }
 
 static int write_script(struct cmd_env *env, const struct fix_plan *p)
@@ -120,6 +125,7 @@ static int apply(struct cmd_env *env, struct root *root, struct fix_plan *p, str
 			for (size_t i = 0; i < res.lines.n; i++)
 				json_object_array_add(lines, utf8_json_string(res.lines.v[i]));
 			json_object_object_add(jo, "applied", lines);
+			json_object_object_add(jo, "failed", json_object_new_int64((int64_t)res.failed));
 		}
 		ret = res.failed ? 1 : report_exit_code(&after, env->set->strict);
 		if (out)
@@ -151,6 +157,60 @@ static int revert(struct cmd_env *env)
 	return r == -EIO ? 1 : r < 0 ? EXIT_TOOL_ERROR : 0;
 }
 
+/* The plan for rep's findings on root, as text on stdout or (jo) as JSON;
+ * with apply the changes and the checks again. fix's exit code. */
+static int plan_run(struct cmd_env *env, struct root *root, const struct inventory *inv, const struct report *rep,
+		    bool apply_it, struct json_object **jo)
+{
+	struct settings *s = env->set;
+	if (apply_it && root_is_live(root) && geteuid() != 0) {
+		fprintf(stderr, "%s: fix --apply changes files under /etc and the running system: run it as root "
+				"(without --apply it only plans)\n",
+			env->progname);
+		return EXIT_TOOL_ERROR;
+	}
+	_cleanup_free_ char *busy = apply_it ? fix_busy(root) : NULL, *err = NULL;
+	struct fix_opts o = { .allow_disruptive = s->fix.allow_disruptive,
+			      .only = opt_seen_name(env->cli, "only") ? &s->only : NULL, .busy = busy };
+	struct site_expect expect = settings_expect(s);
+	struct check_select sel = { .only = &s->only, .skip = &s->skip };
+	struct fix_plan plan;
+	if (fix_plan_make(root, inv, rep, &expect, &sel, &o, &plan, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", env->progname, err);
+		fix_plan_free(&plan);
+		return EXIT_TOOL_ERROR;
+	}
+	if (jo) {
+		*jo = fix_plan_json(&plan);
+		json_object_object_add(*jo, "host", utf8_json_string(rep->host));
+		json_object_object_add(*jo, "timestamp", json_object_new_double(rep->timestamp));
+	} else {
+		fix_plan_text(&plan, stdout, false);
+	}
+	int ret = fix_plan_changes(&plan) || report_exit_code(rep, s->strict) ? 1 : 0;
+	if (s->fix.script && write_script(env, &plan))
+		ret = EXIT_TOOL_ERROR;
+	else if (apply_it) {
+		if (!jo)
+			fputc('\n', stdout);
+		ret = apply(env, root, &plan, jo ? *jo : NULL);
+	}
+	fix_plan_free(&plan);
+	return ret;
+}
+
+int fix_json_of(struct cmd_env *env, struct root *root, const struct inventory *inv, bool apply_it,
+		struct json_object **ret)
+{
+	struct report rep;
+	*ret = NULL;
+	int r = run_checks(env, inv, root_dir(root), &rep);
+	if (!r)
+		r = plan_run(env, root, inv, &rep, apply_it, ret);
+	report_free(&rep);
+	return r;
+}
+
 int cmd_fix(struct cmd_env *env)
 {
 	struct settings *s = env->set;
@@ -167,40 +227,8 @@ int cmd_fix(struct cmd_env *env)
 			report_free(&rep);
 		return ret;
 	}
-	if (s->cluster.apply && root_is_live(root) && geteuid() != 0) {
-		fprintf(stderr, "%s: fix --apply changes files under /etc and the running system: run it as root "
-				"(without --apply it only plans)\n",
-			env->progname);
-		report_free(&rep);
-		return EXIT_TOOL_ERROR;
-	}
-	_cleanup_free_ char *busy = s->cluster.apply ? fix_busy(root) : NULL, *err = NULL;
-	struct fix_opts o = { .allow_disruptive = s->fix.allow_disruptive,
-			      .only = opt_seen_name(env->cli, "only") ? &s->only : NULL, .busy = busy };
-	struct site_expect expect = settings_expect(s);
-	struct check_select sel = { .only = &s->only, .skip = &s->skip };
-	struct fix_plan plan;
-	if (fix_plan_make(root, inv, &rep, &expect, &sel, &o, &plan, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", env->progname, err);
-		fix_plan_free(&plan);
-		report_free(&rep);
-		return EXIT_TOOL_ERROR;
-	}
-	struct json_object *jo = s->json ? fix_plan_json(&plan) : NULL;
-	if (jo) {
-		json_object_object_add(jo, "host", utf8_json_string(rep.host));
-		json_object_object_add(jo, "timestamp", json_object_new_double(rep.timestamp));
-	} else {
-		fix_plan_text(&plan, stdout, false);
-	}
-	ret = fix_plan_changes(&plan) || report_exit_code(&rep, s->strict) ? 1 : 0;
-	if (s->fix.script && write_script(env, &plan))
-		ret = EXIT_TOOL_ERROR;
-	else if (s->cluster.apply) {
-		if (!jo)
-			fputc('\n', stdout);
-		ret = apply(env, root, &plan, jo);
-	}
+	struct json_object *jo = NULL;
+	ret = plan_run(env, root, inv, &rep, s->cluster.apply, s->json ? &jo : NULL);
 	if (jo) {
 		if (fputs(json_object_to_json_string_ext(jo, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 							   JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -208,7 +236,6 @@ int cmd_fix(struct cmd_env *env)
 			ret = EXIT_TOOL_ERROR;
 		json_object_put(jo);
 	}
-	fix_plan_free(&plan);
 	report_free(&rep);
 	return ret;
 }

@@ -21,7 +21,7 @@ static const struct opt cluster_rows[] = {
 	{ .name = "snapshots", .type = OPT_FLAG, .offset = OFF(cluster.snapshots),
 	  .help = "Read the nodes from the snapshot directories given as arguments (each taken with `gpuready "
 		  "snapshot DIR` on its node, e.g. through srun), in this one process.",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "expect", .type = OPT_STRING, .offset = OFF(cluster.expect), .metavar = "FILE",
 	  .help = "Compare every node of its hardware shape with the record in FILE (`gpuready cluster facts` "
 		  "on a known-good node) as well as by majority vote; groups of one or two nodes are then judged too.",
@@ -30,26 +30,27 @@ static const struct opt cluster_rows[] = {
 	  .help = "This node's name: in its record (cluster facts, cluster check and cluster links under a launcher), "
 		  "and the node check --health drains and resumes (default: $SLURMD_NODENAME under Slurm, else the host "
 		  "name).",
-	  .scope = SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL | SCOPE_CHECK },
+	  .scope = SCOPE_CLUSTER_FIX | SCOPE_CLUSTER | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL | SCOPE_CHECK },
 	{ .name = "hosts", .type = OPT_STRING, .offset = OFF(cluster.hosts), .metavar = "HOSTLIST",
 	  .help = "Ask these hosts through the remote shell (--rsh): a Slurm hostlist (`node[01-16,20],login1`), or "
-		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts`.",
-	  .scope = SCOPE_CLUSTER_CHECK },
+		  "@FILE with one host or hostlist per line and # comments. Each host runs `gpuready cluster facts` (cluster "
+		  "check) or `gpuready fix --json` (cluster fix).",
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "rsh", .type = OPT_STRING, .offset = OFF(cluster.rsh), .metavar = "TEMPLATE",
 	  .def = OPT_DEF_STR("ssh -o BatchMode=yes {host}"),
 	  .help = "The command that runs a command on {host}, split into words at blanks ('...' and \"...\" quote; "
 		  "no shell), e.g. 'pdsh -N -R ssh -w {host}' or 'kubectl exec {host} --'.",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "remote-gpuready", .type = OPT_STRING, .offset = OFF(cluster.remote), .metavar = "PATH",
 	  .def = OPT_DEF_STR("gpuready"), .help = "gpuready's path on the hosts (--hosts).",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "parallel", .type = OPT_INT, .offset = OFF(cluster.parallel), .metavar = "N", .def = OPT_DEF_INT(32),
-	  .min = 1, .max = 1024, .help = "Ask at most N hosts at once (--hosts).", .scope = SCOPE_CLUSTER_CHECK },
+	  .min = 1, .max = 1024, .help = "Ask at most N hosts at once (--hosts).", .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "host-timeout", .type = OPT_INT, .offset = OFF(cluster.host_timeout), .metavar = "SEC",
 	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
 	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts); under a "
 		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported.",
-	  .scope = SCOPE_CLUSTER_CHECK },
+	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "bootstrap", .type = OPT_STRING, .offset = OFF(cluster.bootstrap), .metavar = "HOW",
 	  .def = OPT_DEF_STR("auto"), .valid = bootstrap_form,
 	  .help = "Under a launcher, how the processes find rank 0: tcp (the launcher's variables, --master or "
@@ -68,7 +69,8 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
 	{ .name = "apply", .type = OPT_FLAG, .offset = OFF(cluster.apply),
 	  .help = "Run the scontrol commands of --drain and --resume (each within 30 s, no shell) instead of printing "
-		  "them; with fix, make the planned changes (backups, audit log) and run the checks again.",
+		  "them; with fix, make the planned changes (backups, audit log) and run the checks again; with cluster "
+		  "fix, on each node, a batch of nodes at a time.",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK | SCOPE_FIXES },
 	{ .name = "scontrol", .type = OPT_STRING, .offset = OFF(cluster.scontrol), .metavar = "PATH",
 	  .def = OPT_DEF_STR("scontrol"), .help = "Slurm's scontrol (--drain, --resume; default: found on PATH).",

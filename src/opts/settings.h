@@ -40,7 +40,7 @@ enum {
 	SCOPE_CLUSTER_FIX = 1u << 17, /* cluster fix */
 	SCOPE_FIXES = SCOPE_FIX | SCOPE_CLUSTER_FIX,
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
-	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL, /* cluster commands under a launcher */
+	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL | SCOPE_CLUSTER_FIX, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
 	SCOPE_ALL = 0x3ffffu,
