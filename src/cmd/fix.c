@@ -69,7 +69,8 @@ static const struct finding *find(const struct report *rep, const char *id, cons
 }
 
 /* Each answered finding's status before and after. */
-static void before_after(const struct fix_plan *p, const struct report *after, FILE *out, struct json_object *arr)
+static void before_after(const struct fix_plan *p, const struct fix_result *res, const struct report *after, FILE *out,
+			 struct json_object *arr)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct fix_remedy *r = &p->v[i];
@@ -77,7 +78,10 @@ static void before_after(const struct fix_plan *p, const struct report *after, F
 			const struct fix_target *x = &r->targets[t];
 			const struct finding *f = find(after, x->check_id, x->subject);
 			const char *now = f ? status_name(f->status) : "gone (ok)";
-			const char *state = r->held ? "held" : r->pending ? "pending" : f && f->pending ? "pending" : "applied";
+			const char *state = r->held			      ? "held"
+					    : res->remedy_failed && res->remedy_failed[i] ? "failed"
+					    : r->pending || (f && f->pending)		      ? "pending"
+											      : "applied";
 			if (out)
 				fprintf(out, "  %-24s %-28s -> %s%s%s\n", x->check_id, x->subject, now,
 					strcmp(state, "applied") ? " (" : "", strcmp(state, "applied") ? state : "");
@@ -118,7 +122,7 @@ static int apply(struct cmd_env *env, struct root *root, struct fix_plan *p, str
 		struct json_object *arr = jo ? json_object_new_array() : NULL;
 		if (out)
 			fputs("\nChecked again:\n", out);
-		before_after(p, &after, out, arr);
+		before_after(p, &res, &after, out, arr);
 		if (jo) {
 			json_object_object_add(jo, "after", arr);
 			struct json_object *lines = json_object_new_array();

@@ -33,6 +33,10 @@ struct run {
 	char time[32];
 	const char *checks;
 	struct fix_result *res;
+	/* the audit log since the last revert: which files gpuready created
+	 * and which backups it wrote */
+	struct fix_log_entry *log;
+	size_t n_log;
 };
 
 static void logf_(struct run *u, const char *path, const char *kind, const char *before, const char *after,
@@ -44,6 +48,47 @@ static void logf_(struct run *u, const char *path, const char *kind, const char 
 	if (r < 0)
 		strv_push(&u->res->lines, xasprintf("cannot append to %s: %s", FIX_LOG, strerror(-r)));
 }
+
+/* Does the log since the last revert have an apply entry of kind for
+ * path (and, when detail is given, with that detail)? */
+static bool logged(const struct run *u, const char *path, const char *kind, const char *detail)
+{
+	for (size_t i = 0; i < u->n_log; i++)
+		if (!strcmp(u->log[i].action, "apply") && !strcmp(u->log[i].path, path) && !strcmp(u->log[i].kind, kind) &&
+		    (!detail || !strcmp(u->log[i].detail, detail)))
+			return true;
+	return false;
+}
+
+/* The backup of an existing file at path: written unless gpuready created
+ * the file (nothing to restore: revert removes it) or wrote the backup
+ * before (it holds the file as it was before gpuready touched it). A file
+ * at the backup's path that gpuready did not write, or anything not a
+ * regular file there, is not overwritten: -EEXIST, said in res. */
+static int backup(struct run *u, const char *path, const char *bak, const struct strbuf *old, mode_t mode,
+		  const struct stat *owner)
+{
+	struct stat bst;
+	_cleanup_strv_ struct strv made = { 0 };
+	if (logged(u, path, "created", NULL))
+		return 0;
+	int r = fix_lstat(u->root, bak, &bst);
+	if (r == 0) {
+		if (S_ISREG(bst.st_mode) && (logged(u, path, "replaced", bak) || logged(u, path, "state", bak)))
+			return 0;
+		strv_push(&u->res->lines, xasprintf("FAILED %s: %s exists and gpuready did not write it: move it away "
+						    "and run fix again",
+						    path, bak));
+		return -EEXIST;
+	}
+	if (r != -ENOENT)
+		return r;
+	r = fix_write_file_like(u->root, bak, old->buf, old->len, mode, owner, &made);
+	for (size_t i = 0; i < made.n; i++)
+		logf_(u, made.v[i], "mkdir", "-", "-", "-");
+	return r;
+}
+
 
 static void log_made(struct run *u, struct strv *made)
 {
@@ -69,17 +114,16 @@ static int put(struct run *u, const char *path, const struct strbuf *old, bool e
 	_cleanup_free_ char *bak = existed ? fix_backup_path(path) : NULL;
 	struct stat st;
 	bool owned = existed && root_stat(u->root, path, &st) == 0;
-	if (bak && !root_exists(u->root, bak)) {
-		if ((r = fix_write_file_like(u->root, bak, old->buf, old->len, old_mode, owned ? &st : NULL, &made)) < 0)
-			return r;
-		log_made(u, &made);
-	}
+	if (bak && (r = backup(u, path, bak, old, old_mode, owned ? &st : NULL)) < 0)
+		return r;
 	r = fix_write_file_like(u->root, path, new->buf, new->len, existed ? old_mode : mode, owned ? &st : NULL,
 				&made);
 	log_made(u, &made);
 	if (r < 0)
 		return r;
-	logf_(u, path, state ? "state" : existed ? "replaced" : "created", before, after, bak ? bak : "-");
+	/* a file gpuready created and now rewrites stays "created" for revert */
+	const char *kind = logged(u, path, "created", NULL) ? "created" : state ? "state" : existed ? "replaced" : "created";
+	logf_(u, path, kind, before, after, bak && strcmp(kind, "created") ? bak : "-");
 	strv_push(&u->res->lines, xasprintf("%s %s", existed ? "wrote" : "created", path));
 	return 0;
 }
@@ -158,6 +202,8 @@ static int apply_one(struct run *u, const struct fix_remedy *r, bool sysroot)
 		const struct fix_file *f = &r->files[i];
 		ret = f->link ? put_link(u, f)
 			      : put(u, f->path, &f->old, f->existed, f->old_mode, &f->new, f->mode, f->state);
+		if (ret == -EEXIST && !f->link)
+			return ret; /* said by backup() */
 		if (ret < 0) {
 			strv_push(&u->res->lines, xasprintf("FAILED %s: %s", f->path,
 							    ret == -ESTALE ? "changed since it was planned; run fix again"
@@ -217,6 +263,14 @@ int fix_apply(const struct root *root, struct fix_plan *p, double now, struct fi
 {
 	struct run u = { .root = root, .res = res };
 	fix_time(now, u.time);
+	/* no change without the audit log that reverts it */
+	int fd = fix_open_append(root, FIX_LOG, 0640), e;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if ((e = fix_log_read(root, &u.log, &u.n_log)) < 0)
+		return e;
+	res->remedy_failed = xcalloc(p->n + 1, sizeof(*res->remedy_failed));
 	bool *done = xcalloc(p->n + 1, sizeof(*done));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct fix_remedy *r = &p->v[i];
@@ -226,6 +280,7 @@ int fix_apply(const struct root *root, struct fix_plan *p, double now, struct fi
 		u.checks = checks;
 		if (apply_one(&u, r, p->sysroot) < 0) {
 			res->failed++;
+			res->remedy_failed[i] = true;
 			continue;
 		}
 		done[i] = true;
@@ -234,11 +289,13 @@ int fix_apply(const struct root *root, struct fix_plan *p, double now, struct fi
 	u.checks = "-";
 	record_pending(&u, p, done);
 	free(done);
+	fix_log_free(u.log, u.n_log);
 	return 0;
 }
 
 void fix_result_free(struct fix_result *r)
 {
 	strv_free(&r->lines);
+	free(r->remedy_failed);
 	memset(r, 0, sizeof(*r));
 }

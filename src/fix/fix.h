@@ -227,12 +227,13 @@ void fix_diff(const char *path, const struct strbuf *a, bool a_exists, const str
 struct fix_result {
 	size_t applied, failed;
 	struct strv lines;   /* what was done, one line each ("wrote /etc/...", "ran: sysctl -w ...: exit 0") */
+	bool *remedy_failed; /* fix_apply: per remedy of the plan, whether it failed */
 };
 
 /* Applies every remedy not held: files (backups, atomic), then its
  * commands (live) or the state files (sysroot); appends to the audit log
- * and records pending remedies. 0, or -errno when the root cannot be
- * written at all. */
+ * and records pending remedies. 0, or -errno (nothing changed) when the
+ * audit log cannot be written: no change without a record to revert it. */
 int fix_apply(const struct root *root, struct fix_plan *p, double now, struct fix_result *res);
 /* Restores every file the audit log says gpuready changed from its backup
  * (removes those it created, when unchanged since), then clears the

@@ -33,7 +33,7 @@ static void field(struct strbuf *sb, const char *s)
 
 int fix_log_append(const struct root *root, const struct fix_log_entry *e)
 {
-	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT, c = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
 	const char *f[] = { e->time, e->action, e->checks, e->path, e->kind, e->before, e->after, e->detail };
 	for (size_t i = 0; i < 8; i++) {
 		if (i)
@@ -41,17 +41,13 @@ int fix_log_append(const struct root *root, const struct fix_log_entry *e)
 		field(&line, f[i]);
 	}
 	strbuf_addch(&line, '\n');
-	int r = fix_mkdirs(root, "/var/log/gpuready", NULL);
-	if (r < 0)
-		return r;
-	r = root_resolve(root, FIX_LOG, &c);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	int fd = openat(root_dirfd(root), root_rel(c.buf), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+	int fd = fix_open_append(root, FIX_LOG, 0640), r;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ssize_t w = write(fd, line.buf, line.len);
 	r = w == (ssize_t)line.len ? 0 : w < 0 ? -errno : -EIO;
+	if (!r && fsync(fd) < 0 && errno != EINVAL)
+		r = -errno;
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	return r;

@@ -286,13 +286,196 @@ static void test_busy(void **state)
 	free(dir);
 }
 
+/* Reads dir/path into a string (NULL when absent). */
+static char *slurp(const char *dir, const char *path)
+{
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/%s", dir, path) > 0);
+	char *s = tu_read_file(p, NULL);
+	free(p);
+	return s;
+}
+
+static void apply_once(const char *dir, struct fix_result *res)
+{
+	struct root *root;
+	assert_int_equal(root_open(dir, &root), 0);
+	struct fix_plan p;
+	make_plan(&p, root, false);
+	memset(res, 0, sizeof(*res));
+	assert_int_equal(fix_apply(root, &p, 1.7e9, res), 0);
+	fix_plan_free(&p);
+	root_free(root);
+}
+
+static int revert_once(const char *dir, struct fix_result *res)
+{
+	struct root *root;
+	assert_int_equal(root_open(dir, &root), 0);
+	memset(res, 0, sizeof(*res));
+	int r = fix_revert(root, 1.7e9, res);
+	root_free(root);
+	return r;
+}
+
+/* A backup gpuready did not write is never overwritten nor restored. */
+static void test_foreign_backup(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	tu_write(dir, "etc/old.conf", "operator's\n");
+	tu_write(dir, "etc/old.conf.gpuready-bak", "STALE\n");
+	tu_write(dir, "proc/sys/net/core/rmem_max", "212992\n");
+	struct fix_result res;
+	apply_once(dir, &res);
+	assert_int_equal(res.failed, 1);
+	char *s = slurp(dir, "etc/old.conf");
+	assert_string_equal(s, "operator's\n");
+	free(s);
+	fix_result_free(&res);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Edited after --apply: revert keeps the operator's edit and says so; a
+ * second revert, once the edit is undone, finishes the job. */
+static void test_revert_edited_then_retry(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	tu_write(dir, "etc/old.conf", "operator's\n");
+	tu_write(dir, "proc/sys/net/core/rmem_max", "212992\n");
+	struct fix_result res;
+	apply_once(dir, &res);
+	assert_int_equal(res.failed, 0);
+	fix_result_free(&res);
+	tu_write(dir, "etc/old.conf", "new content 1\nedited\n");
+	assert_int_equal(revert_once(dir, &res), -EIO);
+	fix_result_free(&res);
+	char *s = slurp(dir, "etc/old.conf");
+	assert_string_equal(s, "new content 1\nedited\n");
+	free(s);
+	tu_write(dir, "etc/old.conf", "new content 1\n");
+	assert_int_equal(revert_once(dir, &res), 0); /* the incomplete revert runs again */
+	assert_int_equal(res.failed, 0);
+	fix_result_free(&res);
+	s = slurp(dir, "etc/old.conf");
+	assert_string_equal(s, "operator's\n");
+	free(s);
+	assert_null(slurp(dir, "etc/old.conf.gpuready-bak"));
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* Applied twice (a file created, then rewritten; another replaced twice),
+ * reverted once: the tree as it was, no backup left. */
+static void test_twice_then_revert(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	tu_write(dir, "etc/old.conf", "operator's\n");
+	tu_write(dir, "proc/sys/net/core/rmem_max", "212992\n");
+	struct fix_result res;
+	apply_once(dir, &res);
+	assert_int_equal(res.failed, 0);
+	fix_result_free(&res);
+	struct root *root;
+	assert_int_equal(root_open(dir, &root), 0);
+	struct fix_plan p;
+	make_plan(&p, root, false);
+	for (size_t i = 0; i < p.v[0].n_files; i++) {
+		strbuf_reset(&p.v[0].files[i].new);
+		strbuf_addf(&p.v[0].files[i].new, "second version %zu\n", i);
+	}
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(fix_apply(root, &p, 1.7e9, &res), 0);
+	assert_int_equal(res.failed, 0);
+	fix_result_free(&res);
+	fix_plan_free(&p);
+	root_free(root);
+	char *s = slurp(dir, "etc/new.d/90-gpuready.conf");
+	assert_string_equal(s, "second version 0\n");
+	free(s);
+	assert_null(slurp(dir, "etc/new.d/90-gpuready.conf.gpuready-bak")); /* gpuready's own file: no backup */
+	assert_int_equal(revert_once(dir, &res), 0);
+	fix_result_free(&res);
+	assert_null(slurp(dir, "etc/new.d/90-gpuready.conf"));
+	assert_null(slurp(dir, "etc/old.conf.gpuready-bak"));
+	s = slurp(dir, "etc/old.conf");
+	assert_string_equal(s, "operator's\n");
+	free(s);
+	s = slurp(dir, "proc/sys/net/core/rmem_max");
+	assert_string_equal(s, "212992\n");
+	free(s);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* A damaged or hostile log: revert acts on nothing outside what gpuready
+ * writes, and never on a backup it does not name itself. */
+static void test_hostile_log(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	tu_write(dir, "bin/sh", "keep me\n");
+	tu_write(dir, "etc/hostname", "host\n");
+	tu_write(dir, "tmp/evil", "evil\n");
+	tu_write(dir, "var/log/gpuready/fix.log",
+		 "t\tapply\tx\t/bin/sh\tcreated\t-\tsha256:0\t-\n"
+		 "t\tapply\tx\t/etc/hostname\treplaced\tsha256:0\tsha256:1\t/tmp/evil\n"
+		 "t\tapply\tx\t/etc/../bin\tmkdir\t-\t-\t-\n");
+	struct fix_result res;
+	assert_int_equal(revert_once(dir, &res), -EIO);
+	assert_int_equal(res.failed, 2);
+	fix_result_free(&res);
+	char *s = slurp(dir, "bin/sh");
+	assert_string_equal(s, "keep me\n");
+	free(s);
+	s = slurp(dir, "etc/hostname");
+	assert_string_equal(s, "host\n");
+	free(s);
+	s = slurp(dir, "tmp/evil");
+	assert_string_equal(s, "evil\n");
+	free(s);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* A link planted where a directory was: nothing is written through it. */
+static void test_no_escape(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp(), *out = tu_mkdtemp();
+	tu_write(dir, "proc/sys/net/core/rmem_max", "212992\n");
+	struct root *root;
+	assert_int_equal(root_open(dir, &root), 0);
+	struct fix_plan p;
+	make_plan(&p, root, false);
+	tu_symlink(dir, "etc", out); /* absolute: outside the tree */
+	struct fix_result res = { 0 };
+	assert_int_equal(fix_apply(root, &p, 1.7e9, &res), 0);
+	fix_result_free(&res);
+	fix_plan_free(&p);
+	root_free(root);
+	char *s = slurp(out, "new.d/90-gpuready.conf");
+	assert_null(s);
+	s = slurp(out, "old.conf");
+	assert_null(s);
+	tu_rmtree(dir);
+	tu_rmtree(out);
+	free(dir);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_exact),     cmocka_unit_test(test_diff_patch),
 		cmocka_unit_test(test_backup_path),    cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_revert_keeps_changed), cmocka_unit_test(test_log_garbage),
-		cmocka_unit_test(test_busy),
+		cmocka_unit_test(test_busy),		cmocka_unit_test(test_foreign_backup),
+		cmocka_unit_test(test_revert_edited_then_retry), cmocka_unit_test(test_twice_then_revert),
+		cmocka_unit_test(test_hostile_log),	cmocka_unit_test(test_no_escape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
