@@ -188,8 +188,8 @@ static int plan_run(struct cmd_env *env, struct root *root, const struct invento
 		*jo = fix_plan_json(&plan);
 		json_object_object_add(*jo, "host", utf8_json_string(rep->host));
 		json_object_object_add(*jo, "timestamp", json_object_new_double(rep->timestamp));
-	} else {
-		fix_plan_text(&plan, stdout, false);
+	} else if (!s->fix.script || strcmp(s->fix.script, "-")) {
+		fix_plan_text(&plan, stdout, false); /* not into a script on standard output */
 	}
 	int ret = fix_plan_changes(&plan) || report_exit_code(rep, s->strict) ? 1 : 0;
 	if (s->fix.script && write_script(env, &plan))

@@ -144,6 +144,7 @@ struct fix_ctx {
 	 * remedy took becomes a manual step. */
 	bool *taken;
 	char **declined;
+	char *failed_path;   /* the file fix_file_add() could not read, for the manual step */
 };
 
 struct fix_def {

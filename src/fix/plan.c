@@ -91,6 +91,8 @@ struct fix_file *fix_file_add(struct fix_ctx *c, struct fix_remedy *r, const cha
 		f.old_mode = root_stat(c->root, path, &st) == 0 ? st.st_mode & 07777 : mode;
 	} else if (ret != -ENOENT) {
 		*err = ret;
+		free(c->failed_path);
+		c->failed_path = xstrdup(path);
 		free(f.path);
 		strbuf_release(&f.old);
 		return NULL;
@@ -266,19 +268,25 @@ static bool settle(const struct fix_ctx *c, struct fix_remedy *r)
 	}
 	r->n_files = k;
 	bool files_changed = k > 0, waits = false;
+	size_t real = 0;
 	k = 0;
 	for (size_t i = 0; i < r->n_cmds; i++) {
 		struct fix_cmd *cmd = &r->cmds[i];
-		if (cmd_needed(c, cmd, files_changed)) {
+		if (c->sysroot && !cmd->sets_path && !cmd->after_files) {
+			/* kept to be shown and scripted; it runs on the node itself */
+			waits = true;
 			r->cmds[k++] = *cmd;
 			continue;
 		}
-		if (c->sysroot && !cmd->sets_path && !cmd->after_files)
-			waits = true;
+		if (cmd_needed(c, cmd, files_changed)) {
+			r->cmds[k++] = *cmd;
+			real++;
+			continue;
+		}
 		cmd_free(cmd);
 	}
 	r->n_cmds = k;
-	if (r->n_files || r->n_cmds)
+	if (r->n_files || real)
 		return true;
 	r->pending = waits || r->effect == FIX_RELOAD || r->effect == FIX_REBOOT;
 	return r->pending;
@@ -333,6 +341,49 @@ static int check_overlap(const struct fix_plan *p, char **err)
 	return 0;
 }
 
+/* One remedy's planning. When it fails (a file it must read is a
+ * directory, a FIFO, unreadable), what it added is taken back and the
+ * findings of its checks become manual steps saying why: the rest of the
+ * plan stands. */
+static void plan_one(struct fix_ctx *c, const struct fix_def *d)
+{
+	size_t n0 = c->plan->n, nrep = c->rep->n;
+	bool *taken0 = xcalloc(nrep + 1, sizeof(*taken0));
+	memcpy(taken0, c->taken, nrep * sizeof(*taken0));
+	free(c->failed_path);
+	c->failed_path = NULL;
+	int r = d->plan(c);
+	if (r >= 0) {
+		free(taken0);
+		return;
+	}
+	for (size_t i = n0; i < c->plan->n; i++)
+		remedy_free(&c->plan->v[i]);
+	c->plan->n = n0;
+	memcpy(c->taken, taken0, nrep * sizeof(*taken0));
+	free(taken0);
+	for (size_t i = 0; i < nrep; i++)
+		for (size_t k = 0; d->checks[k]; k++)
+			if (!strcmp(c->rep->v[i]->id, d->checks[k]) && !c->taken[i] && !c->declined[i])
+				c->declined[i] = c->failed_path ? xasprintf("cannot read %s: %s", c->failed_path, strerror(-r))
+								: xasprintf("planning its remedy failed: %s", strerror(-r));
+}
+
+/* A remedy with nothing left to do whose findings still warn or fail
+ * (the change is in place, yet the check says otherwise): its findings
+ * become manual steps rather than vanish from the plan. */
+static void still_failing(struct fix_ctx *c, const struct fix_remedy *r)
+{
+	for (size_t t = 0; t < r->n_targets; t++)
+		for (size_t i = 0; i < c->rep->n; i++)
+			if (!strcmp(c->rep->v[i]->id, r->targets[t].check_id) &&
+			    !strcmp(c->rep->v[i]->subject, r->targets[t].subject) && !c->declined[i]) {
+				c->taken[i] = false;
+				c->declined[i] = xasprintf("\"%s\" is already in place, yet the check still says this",
+							   r->title);
+			}
+}
+
 int fix_plan_make(const struct root *root, const struct inventory *inv, const struct report *rep,
 		  const struct site_expect *expect, const struct check_select *sel, const struct fix_opts *o,
 		  struct fix_plan *plan, char **err)
@@ -343,20 +394,15 @@ int fix_plan_make(const struct root *root, const struct inventory *inv, const st
 			     .sysroot = plan->sysroot };
 	c.taken = xcalloc(rep->n + 1, sizeof(*c.taken));
 	c.declined = xcalloc(rep->n + 1, sizeof(*c.declined));
-	int ret = 0;
-	for (size_t i = 0; i < fix_registry_n && !ret; i++) {
-		int r = fix_registry[i]->plan(&c);
-		if (r < 0) {
-			*err = xasprintf("planning %s: %s", fix_registry[i]->id, strerror(-r));
-			ret = r;
-		}
-	}
+	for (size_t i = 0; i < fix_registry_n; i++)
+		plan_one(&c, fix_registry[i]);
 	size_t k = 0;
 	for (size_t i = 0; i < plan->n; i++) {
 		if (settle(&c, &plan->v[i])) {
 			hold(&plan->v[i], o);
 			plan->v[k++] = plan->v[i];
 		} else {
+			still_failing(&c, &plan->v[i]);
 			remedy_free(&plan->v[i]);
 		}
 	}
@@ -369,7 +415,6 @@ int fix_plan_make(const struct root *root, const struct inventory *inv, const st
 	}
 	free(c.taken);
 	free(c.declined);
-	if (!ret)
-		ret = check_overlap(plan, err);
-	return ret;
+	free(c.failed_path);
+	return check_overlap(plan, err);
 }

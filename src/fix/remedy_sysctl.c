@@ -3,8 +3,9 @@
  * order of their names, a later one wins, /etc/sysctl.conf last with
  * procps' `sysctl --system`) and now with `sysctl -w`; under a sysroot the
  * value goes into proc/sys of the tree. A file read after ours that sets
- * the key to another value would undo it at boot: then it is a manual
- * step naming that file, which is the operator's. */
+ * the key lower would undo it at boot (any of the sysctl.d directories,
+ * keys with '.' or '/'): then it is a manual step naming that file, which
+ * is the operator's. */
 #include "fix/fix.h"
 
 #include "checks/expect.h"
@@ -16,8 +17,19 @@
 
 #define SYSCTL_FILE "/etc/sysctl.d/90-gpuready.conf"
 
-/* The value `key` is given on a line of text ("key = v", "key=v"; '#' and
- * ';' comments), the last one; NULL when none. *line gets its number. */
+/* A line's key as sysctl reads it: '/' and '.' both separate (sysctl.d(5)). */
+static bool same_key(const char *s, size_t n, const char *key)
+{
+	if (n != strlen(key))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != key[i] && !(s[i] == '/' && key[i] == '.'))
+			return false;
+	return true;
+}
+
+/* The value `key` is given on a line of text ("key = v", "key=v", "-key=v";
+ * '#' and ';' comments), the last one; NULL when none. *line gets its number. */
 static char *value_in(const char *text, const char *key, unsigned *line)
 {
 	char *val = NULL;
@@ -28,8 +40,8 @@ static char *value_in(const char *text, const char *key, unsigned *line)
 		no++;
 		_cleanup_free_ char *l = xstrndup(p, n);
 		char *s = l + strspn(l, " \t-");
-		size_t kl = strlen(key);
-		if (!strncmp(s, key, kl) && strchr(" \t=", s[kl])) {
+		size_t kl = strcspn(s, " \t=");
+		if (same_key(s, kl, key)) {
 			char *v = s + kl + strspn(s + kl, " \t");
 			if (*v == '=') {
 				v++;
@@ -45,17 +57,46 @@ static char *value_in(const char *text, const char *key, unsigned *line)
 	return val;
 }
 
-/* A file that sysctl reads after SYSCTL_FILE and sets key to other than want. */
+/* Does v (as written in a file) undo want? Only a smaller number does. */
+static bool lowers(const char *v, const char *want)
+{
+	char *end;
+	unsigned long long a = strtoull(v, &end, 10), b = strtoull(want, NULL, 10);
+	return *end || end == v || a < b;
+}
+
+/* The files sysctl reads after SYSCTL_FILE: those of the sysctl.d
+ * directories whose names sort after it (a name in /etc hides the same
+ * name elsewhere; sysctl.d(5)), then /etc/sysctl.conf (procps reads it
+ * last with --system). */
+static void later_files(const struct fix_ctx *c, struct strv *files)
+{
+	static const char *const dirs[] = { "/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d",
+					    "/usr/lib/sysctl.d", "/lib/sysctl.d" };
+	struct strv seen = { 0 };
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(*dirs); d++) {
+		_cleanup_strv_ struct strv names = { 0 };
+		if (root_list(c->root, dirs[d], &names) < 0)
+			continue;
+		for (size_t i = 0; i < names.n; i++) {
+			const char *nm = names.v[i];
+			size_t l = strlen(nm);
+			if (l <= 5 || strcmp(nm + l - 5, ".conf") || strcmp(nm, "90-gpuready.conf") <= 0 ||
+			    strv_contains(&seen, nm))
+				continue;
+			strv_add(&seen, nm);
+			strv_push(files, xasprintf("%s/%s", dirs[d], nm));
+		}
+	}
+	strv_free(&seen);
+	strv_add(files, "/etc/sysctl.conf");
+}
+
+/* A file that sysctl reads after SYSCTL_FILE and sets key lower than want. */
 static char *overridden(const struct fix_ctx *c, const char *key, const char *want)
 {
-	_cleanup_strv_ struct strv names = { 0 };
 	struct strv files = { 0 };
-	if (root_list(c->root, "/etc/sysctl.d", &names) == 0)
-		for (size_t i = 0; i < names.n; i++)
-			if (strcmp(names.v[i], "90-gpuready.conf") > 0 && strlen(names.v[i]) > 5 &&
-			    !strcmp(names.v[i] + strlen(names.v[i]) - 5, ".conf"))
-				strv_push(&files, xasprintf("/etc/sysctl.d/%s", names.v[i]));
-	strv_add(&files, "/etc/sysctl.conf");
+	later_files(c, &files);
 	char *why = NULL;
 	for (size_t i = 0; i < files.n && !why; i++) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -63,7 +104,7 @@ static char *overridden(const struct fix_ctx *c, const char *key, const char *wa
 		if (root_read(c->root, files.v[i], ROOT_READ_MAX, &sb) < 0)
 			continue;
 		_cleanup_free_ char *v = value_in(sb.buf, key, &line);
-		if (v && strcmp(v, want))
+		if (v && lowers(v, want))
 			why = xasprintf("%s:%u sets %s = %s and is read after %s: change it there", files.v[i], line, key,
 					v, SYSCTL_FILE);
 	}

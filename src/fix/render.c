@@ -259,7 +259,9 @@ static void sh_line(FILE *out, const char *fmt, const char *const *args)
  * new one renamed over it. */
 static void script_write(const char *path, const char *content, size_t len, mode_t mode, FILE *out)
 {
-	_cleanup_free_ char *bak = fix_backup_path(path), *tmp = xasprintf("%s.gpuready-tmp", path);
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *bak = fix_backup_path(path),
+			    *tmp = xasprintf("%.*s/.%s.gpuready-tmp", (int)(slash - path), path, slash + 1);
 	char delim[32], m[16];
 	delimiter(content, delim, sizeof(delim));
 	snprintf(m, sizeof(m), "%o", (unsigned)mode);
@@ -300,8 +302,11 @@ int fix_plan_script(const struct fix_plan *p, FILE *out)
 		fprintf(out, "# [%zu] %s (", i + 1, r->title);
 		targets_text(r, out);
 		fputs(")\n", out);
-		if (r->held)
-			fprintf(out, "# held by gpuready: %s\n", r->held);
+		if (r->held) {
+			/* what --apply would not do now is not in the script either */
+			fprintf(out, "# not in this script: %s\n\n", r->held);
+			continue;
+		}
 		for (size_t k = 0; k < r->n_files; k++) {
 			const struct fix_file *f = &r->files[k];
 			if (f->link)

@@ -58,6 +58,26 @@ cmdline)
 		contains "$TMP/out" 'ROOT="${ROOT:-}"' "--script -: the script on standard output"
 		contains "$TMP/out" "	sysctl -w net.core.rmem_max=268435456" "--script runs sysctl -w on the node"
 	fi
+	"$BIN" fix --script - --sysroot "$FIX/v100-cx3pro/root" >"$TMP/s.sh" 2>"$TMP/err"
+	sh -n "$TMP/s.sh" && pass "--script -: standard output is a shell script and nothing else" ||
+		fail "--script - does not parse as a script"
+	# a file sysctl reads later that lowers the value: a manual step naming it
+	t3=$TMP/t3
+	copy v100-cx3pro "$t3"
+	mkdir -p "$t3/usr/lib/sysctl.d"
+	echo "net/core/rmem_max=4096" >"$t3/usr/lib/sysctl.d/95-vendor.conf"
+	if expect_exit 1 "$BIN" fix --sysroot "$t3" --only rdma.sockbuf; then
+		contains "$TMP/out" "not automatic: /usr/lib/sysctl.d/95-vendor.conf:1 sets net.core.rmem_max = 4096 and is read after /etc/sysctl.d/90-gpuready.conf" \
+			"a later sysctl.d file (another directory, '/' separators) that lowers the value is named"
+	fi
+	# the file to write cannot be read (a directory there): a manual step, the rest planned
+	rm -rf "$t3/usr/lib/sysctl.d"
+	mkdir -p "$t3/etc/sysctl.d/90-gpuready.conf"
+	if expect_exit 1 "$BIN" fix --sysroot "$t3"; then
+		contains "$TMP/out" "not automatic: cannot read /etc/sysctl.d/90-gpuready.conf" \
+			"a file the remedy cannot read makes its findings manual steps"
+		contains "$TMP/out" "/etc/security/limits.d/90-gpuready.conf" "the other remedies are still planned"
+	fi
 	# usage errors
 	expect_exit 2 "$BIN" fix --only no.such_check --sysroot "$FIX/v100-cx3pro/root" &&
 		contains "$TMP/err" "no.such_check" "--only naming no check: exit 2"
