@@ -69,8 +69,8 @@ static const struct finding *find(const struct report *rep, const char *id, cons
 }
 
 /* Each answered finding's status before and after. */
-static void before_after(const struct fix_plan *p, const struct fix_result *res, const struct report *after, FILE *out,
-			 struct json_object *arr)
+static void before_after(const struct fix_plan *p, const struct fix_result *res, const struct report *before,
+			 const struct report *after, FILE *out, struct json_object *arr)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		const struct fix_remedy *r = &p->v[i];
@@ -82,13 +82,16 @@ static void before_after(const struct fix_plan *p, const struct fix_result *res,
 					    : res->remedy_failed && res->remedy_failed[i] ? "failed"
 					    : r->pending || (f && f->pending)		      ? "pending"
 											      : "applied";
+			const struct finding *b = find(before, x->check_id, x->subject);
 			if (out)
-				fprintf(out, "  %-24s %-28s -> %s%s%s\n", x->check_id, x->subject, now,
-					strcmp(state, "applied") ? " (" : "", strcmp(state, "applied") ? state : "");
+				fprintf(out, "  %-24s %-28s %s -> %s%s%s%s\n", x->check_id, x->subject,
+					b ? status_name(b->status) : "?", now, strcmp(state, "applied") ? " (" : "",
+					strcmp(state, "applied") ? state : "", strcmp(state, "applied") ? ")" : "");
 			if (arr) {
 				struct json_object *o = json_object_new_object();
 				json_object_object_add(o, "check", json_object_new_string(x->check_id));
 				json_object_object_add(o, "subject", utf8_json_string(x->subject));
+				json_object_object_add(o, "before", json_object_new_string(b ? status_name(b->status) : "ok"));
 				json_object_object_add(o, "after", json_object_new_string(f ? status_name(f->status) : "ok"));
 				json_object_object_add(o, "state", json_object_new_string(state));
 				json_object_array_add(arr, o);
@@ -100,7 +103,8 @@ static void before_after(const struct fix_plan *p, const struct fix_result *res,
 }
 
 /* --apply: changes, then the checks again. */
-static int apply(struct cmd_env *env, struct root *root, struct fix_plan *p, struct json_object *jo)
+static int apply(struct cmd_env *env, struct root *root, struct fix_plan *p, const struct report *before,
+		 struct json_object *jo)
 {
 	struct fix_result res = { 0 };
 	int r = fix_apply(root, p, clock_unix(), &res), ret = 0;
@@ -122,7 +126,7 @@ static int apply(struct cmd_env *env, struct root *root, struct fix_plan *p, str
 		struct json_object *arr = jo ? json_object_new_array() : NULL;
 		if (out)
 			fputs("\nChecked again:\n", out);
-		before_after(p, &res, &after, out, arr);
+		before_after(p, &res, before, &after, out, arr);
 		if (jo) {
 			json_object_object_add(jo, "after", arr);
 			struct json_object *lines = json_object_new_array();
@@ -197,7 +201,7 @@ static int plan_run(struct cmd_env *env, struct root *root, const struct invento
 	else if (apply_it) {
 		if (!jo)
 			fputc('\n', stdout);
-		ret = apply(env, root, &plan, jo ? *jo : NULL);
+		ret = apply(env, root, &plan, rep, jo ? *jo : NULL);
 	}
 	fix_plan_free(&plan);
 	return ret;
