@@ -69,12 +69,13 @@ mkdir -p "$H"
 for h in node01 node02 node03 node04; do copy "$H" $h h100-roce-broken; done
 copy "$H" old01 v100-cx3pro
 export GPUREADY_FAKE_RSH_DIR="$H"
-# a remote shell that breaks node03's tree when it is asked to apply (its
-# `fix --apply` then cannot plan: exit 2), else tests/cli/fake-rsh.sh
+# a remote shell that breaks node03's tree when it is asked to apply (marked
+# an incomplete snapshot, its `fix --apply` cannot run: exit 2), else
+# tests/cli/fake-rsh.sh
 cat >"$TMP/rsh.sh" <<EOF
 #!/bin/sh
 case "\$1 \$*" in
-"node03 "*--apply*) rm -rf "$H/node03/etc/sysctl.d"; echo x >"$H/node03/etc/sysctl.d" ;;
+"node03 "*--apply*) mkdir -p "$H/node03/.gpuready"; : >"$H/node03/.gpuready/incomplete" ;;
 esac
 exec sh "$SRC/tests/cli/fake-rsh.sh" "\$@"
 EOF
