@@ -135,6 +135,8 @@ static void canon_remedy(struct json_object *r, struct strbuf *out)
 		canon(out, "action", sget(f, "action"));
 		canon_bool(out, "state", json_object_get_boolean(member(f, "state")));
 		canon(out, "content", sget(f, "content"));
+		/* the file as it is on the node too: nodes shown one diff have that diff */
+		canon(out, "diff", sget(f, "diff"));
 	}
 	a = member(r, "commands");
 	for (size_t i = 0; i < json_object_array_length(a); i++) {

@@ -628,8 +628,11 @@ void root_record_kept(const struct root *r, const char *path, const char *data, 
 	_cleanup_strbuf_ struct strbuf p = STRBUF_INIT;
 	struct walk w = { 0 };
 	struct stat st;
-	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st, NULL) == 0)
+	if (r->recording && r->rec.file && locate(r, path, &w, &p, &st, NULL) == 0) {
 		r->rec.file(r->rec.ud, p.buf, data, len, st.st_mode, 0);
+		if (r->rec.partial)
+			r->rec.partial(r->rec.ud, p.buf);
+	}
 }
 
 bool root_exists(const struct root *r, const char *path)

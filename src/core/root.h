@@ -48,6 +48,9 @@ struct root_recorder {
 	void (*file)(void *ud, const char *path, const char *data, size_t len, mode_t mode, int err);
 	/* A non-directory whose existence was tested (device nodes and such). */
 	void (*exists)(void *ud, const char *path, mode_t mode);
+	/* The file just given to file() holds only what a caller kept of it
+	 * (root_record_kept()); may be NULL. */
+	void (*partial)(void *ud, const char *path);
 	void *ud;
 };
 
@@ -114,6 +117,9 @@ void root_record_file(const struct root *r, const char *path, const char *data, 
 /* The metadata of a recorded tree (see the top of this file). */
 #define ROOT_UNREADABLE "/.gpuready/unreadable"
 #define ROOT_INCOMPLETE "/.gpuready/incomplete"
+/* The files of a snapshot recorded only as far as the inventory parses
+ * them (root_record_kept()), one canonical path per line. */
+#define ROOT_PARTIAL "/.gpuready/partial"
 /* ROOT_UNREADABLE larger than this is not read at all. */
 #define ROOT_UNREADABLE_MAX (4u << 20)
 

@@ -79,20 +79,75 @@ void fix_decline(struct fix_ctx *c, const struct finding *f, const char *fmt, ..
 	va_end(ap);
 }
 
+/* Whether the snapshot this tree is recorded only the lines the checks
+ * read of path (ROOT_PARTIAL, written by `gpuready snapshot`). */
+static bool recorded_partly(const struct root *root, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (root_is_live(root) || root_read(root, ROOT_PARTIAL, ROOT_READ_MAX, &sb) < 0)
+		return false;
+	size_t n = strlen(path);
+	for (const char *p = sb.buf; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		if (l == n && !memcmp(p, path, n))
+			return true;
+		p += l + (nl ? 1 : 0);
+	}
+	return false;
+}
+
+/* Why the remedy may not write path (malloc'd), or NULL; *canon gets the
+ * file to write: path, or where its link leads inside /etc (a link
+ * elsewhere, to a file other nodes may share, is the operator's). */
+static char *file_refused(const struct fix_ctx *c, const char *path, char **canon)
+{
+	_cleanup_strbuf_ struct strbuf t = STRBUF_INIT, res = STRBUF_INIT;
+	*canon = xstrdup(path);
+	if (root_readlink(c->root, path, &t) == 0) {
+		int r = root_resolve_write(c->root, path, &res);
+		if ((r < 0 && r != -ENOENT) || strncmp(res.buf, "/etc/", 5))
+			return xasprintf("%s is a link to %s, outside /etc: change it there", path, t.buf);
+		free(*canon);
+		*canon = xstrdup(res.buf);
+	}
+	if (recorded_partly(c->root, *canon))
+		return xasprintf("%s is recorded in this snapshot only as far as the checks read it: plan this change "
+				 "on the node itself",
+				 *canon);
+	return NULL;
+}
+
 struct fix_file *fix_file_add(struct fix_ctx *c, struct fix_remedy *r, const char *path, mode_t mode, int *err)
 {
-	struct fix_file f = { .path = xstrdup(path), .mode = mode };
+	char *canon = NULL, *why = file_refused(c, path, &canon);
+	if (why) {
+		free(canon);
+		free(c->failed_path);
+		c->failed_path = why;
+		*err = -EPERM;
+		return NULL;
+	}
+	struct fix_file f = { .path = canon, .mode = mode };
 	strbuf_init(&f.old);
 	strbuf_init(&f.new);
 	struct stat st;
-	int ret = root_read(c->root, path, ROOT_READ_MAX, &f.old);
+	int ret = root_read(c->root, f.path, ROOT_READ_MAX, &f.old);
+	if (ret == 0 && memchr(f.old.buf, '\0', f.old.len)) {
+		free(c->failed_path);
+		c->failed_path = xasprintf("%s holds a NUL byte: not a text file gpuready edits", f.path);
+		*err = -EPERM;
+		free(f.path);
+		strbuf_release(&f.old);
+		return NULL;
+	}
 	if (ret == 0) {
 		f.existed = true;
 		f.old_mode = root_stat(c->root, path, &st) == 0 ? st.st_mode & 07777 : mode;
 	} else if (ret != -ENOENT) {
 		*err = ret;
 		free(c->failed_path);
-		c->failed_path = xstrdup(path);
+		c->failed_path = xasprintf("cannot read %s: %s", f.path, strerror(-ret));
 		free(f.path);
 		strbuf_release(&f.old);
 		return NULL;
@@ -365,7 +420,7 @@ static void plan_one(struct fix_ctx *c, const struct fix_def *d)
 	for (size_t i = 0; i < nrep; i++)
 		for (size_t k = 0; d->checks[k]; k++)
 			if (!strcmp(c->rep->v[i]->id, d->checks[k]) && !c->taken[i] && !c->declined[i])
-				c->declined[i] = c->failed_path ? xasprintf("cannot read %s: %s", c->failed_path, strerror(-r))
+				c->declined[i] = c->failed_path ? xstrdup(c->failed_path)
 								: xasprintf("planning its remedy failed: %s", strerror(-r));
 }
 

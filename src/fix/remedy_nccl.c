@@ -142,7 +142,9 @@ static bool shell_depth(const char *l, int *depth)
 	for (const char *s = l; *s;) {
 		if (*s == '"' || *s == '\'') {
 			const char *end = strchr(s + 1, *s);
-			s = end ? end + 1 : s + strlen(s);
+			if (!end)
+				return false; /* a string that goes on past the line */
+			s = end + 1;
 			command = false;
 			continue;
 		}
@@ -164,8 +166,19 @@ static bool shell_depth(const char *l, int *depth)
 	return true;
 }
 
+/* Whether a line goes on in the next: it ends with a backslash, "&&",
+ * "||", "|" or "(" (the shell reads the next line as part of it). */
+static bool continues(const char *l)
+{
+	size_t len = strlen(l);
+	while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
+		len--;
+	return len && strchr("\\&|(", l[len - 1]);
+}
+
 /* Whether line `no` of a script stands alone: outside every compound
- * command and not continued from the line before. */
+ * command, not continued from the line before and not going on into the
+ * next (commenting it out would change what the next line means). */
 static bool top_level(const char *text, unsigned no)
 {
 	int depth = 0;
@@ -174,13 +187,10 @@ static bool top_level(const char *text, unsigned no)
 	for (const char *p = text; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (++at == no)
-			return depth == 0 && !cont;
 		_cleanup_free_ char *l = xstrndup(p, n);
-		size_t len = strlen(l);
-		while (len && (l[len - 1] == '\r' || l[len - 1] == ' '))
-			len--;
-		cont = len && l[len - 1] == '\\';
+		if (++at == no)
+			return depth == 0 && !cont && !continues(l) && shell_depth(l, &depth) && depth == 0;
+		cont = continues(l);
 		if (!shell_depth(l, &depth))
 			return false;
 		p += n + (nl ? 1 : 0);

@@ -3,7 +3,9 @@
  * with the open kernel modules and Linux 5.12+ no peer-memory module is
  * needed). /etc/modprobe.d/gpuready-peermem.conf blacklists it
  * (modprobe.d(5): `blacklist` only stops loading by alias, e.g. when the
- * NVIDIA or RDMA driver asks for it), `modprobe -r` unloads it now.
+ * NVIDIA or RDMA driver asks for it) and gives it `install MOD /bin/false`
+ * (run instead of loading it: a load by name from a script or a unit that
+ * the remedy cannot see fails too), `modprobe -r` unloads it now.
  *
  * A name in a modules-load.d file (modules-load.d(5): /etc, /run,
  * /usr/local/lib, /usr/lib; a file in /etc overrides one of the same name
@@ -173,9 +175,11 @@ static int plan(struct fix_ctx *c)
 			return err;
 		fix_header(&file->new, "# ", "gpudirect.peermem");
 		strbuf_addf(&file->new, "# DMA-BUF serves GPUDirect RDMA here; the legacy peer-memory module is not needed.\n"
-					"# modprobe.d(5): blacklist stops loading by alias only.\n"
-					"blacklist %s\n",
-			    mod);
+					"# modprobe.d(5): blacklist stops loading by alias only; install runs the command\n"
+					"# instead of loading it, which stops `modprobe %s` by name too (a script that\n"
+					"# loads it then fails, and says so).\n"
+					"blacklist %s\ninstall %s /bin/false\n",
+			    mod, mod, mod);
 		for (size_t i = 0; i < edit.n; i++) {
 			struct fix_file *lf = fix_file_add(c, r, edit.v[i], 0644, &err);
 			if (!lf)

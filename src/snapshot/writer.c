@@ -31,6 +31,7 @@ struct snap_writer {
 	struct unreadable_ent *unr;
 	size_t n_unr;
 	char *made;     /* the directory mkdirs() last made or found, in-root */
+	struct strv partial; /* files recorded only as far as they were parsed (ROOT_PARTIAL) */
 };
 
 static void note_err(struct snap_writer *w, int e, const char *path)
@@ -169,6 +170,13 @@ static void on_file(void *ud, const char *path, const char *data, size_t len, mo
 		note_err(w, e, path);
 }
 
+static void on_partial(void *ud, const char *path)
+{
+	struct snap_writer *w = ud;
+	if (!strv_contains(&w->partial, path) && !strchr(path, '\n'))
+		strv_add(&w->partial, path);
+}
+
 static void on_exists(void *ud, const char *path, mode_t mode)
 {
 	struct snap_writer *w = ud;
@@ -182,7 +190,8 @@ static void on_exists(void *ud, const char *path, mode_t mode)
 
 struct root_recorder snap_writer_recorder(struct snap_writer *w)
 {
-	return (struct root_recorder){ .link = on_link, .dir = on_dir, .file = on_file, .exists = on_exists, .ud = w };
+	return (struct root_recorder){ .link = on_link, .dir = on_dir, .file = on_file, .exists = on_exists,
+				       .partial = on_partial, .ud = w };
 }
 
 void snap_writer_add(struct snap_writer *w, const char *path, const char *data, size_t len, mode_t mode)
@@ -249,6 +258,13 @@ int snap_writer_finish(struct snap_writer *w, bool complete, char **err)
 	int e = write_file(w, ROOT_UNREADABLE, sb.buf, sb.len, S_IFREG | 0644);
 	if (e < 0)
 		note_err(w, e, ROOT_UNREADABLE);
+	/* what gpuready fix must not take for the whole file */
+	strv_sort(&w->partial);
+	strbuf_reset(&sb);
+	for (size_t i = 0; i < w->partial.n; i++)
+		strbuf_addf(&sb, "%s\n", w->partial.v[i]);
+	if (w->partial.n && (e = write_file(w, ROOT_PARTIAL, sb.buf, sb.len, S_IFREG | 0644)) < 0)
+		note_err(w, e, ROOT_PARTIAL);
 	if (!w->err && complete && unlinkat(w->dirfd, root_rel(ROOT_INCOMPLETE), 0) < 0)
 		note_err(w, -errno, ROOT_INCOMPLETE);
 	if (!w->err)
@@ -272,6 +288,7 @@ void snap_writer_free(struct snap_writer *w)
 	for (size_t i = 0; i < w->n_unr; i++)
 		free(w->unr[i].path);
 	free(w->unr);
+	strv_free(&w->partial);
 	free(w->err_path);
 	free(w->made);
 	free(w->dir);

@@ -63,7 +63,8 @@ cycle() {
 	fi
 	# shellcheck disable=SC2086
 	"$BIN" fix --sysroot "$root" --allow-disruptive $only >"$TMP/$name.again" 2>&1
-	contains "$TMP/$name.again" "0 changes planned" "$name: a second plan has nothing new"
+	if grep -q '^0 changes planned' "$TMP/$name.again"; then pass "$name: a second plan has nothing new"
+	else fail "$name: a second plan plans again"; tail -3 "$TMP/$name.again" >&2; fi
 }
 
 # reverted NAME: the tree is the fixture again, byte for byte, but the
