@@ -7,7 +7,7 @@ set -eu
 
 # linux-libc-dev (which libc6-dev pulls in anyway): <linux/dcbnl.h> and
 # <linux/rtnetlink.h> for the DCB probe (src/probe/dcb.c)
-build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev linux-libc-dev"
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev libyaml-dev linux-libc-dev"
 # openssh-server, openssh-client: the virtual cluster of tests/cli/cluster_netns.sh
 # (sshd in network namespaces, asked by ssh); slurmctld, slurmd, slurm-client,
 # munge: the one-node Slurm of tests/cli/slurm.sh real
