@@ -123,6 +123,26 @@ ifupdown_ok() {
 }
 round ifupdown ifupdown_ok /etc/network/interfaces.d/rail5
 
+# a RoCE LAG bond (T01-roce-lag-bond) at 1500 in netplan: the bond is set,
+# the kernel gives its MTU to the slaves (in the tree: their mtu files too)
+B=$TMP/bond
+sh "$FIX/scenario.sh" T01-roce-lag-bond "$B" >/dev/null 2>&1 || fail "bond: scenario tree"
+for n in bond2 ens3f0np0 ens3f1np1; do echo 1500 >"$(readlink -f "$B/sys/class/net/$n")/mtu"; done
+mkdir -p "$B/etc/netplan"
+printf 'network:\n  version: 2\n  ethernets:\n    ens3f0np0: {}\n    ens3f1np1: {}\n  bonds:\n    bond2:\n      interfaces: [ens3f0np0, ens3f1np1]\n      mtu: 1500\n' \
+	>"$B/etc/netplan/01-bonds.yaml"
+cp -a "$B" "$B.orig"
+expect_exit 0 "$BIN" fix --apply --only rdma.mtu --sysroot "$B"
+contains "$TMP/out" "set the MTU of bond2 to 9000" "bond: the bond is set"
+mtu_ok "$B" bond
+grep -q "^  bonds:" "$B/etc/netplan/90-gpuready.yaml" && pass "bond: under bonds: in netplan" || fail "bond: netplan key"
+[ "$(cat "$B/sys/class/net/ens3f1np1/mtu")" = 9000 ] && pass "bond: a slave follows" || fail "bond: slave MTU"
+expect_exit 0 "$BIN" fix --revert --sysroot "$B"
+rm -rf "$B/var/log/gpuready"; rmdir "$B/var/log" 2>/dev/null
+diff -r --no-dereference "$B.orig" "$B" >"$TMP/diff" && pass "bond: revert restores the tree" ||
+	{ fail "bond: revert"; head "$TMP/diff" >&2; }
+rm -rf "$B" "$B.orig"
+
 # declines: a manual step that names what was found, and nothing written
 decline() {
 	what=$1 want=$2; shift 2
