@@ -96,7 +96,7 @@ static bool ini_in(const struct ini *it, const char *section)
 
 /* ---- systemd-networkd ---- */
 
-/* Name= as systemd-networkd tests it (src/network/networkd-util.c,
+/* Name= as systemd-networkd tests it (src/shared/net-condition.c,
  * net_condition_test_strv): every Name= line adds its globs, "!" before a
  * line makes its globs exclusions; the name matches when it matches no
  * exclusion and one of the other globs, if there is one. */

@@ -14,7 +14,10 @@
  *     [Link] MTUBytes=N (systemd.network(5)), then `networkctl reload`;
  *   - NetworkManager: `nmcli connection modify CONN 802-3-ethernet.mtu N`
  *     (nmcli(1), nm-settings-nmcli(5)); under a sysroot the same change
- *     made in the keyfile ([ethernet] mtu=N, nm-settings-keyfile(5));
+ *     made in the keyfile ([ethernet] mtu=N, nm-settings-keyfile(5)). A
+ *     bond connection takes its MTU from the same setting (NetworkManager
+ *     src/core/devices/nm-device-bond.c: get_configured_mtu is
+ *     nm_device_get_configured_mtu_for_wired);
  *   - ifupdown: the `mtu N` option of the interface's stanza
  *     (interfaces(5)).
  * A bond's MTU is set on the bond: the kernel sets it on every slave
