@@ -274,6 +274,53 @@ static int find_ifupdown(const struct fix_ctx *c, const char *iface, struct foun
 	return 0;
 }
 
+/* Does the claimed configuration also configure other (netplan: the same
+ * definition; networkd: the same first matching file)? */
+static bool also_configures(const struct fix_ctx *c, const struct mtu_claim *m, const char *other)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (m->kind == MTU_NETPLAN) {
+		struct mtu_netplan_dev d = { 0 };
+		_cleanup_free_ char *err = NULL;
+		bool same = root_read(c->root, m->path, ROOT_READ_MAX, &sb) == 0 &&
+			    mtu_netplan_find(sb.buf, other, &d, &err) > 0 && !strcmp(d.type, m->np.type) &&
+			    !strcmp(d.id, m->np.id);
+		mtu_netplan_dev_free(&d);
+		return same;
+	}
+	struct found f = { 0 };
+	bool same = false;
+	if (m->kind == MTU_NETWORKD) {
+		find_networkd(c, other, &f);
+		same = f.n == 1 && !strcmp(f.claims[0].path, m->path);
+	}
+	for (size_t i = 0; i < f.n; i++)
+		mtu_claim_free(&f.claims[i]);
+	strv_free(&f.seen);
+	free(f.why);
+	return same;
+}
+
+/* A netplan definition or a .network file may match more interfaces than
+ * the one fixed (a glob): its MTU would change theirs too. The first such
+ * interface that neither has the MTU nor gets it in this plan (fixing) nor
+ * is a slave of iface; NULL when none. */
+static const struct netdev *other_affected(const struct fix_ctx *c, const struct mtu_claim *m, const char *iface,
+					   int64_t mtu, const struct strv *fixing)
+{
+	if (m->kind != MTU_NETPLAN && m->kind != MTU_NETWORKD)
+		return NULL;
+	for (size_t i = 0; i < c->inv->net.n; i++) {
+		const struct netdev *n = &c->inv->net.v[i];
+		if (!strcmp(n->name, iface) || n->mtu == mtu || strv_contains(fixing, n->name) ||
+		    (n->master && !strcmp(n->master, iface)))
+			continue;
+		if (also_configures(c, m, n->name))
+			return n;
+	}
+	return NULL;
+}
+
 /* "netplan (/etc/netplan/50-x.yaml), NetworkManager (...)" */
 static char *claims_text(const struct found *f)
 {
@@ -283,7 +330,8 @@ static char *claims_text(const struct found *f)
 	return strbuf_detach(&sb);
 }
 
-int mtu_detect(const struct fix_ctx *c, const char *iface, int64_t mtu, struct mtu_claim *out, char **why)
+int mtu_detect(const struct fix_ctx *c, const char *iface, int64_t mtu, const struct strv *fixing,
+	       struct mtu_claim *out, char **why)
 {
 	struct found f = { 0 };
 	find_netplan(c, iface, mtu, &f);
@@ -309,9 +357,16 @@ int mtu_detect(const struct fix_ctx *c, const char *iface, int64_t mtu, struct m
 			strbuf_addf(&sb, "; %s", f.seen.v[i]);
 		*why = strbuf_detach(&sb);
 	} else {
-		*out = f.claims[0];
-		f.n = 0;
-		ret = 1;
+		const struct netdev *o = other_affected(c, &f.claims[0], iface, mtu, fixing);
+		if (o) {
+			*why = xasprintf("%s configures %s too (MTU %lld), whose MTU would change with it: give %s a "
+					 "configuration of its own",
+					 f.claims[0].path, o->name, (long long)o->mtu, iface);
+		} else {
+			*out = f.claims[0];
+			f.n = 0;
+			ret = 1;
+		}
 	}
 	for (size_t i = 0; i < f.n; i++)
 		mtu_claim_free(&f.claims[i]);

@@ -30,8 +30,11 @@ void mtu_claim_free(struct mtu_claim *m);
 const char *mtu_manager_name(enum mtu_manager k);
 
 /* Finds the one network manager that configures iface. 1 found (*out),
- * 0 with *why when none or several do or a file cannot be parsed (the
- * remedy declines), -errno when the root cannot be read. */
-int mtu_detect(const struct fix_ctx *c, const char *iface, int64_t mtu, struct mtu_claim *out, char **why);
+ * 0 with *why when none or several do, a file cannot be parsed, or the
+ * configuration also configures another interface that is neither at mtu
+ * nor in fixing (the interfaces this plan sets to mtu): the remedy
+ * declines. */
+int mtu_detect(const struct fix_ctx *c, const char *iface, int64_t mtu, const struct strv *fixing,
+	       struct mtu_claim *out, char **why);
 
 #endif

@@ -350,11 +350,12 @@ static int set_now(struct fix_ctx *c, struct fix_remedy *r, const char *iface, i
 }
 
 /* Plans one interface; a decline goes to each of its findings. */
-static int plan_iface(struct fix_ctx *c, struct fix_remedy *r, struct iface *i, int64_t mtu)
+static int plan_iface(struct fix_ctx *c, struct fix_remedy *r, struct iface *i, int64_t mtu,
+		      const struct strv *fixing)
 {
 	struct mtu_claim m = { 0 };
 	char *why = NULL;
-	int ret = mtu_detect(c, i->name, mtu, &m, &why);
+	int ret = mtu_detect(c, i->name, mtu, fixing, &m, &why);
 	if (ret == 1) {
 		ret = persist(c, r, &m, i->name, mtu, &why);
 		if (ret == 0) {
@@ -394,8 +395,11 @@ static int plan(struct fix_ctx *c)
 	r->disruptive = true;
 	int ret = 0;
 	bool declined = false;
+	_cleanup_strv_ struct strv fixing = { 0 };
+	for (size_t i = 0; i < l.n; i++)
+		strv_add(&fixing, l.v[i].name);
 	for (size_t i = 0; i < l.n && !ret; i++) {
-		ret = plan_iface(c, r, &l.v[i], target);
+		ret = plan_iface(c, r, &l.v[i], target, &fixing);
 		declined |= l.v[i].why != NULL;
 	}
 	_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;

@@ -162,6 +162,20 @@ printf 'network:\n  ethernets:\n    rail5:\n      mtu: 1500\n' >"$TMP/netplan/et
 expect_exit 0 "$BIN" fix --only rdma.mtu --sysroot "$TMP/netplan"
 contains "$TMP/out" "/etc/netplan/99-late.yaml sets mtu: 1500 for rail5" "netplan: a later file's mtu is a decline naming it"
 
+# a glob that also matches an interface at another MTU: its MTU would change too
+tree netplan netplan
+printf 'network:\n  version: 2\n  ethernets:\n    all-en:\n      match: {name: "en*"}\n      mtu: 1500\n' \
+	>"$TMP/netplan/etc/netplan/50-cloud-init.yaml"
+expect_exit 0 "$BIN" fix --only rdma.mtu --sysroot "$TMP/netplan"
+contains "$TMP/out" "/etc/netplan/50-cloud-init.yaml configures eno1 too (MTU 1500)" "netplan: a glob that matches eno1 is a decline"
+tree networkd networkd
+sed -i 's/^Name=ens6f0\*$/Name=e*/' "$TMP/networkd/etc/systemd/network/10-rail5.network"
+expect_exit 0 "$BIN" fix --only rdma.mtu --sysroot "$TMP/networkd"
+contains "$TMP/out" "/etc/systemd/network/10-rail5.network configures eno1 too (MTU 1500)" "networkd: a glob that matches eno1 is a decline"
+sed -i 's/^Name=e\*$/Name=ens*/' "$TMP/networkd/etc/systemd/network/10-rail5.network"
+expect_exit 1 "$BIN" fix --only rdma.mtu --sysroot "$TMP/networkd"
+contains "$TMP/out" "1 change planned, 0 manual steps" "networkd: a glob whose other interfaces are at 9000 is fine"
+
 # disruptive: held without --only rdma.mtu or --allow-disruptive
 tree ifupdown ifupdown
 cp -a "$TMP/ifupdown/etc/network/interfaces.d/rail5" "$TMP/rail5.orig"
