@@ -28,7 +28,8 @@ bool mtu_ifupdown_has(const char *text, const char *iface);
 /* text with the stanzas of iface given `mtu N`: each `mtu` option line of
  * them changed (its indentation kept), or when none has one, a line added
  * after the last option line of the first stanza; every other byte kept.
- * Returns 0, or -ENOENT when there is no stanza. */
+ * Returns 0, -ENOENT when there is no stanza, -EINVAL when a line is
+ * continued with a backslash (left to the operator). */
 int mtu_ifupdown_edit(const char *text, const char *iface, int64_t mtu, struct strbuf *out);
 /* The `source` and `source-directory` lines of an interfaces file, as
  * written (strv of "source PATH" / "source-directory PATH" words 0,1 joined

@@ -207,10 +207,22 @@ static bool stanza_has_mtu(const char *text, const char *iface)
 	return false;
 }
 
+/* A line continued with a backslash (interfaces(5)): not edited line by line. */
+static bool continued(const char *text)
+{
+	struct line l;
+	for (const char *s = text; next_line(&s, &l);)
+		if (l.n && (l.p[l.n - 1] == '\\' || (l.n > 1 && l.p[l.n - 1] == '\r' && l.p[l.n - 2] == '\\')))
+			return true;
+	return false;
+}
+
 int mtu_ifupdown_edit(const char *text, const char *iface, int64_t mtu, struct strbuf *out)
 {
 	if (!mtu_ifupdown_has(text, iface))
 		return -ENOENT;
+	if (continued(text))
+		return -EINVAL;
 	bool change = stanza_has_mtu(text, iface), in = false, added = false;
 	const char *insert_after = NULL; /* the end of the first stanza's last option line */
 	_cleanup_free_ char *indent = NULL;

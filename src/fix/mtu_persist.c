@@ -216,18 +216,20 @@ static int find_nm(const struct fix_ctx *c, const char *iface, struct found *f)
 	return 0;
 }
 
-/* The files an interfaces file sources (interfaces(5): `source` takes a
- * path or a glob, relative paths from /etc/network; `source-directory` the
- * files of a directory whose names are letters, digits, '_' and '-'). */
-static void ifupdown_sources(const struct fix_ctx *c, const char *text, struct strv *files)
+/* The files an interfaces file (path) sources (interfaces(5): `source`
+ * takes a path or a glob, `source-directory` the files of a directory whose
+ * names are letters, digits, '_' and '-'; a relative path is relative to
+ * the directory of the file that says it). */
+static void ifupdown_sources(const struct fix_ctx *c, const char *path, const char *text, struct strv *files)
 {
+	_cleanup_free_ char *here = xstrndup(path, (size_t)(strrchr(path, '/') - path));
 	_cleanup_strv_ struct strv src = { 0 };
 	mtu_ifupdown_sources(text, &src);
 	for (size_t i = 0; i < src.n; i++) {
 		char *tab = strchr(src.v[i], '\t');
 		*tab = '\0';
 		const char *arg = tab + 1;
-		_cleanup_free_ char *abs = arg[0] == '/' ? xstrdup(arg) : xasprintf("/etc/network/%s", arg);
+		_cleanup_free_ char *abs = arg[0] == '/' ? xstrdup(arg) : xasprintf("%s/%s", here, arg);
 		bool dir = !strcmp(src.v[i], "source-directory");
 		_cleanup_free_ char *d = dir ? xstrdup(abs) : xstrndup(abs, (size_t)(strrchr(abs, '/') - abs));
 		const char *pat = dir ? "*" : strrchr(abs, '/') + 1;
@@ -258,7 +260,7 @@ static int find_ifupdown(const struct fix_ctx *c, const char *iface, struct foun
 			f->why = xasprintf("%s cannot be read (%s)", files.v[i], strerror(-r));
 			break;
 		}
-		ifupdown_sources(c, sb.buf, &files);
+		ifupdown_sources(c, files.v[i], sb.buf, &files);
 		if (!mtu_ifupdown_has(sb.buf, iface))
 			continue;
 		if (!enabled)

@@ -297,13 +297,21 @@ static int persist_nm(struct fix_ctx *c, struct fix_remedy *r, const struct mtu_
 }
 
 static int persist_ifupdown(struct fix_ctx *c, struct fix_remedy *r, const struct mtu_claim *m, const char *iface,
-			    int64_t mtu)
+			    int64_t mtu, char **why)
 {
-	int err = 0;
+	_cleanup_strbuf_ struct strbuf cur = STRBUF_INIT, next = STRBUF_INIT;
+	int err = root_read(c->root, m->path, ROOT_READ_MAX, &cur);
+	if (err < 0)
+		return err;
+	if (mtu_ifupdown_edit(cur.buf, iface, mtu, &next) == -EINVAL) {
+		*why = xasprintf("%s has lines continued with a backslash: set `mtu %lld` in the stanza of %s there",
+				 m->path, (long long)mtu, iface);
+		return 1;
+	}
+	strbuf_reset(&next);
 	struct fix_file *f = file_at(c, r, m->path, 0644, &err);
 	if (!f)
 		return err;
-	_cleanup_strbuf_ struct strbuf next = STRBUF_INIT;
 	if (mtu_ifupdown_edit(f->new.buf, iface, mtu, &next) < 0)
 		return -EIO; /* found by mtu_detect: a bug */
 	replace_new(f, &next);
@@ -322,7 +330,7 @@ static int persist(struct fix_ctx *c, struct fix_remedy *r, const struct mtu_cla
 	case MTU_NM:
 		return persist_nm(c, r, m, mtu);
 	case MTU_IFUPDOWN:
-		return persist_ifupdown(c, r, m, iface, mtu);
+		return persist_ifupdown(c, r, m, iface, mtu, why);
 	}
 	return -EINVAL;
 }

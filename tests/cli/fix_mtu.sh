@@ -176,6 +176,15 @@ sed -i 's/^Name=e\*$/Name=ens*/' "$TMP/networkd/etc/systemd/network/10-rail5.net
 expect_exit 1 "$BIN" fix --only rdma.mtu --sysroot "$TMP/networkd"
 contains "$TMP/out" "1 change planned, 0 manual steps" "networkd: a glob whose other interfaces are at 9000 is fine"
 
+# ifupdown: a relative `source` is relative to the file's directory; continued lines are declined
+tree ifupdown ifupdown
+sed -i 's#^source /etc/network/interfaces.d/\*$#source interfaces.d/*#' "$TMP/ifupdown/etc/network/interfaces"
+expect_exit 1 "$BIN" fix --only rdma.mtu --sysroot "$TMP/ifupdown"
+contains "$TMP/out" "+++ /etc/network/interfaces.d/rail5" "ifupdown: a relative source path"
+printf 'iface ens6f0np0 inet manual\n\tup ip link set dev ens6f0np0 \\\n\t   up\n' >"$TMP/ifupdown/etc/network/interfaces.d/rail5"
+expect_exit 0 "$BIN" fix --only rdma.mtu --sysroot "$TMP/ifupdown"
+contains "$TMP/out" "/etc/network/interfaces.d/rail5 has lines continued with a backslash" "ifupdown: continued lines are a decline"
+
 # disruptive: held without --only rdma.mtu or --allow-disruptive
 tree ifupdown ifupdown
 cp -a "$TMP/ifupdown/etc/network/interfaces.d/rail5" "$TMP/rail5.orig"

@@ -67,6 +67,9 @@ static void test_ifupdown(void **state)
 		      9000, "iface ens6f0np0 inet manual\n  up true\n  mtu 9000\niface ens6f0np0 inet6 auto\n  down true\n");
 	struct strbuf out = STRBUF_INIT;
 	assert_int_equal(mtu_ifupdown_edit(text, "ens7f0np0", 9000, &out), -ENOENT);
+	assert_int_equal(mtu_ifupdown_edit("iface ens6f0np0 inet manual\n  up ip link set \\\n  mtu 1500\n", "ens6f0np0",
+					   9000, &out),
+			 -EINVAL);
 	strbuf_release(&out);
 	struct strv src = { 0 };
 	mtu_ifupdown_sources("source /etc/network/interfaces.d/*\nsource-directory interfaces.d\nsourcex y\n", &src);
