@@ -3,12 +3,20 @@
  * netplan files (the definition that configures an interface, our file
  * written and read back). */
 #include "testutil.h"
+#include "checks/check.h"
+#include "core/report.h"
+#include "core/root.h"
 #include "core/strv.h"
+#include "fix/fix.h"
 #include "fix/mtu.h"
+#include "opts/settings.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern const struct fix_def fix_mtu;
 
 static void test_networkd_name(void **state)
 {
@@ -204,6 +212,100 @@ static void test_netplan_ours(void **state)
 	free(v);
 }
 
+/* The remedy as on the node itself (the live branch, sysroot false) on a
+ * copy of h100-roce-broken with a flavour of tests/cli/fix_mtu: what it
+ * would run. Planning reads the tree only. */
+struct live {
+	char *dir;
+	struct root *root;
+	struct settings set;
+	struct site_expect expect;
+	struct inventory *inv;
+	struct report rep;
+	struct fix_plan plan;
+};
+
+static const struct fix_remedy *live_plan(struct live *l, const char *flavour)
+{
+	memset(l, 0, sizeof(*l));
+	l->dir = tu_mkdtemp();
+	char *cmd = xasprintf("cp -a '%s/h100-roce-broken/root/.' '%s/' && cp -a '%s/tests/cli/fix_mtu/%s/.' '%s/'",
+			      getenv("GPUREADY_FIXTURES"), l->dir, tu_source_dir(), flavour, l->dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	char *err = NULL;
+	assert_int_equal(root_open(l->dir, &l->root), 0);
+	settings_init(&l->set);
+	assert_int_equal(settings_load_config(&l->set, NULL, l->root, &err), 0);
+	assert_int_equal(inventory_load(l->root, &(struct load_opts){ .parts = INV_FILES }, &l->inv), 0);
+	report_init(&l->rep, "test", "host", l->dir);
+	l->expect = settings_expect(&l->set);
+	struct check_select sel = { .only = &l->set.only, .skip = &l->set.skip };
+	assert_int_equal(checks_run(NULL, l->inv, &l->expect, &sel, &l->rep), 0);
+	struct fix_ctx c = { .root = l->root, .inv = l->inv, .rep = &l->rep, .expect = &l->expect, .sel = &sel,
+			     .plan = &l->plan, .sysroot = false };
+	c.taken = calloc(l->rep.n + 1, sizeof(*c.taken));
+	c.declined = calloc(l->rep.n + 1, sizeof(*c.declined));
+	assert_int_equal(fix_mtu.plan(&c), 0);
+	for (size_t i = 0; i < l->rep.n; i++)
+		free(c.declined[i]);
+	free(c.taken);
+	free(c.declined);
+	assert_int_equal(l->plan.n, 1);
+	return &l->plan.v[0];
+}
+
+static void live_done(struct live *l)
+{
+	fix_plan_free(&l->plan);
+	report_free(&l->rep);
+	inventory_free(l->inv);
+	settings_free(&l->set);
+	root_free(l->root);
+	tu_rmtree(l->dir);
+	free(l->dir);
+}
+
+static char *argv_line(const struct fix_cmd *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < c->argv.n; i++)
+		strbuf_addf(&sb, "%s%s", i ? " " : "", c->argv.v[i]);
+	return strbuf_detach(&sb);
+}
+
+static void test_live(void **state)
+{
+	(void)state;
+	struct live l;
+	/* NetworkManager: nmcli modifies the connection (no keyfile edit), then ip link */
+	const struct fix_remedy *r = live_plan(&l, "nm");
+	assert_true(r->disruptive);
+	assert_int_equal(r->effect, FIX_NOW);
+	assert_int_equal(r->n_files, 0);
+	assert_int_equal(r->n_cmds, 2);
+	char *a = argv_line(&r->cmds[0]), *b = argv_line(&r->cmds[1]);
+	assert_string_equal(a, "nmcli connection modify rail5 802-3-ethernet.mtu 9000");
+	assert_null(r->cmds[0].sets_path);
+	assert_string_equal(b, "ip link set dev ens6f0np0 mtu 9000");
+	assert_string_equal(r->cmds[1].sets_path, "/sys/class/net/ens6f0np0/mtu");
+	assert_string_equal(r->cmds[1].sets_value, "9000\n");
+	assert_int_equal(r->n_targets, 2);
+	free(a);
+	free(b);
+	live_done(&l);
+	/* systemd-networkd: the drop-in, networkctl reload when it changed, ip link */
+	r = live_plan(&l, "networkd");
+	assert_int_equal(r->n_files, 1);
+	assert_string_equal(r->files[0].path, "/etc/systemd/network/10-rail5.network.d/90-gpuready-mtu.conf");
+	assert_int_equal(r->n_cmds, 2);
+	a = argv_line(&r->cmds[0]);
+	assert_string_equal(a, "networkctl reload");
+	assert_true(r->cmds[0].after_files);
+	free(a);
+	live_done(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_keyfile),
 		cmocka_unit_test(test_netplan_find),
 		cmocka_unit_test(test_netplan_ours),
+		cmocka_unit_test(test_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
