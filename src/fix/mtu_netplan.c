@@ -6,8 +6,11 @@
  * of IDs to definitions. A definition configures the interface named by
  * its ID unless it has `match:` (ethernets only), which selects devices by
  * name (a glob), macaddress or driver, and `set-name:` renames them.
- * netplan reads the *.yaml files of /lib/netplan, /etc/netplan and /run/netplan in the order of their names;
- * a later file's scalar (mtu:) overrides an earlier one's for the same ID. */
+ * netplan reads the .yaml files of /lib/netplan, /etc/netplan and
+ * /run/netplan (one of the same name in /run hides /etc's, which hides
+ * /lib's) in the order of their names; a later file's scalar (mtu:)
+ * overrides an earlier one's for the same ID (netplan-generate(8),
+ * "Handling multiple files"). */
 #include "fix/mtu.h"
 
 #include "core/cleanup.h"
