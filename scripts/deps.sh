@@ -7,11 +7,12 @@ set -eu
 
 # linux-libc-dev (which libc6-dev pulls in anyway): <linux/dcbnl.h> and
 # <linux/rtnetlink.h> for the DCB probe (src/probe/dcb.c)
-build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev linux-libc-dev"
+build="gcc make meson ninja-build pkg-config libinih-dev libjson-c-dev zlib1g-dev libsodium-dev libyaml-dev linux-libc-dev"
 # openssh-server, openssh-client: the virtual cluster of tests/cli/cluster_netns.sh
 # (sshd in network namespaces, asked by ssh); slurmctld, slurmd, slurm-client,
-# munge: the one-node Slurm of tests/cli/slurm.sh real
-test="libcmocka-dev python3 python3-jsonschema clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus openssh-server openssh-client slurmctld slurmd slurm-client munge pdsh"
+# munge: the one-node Slurm of tests/cli/slurm.sh real; python3-yaml: tests/cli/fix_mtu.sh
+# reads the netplan file gpuready writes back
+test="libcmocka-dev python3 python3-jsonschema python3-yaml clang libclang-rt-dev strace man-db xz-utils time libopenmpi-dev openmpi-bin iproute2 sockperf iperf3 libibverbs-dev valgrind prometheus-node-exporter prometheus openssh-server openssh-client slurmctld slurmd slurm-client munge pdsh"
 
 # debian/control's Build-Depends beyond $build (libopenmpi-dev: the MPI
 # module's package), dpkg-buildpackage's implicit build-essential, and lintian.

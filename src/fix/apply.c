@@ -195,6 +195,17 @@ static bool waits(const struct fix_remedy *r, bool sysroot)
 	return false;
 }
 
+/* Test-only (tests/cli/fix_netns_mtu.sh): GPUREADY_TEST_FIX_LIVE_CMDS=1
+ * runs a sysroot plan's commands live instead of writing the values they
+ * set into the tree, so that a test in a network namespace changes the
+ * namespace's interfaces while the configuration goes to a temporary
+ * tree. Not for use on a node. */
+static bool test_live_cmds(void)
+{
+	const char *v = getenv("GPUREADY_TEST_FIX_LIVE_CMDS");
+	return v && !strcmp(v, "1");
+}
+
 static int apply_one(struct run *u, const struct fix_remedy *r, bool sysroot)
 {
 	int ret;
@@ -213,7 +224,7 @@ static int apply_one(struct run *u, const struct fix_remedy *r, bool sysroot)
 	}
 	for (size_t i = 0; i < r->n_cmds; i++) {
 		const struct fix_cmd *c = &r->cmds[i];
-		if (sysroot) {
+		if (sysroot && !test_live_cmds()) {
 			if (c->sets_path && (ret = set_state(u, c)) < 0) {
 				strv_push(&u->res->lines, xasprintf("FAILED %s: %s", c->sets_path, strerror(-ret)));
 				return ret;

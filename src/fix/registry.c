@@ -9,6 +9,7 @@ extern const struct fix_def fix_modules;
 extern const struct fix_def fix_peermem;
 extern const struct fix_def fix_acs;
 extern const struct fix_def fix_iommu;
+extern const struct fix_def fix_mtu;
 
 const struct fix_def *const fix_registry[] = {
 	&fix_sysctl,
@@ -19,5 +20,6 @@ const struct fix_def *const fix_registry[] = {
 	&fix_peermem,
 	&fix_acs,
 	&fix_iommu,
+	&fix_mtu,
 };
 const size_t fix_registry_n = sizeof(fix_registry) / sizeof(*fix_registry);
