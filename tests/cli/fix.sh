@@ -78,6 +78,14 @@ cmdline)
 			"a file the remedy cannot read makes its findings manual steps"
 		contains "$TMP/out" "/etc/security/limits.d/90-gpuready.conf" "the other remedies are still planned"
 	fi
+	# a snapshot keeps only the NCCL lines of /etc/profile.d: never planned as the whole file
+	"$BIN" snapshot --sysroot "$FIX/h100-roce-broken/root" "$TMP/snap" >/dev/null 2>&1
+	contains "$TMP/snap/.gpuready/partial" "/etc/profile.d/nccl-rdma.sh" "snapshot: the partly recorded files are listed"
+	if expect_exit 0 "$BIN" fix --sysroot "$TMP/snap" --only rdma.nccl_debug; then
+		contains "$TMP/out" "not automatic: /etc/profile.d/nccl-rdma.sh is recorded in this snapshot only as far as the checks read it" \
+			"fix on a snapshot: a partly recorded file is a manual step"
+		lacks "$TMP/out" "+++ /etc/profile.d/nccl-rdma.sh" "fix on a snapshot: no diff of a partly recorded file"
+	fi
 	# usage errors
 	expect_exit 2 "$BIN" fix --only no.such_check --sysroot "$FIX/v100-cx3pro/root" &&
 		contains "$TMP/err" "no.such_check" "--only naming no check: exit 2"

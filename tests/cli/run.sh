@@ -137,8 +137,8 @@ t_cmdline() {
 		done
 	done
 	expect_exit 2 "$BIN" gpu --sysroot "$root" --tos 104 && contains "$TMP/err" "option '--tos' does not apply to this command" "gpu --tos is refused" &&
-		contains "$TMP/err" "--tos is an option of \`gpuready check\`, \`gpuready rdma\`, \`gpuready bench net\`, \`gpuready cluster check\`, \`gpuready cluster facts\` and \`gpuready fix\`." "gpu --tos names the commands that take it (bench net: perftest's -T)"
-	expect_exit 2 "$BIN" rdma --sysroot "$root" --expect-gpus 8 && contains "$TMP/err" "--expect-gpus is an option of \`gpuready check\`, \`gpuready gpu\`, \`gpuready cluster check\`, \`gpuready cluster facts\` and \`gpuready fix\`." "rdma --expect-gpus names gpu"
+		contains "$TMP/err" "--tos is an option of \`gpuready check\`, \`gpuready rdma\`, \`gpuready bench net\`, \`gpuready cluster check\`, \`gpuready cluster facts\`, \`gpuready cluster fix\` and \`gpuready fix\`." "gpu --tos names the commands that take it (bench net: perftest's -T)"
+	expect_exit 2 "$BIN" rdma --sysroot "$root" --expect-gpus 8 && contains "$TMP/err" "--expect-gpus is an option of \`gpuready check\`, \`gpuready gpu\`, \`gpuready cluster check\`, \`gpuready cluster facts\`, \`gpuready cluster fix\` and \`gpuready fix\`." "rdma --expect-gpus names gpu"
 	expect_exit 0 "$BIN" check --sysroot "$root" --tos 104 --expect-gpus 8 --only rdma.roce_tos && pass "check takes every area's options"
 	printf 'tos = 104\nmtu = 0\nlink_rate = 0\nmin_sockbuf = 256M\nexpect_gpus = 8\nmin_cuda = 12.8\npython = python3\nmin_bar1 = 1\nexpect_busbw = 0\nstrict = no\nskip = gpu.pytorch\n' >"$TMP/all.conf"
 	for cmd in check gpu rdma gpudirect; do
