@@ -1,7 +1,8 @@
 /* The CUDA driver API subset gpuready calls, loaded at run time: the live
- * GPU probes (src/inventory/cuda_probe.c, gdr_probe.c) and the NCCL
- * benchmark backend (src/bench/backend_nccl.c), each asking for the symbol
- * groups it calls.
+ * GPU probes (src/inventory/cuda_probe.c, gdr_probe.c), the NCCL
+ * benchmark backend (src/bench/backend_nccl.c) and bench copy
+ * (CUDA_NEED_COPYBENCH; its kernels in src/bench/copy/kernels.h), each
+ * asking for the symbol groups it calls.
  *
  * libcuda.so.1 comes with the NVIDIA driver, not with the build machine, so
  * cuda.h is never included: the few types and values used are declared
