@@ -432,6 +432,44 @@ static void test_oom(void **state)
 	gpu_close(&g);
 }
 
+/* A GPU's own rate (a slow slot), what cuMemcpyAsync refuses, and the
+ * copy kernel's fault on an address not 16-byte aligned. */
+static void test_slot_and_refusals(void **state)
+{
+	(void)state;
+	struct gpu g0, g1;
+	CUdeviceptr a, b;
+	uint32_t *flag;
+	unsigned char *host;
+
+	fake_env("h2d@1=14,h2d=50", NULL, NULL, NULL);
+	gpu_open(&g1, 1);
+	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_alloc_v2(&b, SIZE));
+	assert_rate(measure_ce(&g1, b, (CUdeviceptr)(uintptr_t)host, flag), 14);
+	gpu_open(&g0, 0);
+	OK(cu.mem_alloc_v2(&a, SIZE));
+	assert_rate(measure_ce(&g0, a, (CUdeviceptr)(uintptr_t)host, flag), 50);
+	/* past the end of the allocation */
+	assert_int_equal(cu.memcpy_async(a + 16, (CUdeviceptr)(uintptr_t)host, SIZE, g0.s), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cu.memcpy_async(0, (CUdeviceptr)(uintptr_t)host, 4, g0.s), CUDA_ERROR_INVALID_VALUE);
+	/* the kernel's 16-byte accesses */
+	CUdeviceptr odd = a + 4;
+	unsigned long long n = 1;
+	unsigned loops = 1;
+	void *params[] = { &odd, &b, &n, &loops };
+	OK(cu.launch_kernel(g0.copy, 1, 1, 1, 32, 1, 1, 0, g0.s, params, NULL));
+	assert_int_equal(cu.stream_synchronize(g0.s), CUDA_ERROR_MISALIGNED_ADDRESS);
+	assert_int_equal(cu.mem_free_v2(a), CUDA_ERROR_MISALIGNED_ADDRESS);
+	OK(cu.ctx_set_current(g1.ctx));
+	OK(cu.mem_free_v2(b));
+	OK(cu.mem_free_host(host));
+	OK(cu.mem_free_host(flag));
+	gpu_close(&g0);
+	gpu_close(&g1);
+}
+
 /* What cuModuleLoadData and cuModuleGetFunction refuse. */
 static void test_module(void **state)
 {
@@ -456,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_interference),  cmocka_unit_test(test_spin_timeout),
 		cmocka_unit_test(test_peer),
 		cmocka_unit_test(test_lost_gpu),      cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_slot_and_refusals),
 		cmocka_unit_test(test_module),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
