@@ -1,7 +1,8 @@
 /* The CUDA driver API subset gpuready calls, loaded at run time: the live
- * GPU probes (src/inventory/cuda_probe.c, gdr_probe.c) and the NCCL
- * benchmark backend (src/bench/backend_nccl.c), each asking for the symbol
- * groups it calls.
+ * GPU probes (src/inventory/cuda_probe.c, gdr_probe.c), the NCCL
+ * benchmark backend (src/bench/backend_nccl.c) and bench copy
+ * (CUDA_NEED_COPYBENCH; its kernels in src/bench/copy/kernels.h), each
+ * asking for the symbol groups it calls.
  *
  * libcuda.so.1 comes with the NVIDIA driver, not with the build machine, so
  * cuda.h is never included: the few types and values used are declared
@@ -35,10 +36,24 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_NOT_INITIALIZED = 3,
 	CUDA_ERROR_DEINITIALIZED = 4,
 	CUDA_ERROR_STUB_LIBRARY = 34,
+	CUDA_ERROR_DEVICE_UNAVAILABLE = 46,  /* "unavailable at the current time" (compute mode) */
 	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_INVALID_DEVICE = 101,
+	CUDA_ERROR_INVALID_IMAGE = 200,      /* cuModuleLoadData: not a module image */
 	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217, /* cuCtxEnablePeerAccess where cuDeviceCanAccessPeer says 0 */
+	CUDA_ERROR_INVALID_PTX = 218,        /* the PTX JIT compilation failed */
+	CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, /* PTX .version newer than the driver */
 	CUDA_ERROR_OPERATING_SYSTEM = 304,   /* an OS call failed */
+	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_NOT_FOUND = 500,          /* cuModuleGetFunction: no such entry */
 	CUDA_ERROR_NOT_READY = 600,          /* cuStreamQuery/cuEventQuery: work still pending */
+	CUDA_ERROR_ILLEGAL_ADDRESS = 700,    /* sticky: the context is unusable from then on */
+	CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+	CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+	CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+	CUDA_ERROR_MISALIGNED_ADDRESS = 716, /* sticky */
+	CUDA_ERROR_LAUNCH_FAILED = 719,      /* sticky: "an exception occurred on the device" */
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,         /* display driver and CUDA driver versions differ */
 	CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804, /* forward compatibility on hardware without it */
@@ -55,12 +70,19 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;         /* a captured graph */
 typedef struct CUgraphExec_st *CUgraphExec; /* an instantiated (executable) graph */
 typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUmod_st *CUmodule;          /* a loaded module (cuModuleLoadData) */
+typedef struct CUfunc_st *CUfunction;       /* a kernel of a module */
 _Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "gpuready builds for LP64 only, as cuda.h's CUdeviceptr");
 
 /* enum CUdevice_attribute_enum: the attributes read. */
 typedef enum CUdevice_attribute_enum {
+	CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+	CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,            /* "typical clock frequency in kilohertz" */
+	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
 	CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
 	CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+	CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,    /* host and device share one address space */
 	CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
@@ -80,6 +102,14 @@ enum {
 	CU_EVENT_BLOCKING_SYNC = 0x1,
 	CU_EVENT_DISABLE_TIMING = 0x2,
 };
+
+/* #defines: flags of cuMemHostAlloc. PORTABLE: pinned for every context,
+ * not only the one current at allocation; DEVICEMAP: mapped into the
+ * device address space (implied under unified addressing);
+ * WRITECOMBINED: write-combined, slow for the CPU to read. */
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
+#define CU_MEMHOSTALLOC_WRITECOMBINED 0x04
 
 /* enum CUstreamCaptureMode_enum: which other calls a capture forbids
  * (cuda.h, cuThreadExchangeStreamCaptureMode): GLOBAL, unsafe calls
@@ -159,6 +189,47 @@ struct cuda_api {
 	CUresult (*graph_launch)(CUgraphExec e, CUstream s);
 	CUresult (*graph_exec_destroy)(CUgraphExec e);
 	CUresult (*graph_destroy)(CUgraph g);
+	/* CUDA_NEED_COPYBENCH: what gpuready bench copy adds, nvbandwidth's
+	 * calls (copies on streams between any two addresses, pinned host
+	 * memory, peer access, its kernels loaded from PTX text). Each name is
+	 * the symbol cuda.h makes of the API name: cuMemHostGetDevicePointer is
+	 * #defined as cuMemHostGetDevicePointer_v2 (cuda.h "#define
+	 * cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2"); cuMemcpyAsync,
+	 * cuMemsetD32Async, cuLaunchKernel and cuStreamWaitEvent keep their
+	 * names unless per-thread default streams are asked for
+	 * (__CUDA_API_PTSZ: _ptsz only with CUDA_API_PER_THREAD_DEFAULT_STREAM);
+	 * the others are never renamed. */
+	/* cuda.h: CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) */
+	CUresult (*memcpy_async)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+	/* cuda.h: CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) */
+	CUresult (*memset_d32_async)(CUdeviceptr dst, unsigned value, size_t n_words, CUstream s);
+	/* cuda.h: CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) */
+	CUresult (*mem_host_alloc)(void **p, size_t bytes, unsigned flags);
+	/* cuda.h: CUresult CUDAAPI cuMemFreeHost(void *p) */
+	CUresult (*mem_free_host)(void *p);
+	/* cuda.h: CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Flags) */
+	CUresult (*mem_host_get_device_pointer_v2)(CUdeviceptr *dp, void *p, unsigned flags);
+	/* cuda.h: CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev) */
+	CUresult (*device_can_access_peer)(int *can, CUdevice dev, CUdevice peer);
+	/* cuda.h: CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) */
+	CUresult (*ctx_enable_peer_access)(CUcontext peer, unsigned flags);
+	/* cuda.h: CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext) */
+	CUresult (*ctx_disable_peer_access)(CUcontext peer);
+	/* cuda.h: CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) */
+	CUresult (*stream_wait_event)(CUstream s, CUevent e, unsigned flags);
+	/* cuda.h: CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) */
+	CUresult (*module_load_data)(CUmodule *m, const void *image);
+	/* cuda.h: CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) */
+	CUresult (*module_get_function)(CUfunction *f, CUmodule m, const char *name);
+	/* cuda.h: CUresult CUDAAPI cuModuleUnload(CUmodule hmod) */
+	CUresult (*module_unload)(CUmodule m);
+	/* cuda.h: CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
+	 * gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned
+	 * int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+	 * void **extra) */
+	CUresult (*launch_kernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+				  unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream s, void **params,
+				  void **extra);
 	/* always optional: release _v2 since CUDA 11.0 drivers, the plain one
 	 * before; cuMemGetHandleForAddressRange since 11.7 */
 	CUresult (*primary_ctx_release_v2)(CUdevice dev);
@@ -179,6 +250,7 @@ enum cuda_api_need {
 	CUDA_NEED_STREAM = 1u << 3,
 	CUDA_NEED_EVENT = 1u << 4,
 	CUDA_NEED_GRAPH = 1u << 5,
+	CUDA_NEED_COPYBENCH = 1u << 6,
 };
 
 /* Opens libcuda.so.1 into *api (zeroed first), requiring the symbols of the

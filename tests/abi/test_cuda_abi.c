@@ -36,7 +36,8 @@
 #define ABI_TYPES \
 	ABI_S(CUresult, 0) ABI_S(CUdevice, 0) ABI_S(CUdeviceptr, 0) ABI_S(CUcontext, 0) ABI_S(CUstream, 0) \
 	ABI_S(CUevent, 0) ABI_S(CUgraph, 0) ABI_S(CUgraphExec, 0) ABI_S(CUgraphNode, 0) \
-	ABI_S(CUdevice_attribute, 0) ABI_S(CUstreamCaptureMode, 0) ABI_S(CUmemRangeHandleType, 0)
+	ABI_S(CUdevice_attribute, 0) ABI_S(CUstreamCaptureMode, 0) ABI_S(CUmemRangeHandleType, 0) \
+	ABI_S(CUmodule, 0) ABI_S(CUfunction, 0)
 
 #define ABI_ENUMS \
 	ABI_E(CUDA_SUCCESS, 0) ABI_E(CUDA_ERROR_INVALID_VALUE, 0) ABI_E(CUDA_ERROR_OUT_OF_MEMORY, 0) \
@@ -46,6 +47,16 @@
 	ABI_E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 0) ABI_E(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 0) \
 	ABI_E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 0) ABI_E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 0) \
 	ABI_E(CUDA_ERROR_UNKNOWN, 0) \
+	ABI_E(CUDA_ERROR_DEVICE_UNAVAILABLE, 0) ABI_E(CUDA_ERROR_INVALID_DEVICE, 0) ABI_E(CUDA_ERROR_INVALID_IMAGE, 0) \
+	ABI_E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 0) ABI_E(CUDA_ERROR_INVALID_PTX, 0) \
+	ABI_E(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 0) ABI_E(CUDA_ERROR_INVALID_HANDLE, 0) ABI_E(CUDA_ERROR_NOT_FOUND, 0) \
+	ABI_E(CUDA_ERROR_ILLEGAL_ADDRESS, 0) ABI_E(CUDA_ERROR_LAUNCH_TIMEOUT, 0) \
+	ABI_E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 0) ABI_E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 0) \
+	ABI_E(CUDA_ERROR_MISALIGNED_ADDRESS, 0) ABI_E(CUDA_ERROR_LAUNCH_FAILED, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0) ABI_E(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) ABI_E(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0) \
+	ABI_E(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0) \
+	ABI_E(CU_MEMHOSTALLOC_PORTABLE, 0) ABI_E(CU_MEMHOSTALLOC_DEVICEMAP, 0) ABI_E(CU_MEMHOSTALLOC_WRITECOMBINED, 0) \
 	ABI_E(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 0) ABI_E(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 0) \
 	ABI_E(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 0) ABI_E(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) \
 	ABI_E(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0) \
@@ -99,7 +110,22 @@
 	P(cuDevicePrimaryCtxRelease, primary_ctx_release, CUresult (*)(CUdevice), 0) \
 	P(cuMemGetHandleForAddressRange, mem_get_handle, \
 	  CUresult (*)(void *, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long), 0) \
-	P(cuMemGetInfo_v2, mem_get_info_v2, CUresult (*)(size_t *, size_t *), 0)
+	P(cuMemGetInfo_v2, mem_get_info_v2, CUresult (*)(size_t *, size_t *), 0) \
+	P(cuMemcpyAsync, memcpy_async, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream), 0) \
+	P(cuMemsetD32Async, memset_d32_async, CUresult (*)(CUdeviceptr, unsigned, size_t, CUstream), 0) \
+	P(cuMemHostAlloc, mem_host_alloc, CUresult (*)(void **, size_t, unsigned), 0) \
+	P(cuMemFreeHost, mem_free_host, CUresult (*)(void *), 0) \
+	P(cuMemHostGetDevicePointer_v2, mem_host_get_device_pointer_v2, CUresult (*)(CUdeviceptr *, void *, unsigned), 0) \
+	P(cuDeviceCanAccessPeer, device_can_access_peer, CUresult (*)(int *, CUdevice, CUdevice), 0) \
+	P(cuCtxEnablePeerAccess, ctx_enable_peer_access, CUresult (*)(CUcontext, unsigned), 0) \
+	P(cuCtxDisablePeerAccess, ctx_disable_peer_access, CUresult (*)(CUcontext), 0) \
+	P(cuStreamWaitEvent, stream_wait_event, CUresult (*)(CUstream, CUevent, unsigned), 0) \
+	P(cuModuleLoadData, module_load_data, CUresult (*)(CUmodule *, const void *), 0) \
+	P(cuModuleGetFunction, module_get_function, CUresult (*)(CUfunction *, CUmodule, const char *), 0) \
+	P(cuModuleUnload, module_unload, CUresult (*)(CUmodule), 0) \
+	P(cuLaunchKernel, launch_kernel, \
+	  CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+		       void **, void **), 0)
 
 /* The API names gpuready calls, as a program built with cuda.h writes them. */
 #define ABI_NAMES \
@@ -112,7 +138,11 @@
 	ABI_NAME(cuStreamQuery) ABI_NAME(cuStreamSynchronize) ABI_NAME(cuEventCreate) ABI_NAME(cuEventRecord) \
 	ABI_NAME(cuEventQuery) ABI_NAME(cuEventSynchronize) ABI_NAME(cuEventDestroy) ABI_NAME(cuEventElapsedTime) \
 	ABI_NAME(cuStreamBeginCapture) ABI_NAME(cuStreamEndCapture) ABI_NAME(cuGraphInstantiate) \
-	ABI_NAME(cuGraphLaunch) ABI_NAME(cuGraphExecDestroy) ABI_NAME(cuGraphDestroy)
+	ABI_NAME(cuGraphLaunch) ABI_NAME(cuGraphExecDestroy) ABI_NAME(cuGraphDestroy) \
+	ABI_NAME(cuMemcpyAsync) ABI_NAME(cuMemsetD32Async) ABI_NAME(cuMemHostAlloc) ABI_NAME(cuMemFreeHost) \
+	ABI_NAME(cuMemHostGetDevicePointer) ABI_NAME(cuDeviceCanAccessPeer) ABI_NAME(cuCtxEnablePeerAccess) \
+	ABI_NAME(cuCtxDisablePeerAccess) ABI_NAME(cuStreamWaitEvent) ABI_NAME(cuModuleLoadData) \
+	ABI_NAME(cuModuleGetFunction) ABI_NAME(cuModuleUnload) ABI_NAME(cuLaunchKernel)
 
 #ifdef ABI_REAL
 extern const struct abi_real abi_cuda_real;
@@ -159,7 +189,7 @@ int main(void)
 	static const char *const groups[] = { "CUDA 12.8 and newer", "headers before CUDA 12.0" };
 	/* gpuready's own: the symbol groups a caller asks cuda_api_load() for */
 	static const char *const except[] = { "CUDA_NEED_*", NULL };
-	const char *syms[64] = { 0 };
+	const char *syms[96] = { 0 };
 	unsigned need;
 	size_t n = 0;
 	int skip = abi_skip_without_header("CUDA", &abi_cuda_real);

@@ -181,7 +181,7 @@ static void print_versions(const char *dir)
 static int symbols(const char *dir)
 {
 	char path[4096];
-	const char *names[64];
+	const char *names[96];
 	int bad = 0, n_req = 0, n_newer = 0;
 	size_t n, n_cuda = 0;
 	unsigned need;

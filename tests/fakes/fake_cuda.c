@@ -6,10 +6,14 @@
  * FAKE_CUDA_MAX) sets the device count; 0 makes cuInit fail with
  * CUDA_ERROR_NO_DEVICE, as the real driver does without GPUs. Device i is
  * "NVIDIA Fake GPU", PCI 0000:<0x18 + 0x11*i>:00.0, compute capability 9.0.
- * Work is never queued: streams and events are complete at once, except
- * that a stream marked hung (fake_cuda_stream_hang, called by the fake
- * NCCL for FAKE_NCCL_HANG=coll) stays CUDA_ERROR_NOT_READY until
- * unmarked. cuStreamSynchronize and cuCtxSynchronize on hung work return
+ * Work on streams (copies, memsets, kernels, event records; this file
+ * has the streams, fake_cuda_queue.c their queues and the events,
+ * fake_cuda_copy.c pinned host memory, peer access, modules and the
+ * failures bench copy is tested with) runs as soon as nothing holds it,
+ * with modelled durations: see those files. A stream marked hung
+ * (fake_cuda_stream_hang, called by the fake NCCL for
+ * FAKE_NCCL_HANG=coll) stays CUDA_ERROR_NOT_READY until unmarked.
+ * cuStreamSynchronize and cuCtxSynchronize on hung work return
  * CUDA_ERROR_LAUNCH_TIMEOUT instead of blocking forever, so a test that
  * calls them where it must not fails rather than hangs.
  *
@@ -43,7 +47,7 @@
  * cuMemAlloc_v2 holds on the device. fake_cuda_live_allocs() and
  * fake_cuda_live_graphs() let a test check that everything was freed. */
 #define _GNU_SOURCE
-#include "lib/cuda_api.h"
+#include "fake_cuda_int.h"
 #include "fake_hang.h"
 
 #include <pthread.h>
@@ -54,9 +58,6 @@
 #include <string.h>
 #include <time.h>
 
-#define FAKE_CUDA_MAX 16
-#define FAKE_API __attribute__((visibility("default")))
-
 /* The exported functions are the driver's ABI, declared by cuda.h, which
  * this build does not have: no prototypes to precede them. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
@@ -64,15 +65,7 @@
 /* The same CUDA_ERROR_* numbers as cuda.h (13.0) for the codes only the
  * fake returns. */
 #define FAKE_NOT_INITIALIZED ((CUresult)3)
-#define FAKE_INVALID_DEVICE ((CUresult)101)
-#define FAKE_INVALID_HANDLE ((CUresult)400)
-#define FAKE_LAUNCH_TIMEOUT ((CUresult)702)
 #define FAKE_CAPTURE_WRONG_THREAD ((CUresult)908)
-
-struct CUctx_st {
-	int dev;
-	int refs;
-};
 
 /* Work recorded into a graph (fake_cuda_capture_add), shared by the graph
  * and the executable graphs made from it; released with the last. */
@@ -93,29 +86,12 @@ struct CUgraphExec_st {
 	struct CUgraph_st g;        /* the nodes at instantiation */
 };
 
-struct CUstream_st {
-	unsigned magic;
-	int dev;
-	atomic_int hung;
-	struct CUgraph_st *capture; /* while capturing */
-	CUstreamCaptureMode mode;
-	pthread_t capturer;
-	int invalidated;            /* an illegal call broke the capture */
-};
-
-struct CUevent_st {
-	unsigned magic;
-	double t;
-};
-
-#define STREAM_MAGIC 0x57e4a3u
-#define EVENT_MAGIC 0xe7e47u
 #define GRAPH_MAGIC 0x64a9fu
 #define EXEC_MAGIC 0xe8ec9u
 
-static int initialised;
-static int ndev;
-static struct CUctx_st ctxs[FAKE_CUDA_MAX];
+int fake_initialised;
+int fake_ndev;
+struct CUctx_st fake_ctxs[FAKE_CUDA_MAX];
 static atomic_int live_allocs;
 static atomic_llong live_bytes[FAKE_CUDA_MAX];      /* per device, for cuMemGetInfo_v2 */
 #define FAKE_TOTAL_MEM ((size_t)80 << 30)
@@ -131,7 +107,7 @@ static atomic_int live_graphs;                    /* graphs and executable graph
 static atomic_int global_captures;                /* CU_STREAM_CAPTURE_MODE_GLOBAL, any thread */
 static atomic_int dev_captures[FAKE_CUDA_MAX];    /* captures per device */
 static __thread int strict_captures;              /* this thread's non-RELAXED captures */
-static __thread CUcontext current;
+__thread CUcontext fake_current;
 
 static int env_devices(void)
 {
@@ -144,9 +120,9 @@ static int env_devices(void)
 
 static CUresult need_dev(CUdevice d)
 {
-	if (!initialised)
+	if (!fake_initialised)
 		return FAKE_NOT_INITIALIZED;
-	return d >= 0 && d < ndev ? CUDA_SUCCESS : FAKE_INVALID_DEVICE;
+	return d >= 0 && d < fake_ndev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 FAKE_API CUresult cuInit(unsigned flags)
@@ -154,12 +130,13 @@ FAKE_API CUresult cuInit(unsigned flags)
 	fake_hang_if("FAKE_CUDA_HANG", "cuInit");
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	ndev = env_devices();
-	if (ndev == 0)
+	fake_ndev = env_devices();
+	if (fake_ndev == 0)
 		return CUDA_ERROR_NO_DEVICE;
-	for (int i = 0; i < ndev; i++)
-		ctxs[i].dev = i;
-	initialised = 1;
+	for (int i = 0; i < fake_ndev; i++)
+		fake_ctxs[i].dev = i;
+	fake_initialised = 1;
+	fake_copy_init();
 	return CUDA_SUCCESS;
 }
 
@@ -178,12 +155,26 @@ static const struct {
 	{ CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
 	{ FAKE_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
 	{ CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
-	{ FAKE_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+	{ CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
 	{ CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
-	{ FAKE_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+	{ CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 	{ CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready" },
-	{ FAKE_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
+	{ CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
 	{ CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+	{ CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable" },
+	{ CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
+	{ CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices" },
+	{ CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed" },
+	{ CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+	  "the provided PTX was compiled with an unsupported toolchain." },
+	{ CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+	{ CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
+	{ CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+	  "peer access is already enabled" },
+	{ CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled" },
+	{ CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address" },
+	{ CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
+	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
 	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
 	  "operation not permitted when stream is capturing" },
 	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
@@ -216,9 +207,9 @@ FAKE_API CUresult cuGetErrorString(CUresult r, const char **s)
 FAKE_API CUresult cuDeviceGetCount(int *n)
 {
 	fake_hang_if("FAKE_CUDA_HANG", "cuDeviceGetCount");
-	if (!initialised)
+	if (!fake_initialised)
 		return FAKE_NOT_INITIALIZED;
-	*n = ndev;
+	*n = fake_ndev;
 	return CUDA_SUCCESS;
 }
 
@@ -265,6 +256,12 @@ FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
 	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: *v = 1; break;
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
+	/* an H100 SXM5's (132 SMs, 1980 MHz boost) */
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = FAKE_CLOCK_KHZ; break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *v = 1; break;
 	default: return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -284,8 +281,8 @@ FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 	CUresult r = need_dev(d);
 	if (r != CUDA_SUCCESS)
 		return r;
-	__atomic_add_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST);
-	*c = &ctxs[d];
+	__atomic_add_fetch(&fake_ctxs[d].refs, 1, __ATOMIC_SEQ_CST);
+	*c = &fake_ctxs[d];
 	return CUDA_SUCCESS;
 }
 
@@ -294,7 +291,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	CUresult r = need_dev(d);
 	if (r != CUDA_SUCCESS)
 		return r;
-	return __atomic_sub_fetch(&ctxs[d].refs, 1, __ATOMIC_SEQ_CST) < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+	return __atomic_sub_fetch(&fake_ctxs[d].refs, 1, __ATOMIC_SEQ_CST) < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice d)
@@ -304,23 +301,23 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease(CUdevice d)
 
 FAKE_API CUresult cuCtxSetCurrent(CUcontext c)
 {
-	if (c && (c < ctxs || c >= ctxs + FAKE_CUDA_MAX))
+	if (c && (c < fake_ctxs || c >= fake_ctxs + FAKE_CUDA_MAX))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	current = c;
+	fake_current = c;
 	return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuCtxGetCurrent(CUcontext *c)
 {
-	*c = current;
+	*c = fake_current;
 	return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuCtxGetDevice(CUdevice *d)
 {
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	*d = current->dev;
+	*d = fake_current->dev;
 	return CUDA_SUCCESS;
 }
 
@@ -333,29 +330,35 @@ static CUresult capture_forbids(void)
 
 FAKE_API CUresult cuCtxSynchronize(void)
 {
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	if (atomic_load(&dev_captures[current->dev]) > 0)
+	if (atomic_load(&dev_captures[fake_current->dev]) > 0)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	return atomic_load(&hung_streams) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
+	return atomic_load(&hung_streams) ? CUDA_ERROR_LAUNCH_TIMEOUT : fake_ctx_sync(fake_current->dev);
 }
 
 FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 {
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemAlloc_v2");
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (bytes == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (capture_forbids() != CUDA_SUCCESS)
 		return capture_forbids();
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!fake_oom(atomic_load(&live_bytes[fake_current->dev]), bytes))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	struct alloc_head *h = calloc(1, sizeof(*h) + bytes);
 	if (!h)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	h->bytes = bytes;
-	h->dev = current->dev;
+	h->dev = fake_current->dev;
 	atomic_fetch_add(&live_allocs, 1);
 	atomic_fetch_add(&live_bytes[h->dev], (long long)bytes);
+	fake_reg_add(h + 1, bytes, h->dev);
 	*p = (CUdeviceptr)(uintptr_t)(h + 1);
 	return CUDA_SUCCESS;
 }
@@ -363,32 +366,37 @@ FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 /* Free memory: the total less what cuMemAlloc_v2 holds on the device. */
 FAKE_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*total_bytes = FAKE_TOTAL_MEM;
-	*free_bytes = FAKE_TOTAL_MEM - (size_t)atomic_load(&live_bytes[current->dev]);
+	*free_bytes = FAKE_TOTAL_MEM - (size_t)atomic_load(&live_bytes[fake_current->dev]);
 	return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
 {
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (capture_forbids() != CUDA_SUCCESS)
 		return capture_forbids();
+	CUresult r = CUDA_SUCCESS;
 	if (p) {
+		/* the driver waits for the device first; on a lost GPU the
+		 * memory is gone with it: freed here, the error returned */
 		struct alloc_head *h = (struct alloc_head *)(uintptr_t)p - 1;
+		r = fake_ctx_sync(h->dev);
+		fake_reg_del(h + 1);
 		atomic_fetch_sub(&live_bytes[h->dev], (long long)h->bytes);
 		free(h);
 		atomic_fetch_sub(&live_allocs, 1);
 	}
-	return CUDA_SUCCESS;
+	return r;
 }
 
 FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 {
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyHtoD_v2");
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	memcpy((void *)(uintptr_t)dst, src, bytes);
 	return CUDA_SUCCESS;
@@ -397,7 +405,7 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes
 FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 {
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyDtoH_v2");
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	memcpy(dst, (const void *)(uintptr_t)src, bytes);
 	return CUDA_SUCCESS;
@@ -413,15 +421,19 @@ FAKE_API CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p, siz
 
 FAKE_API CUresult cuStreamCreate(CUstream *s, unsigned flags)
 {
-	if (!current)
+	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (flags > CU_STREAM_NON_BLOCKING)
 		return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
 	struct CUstream_st *st = calloc(1, sizeof(*st));
 	if (!st)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	st->magic = STREAM_MAGIC;
-	st->dev = current->dev;
+	st->dev = fake_current->dev;
+	fake_stream_link(st);
 	*s = st;
 	return CUDA_SUCCESS;
 }
@@ -476,11 +488,12 @@ static CUresult capture_illegal(CUstream s)
 FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
 {
 	if (bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (s->capture)
 		graph_release(capture_stop(s));
 	if (atomic_load(&s->hung))
 		atomic_fetch_sub(&hung_streams, 1);
+	fake_stream_unlink(s);
 	s->magic = 0;
 	free(s);
 	return CUDA_SUCCESS;
@@ -489,79 +502,19 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
 FAKE_API CUresult cuStreamQuery(CUstream s)
 {
 	if (bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (s->capture)
 		return capture_illegal(s);
-	return atomic_load(&s->hung) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+	return atomic_load(&s->hung) ? CUDA_ERROR_NOT_READY : fake_stream_query(s);
 }
 
 FAKE_API CUresult cuStreamSynchronize(CUstream s)
 {
 	if (bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (s->capture)
 		return capture_illegal(s);
-	return atomic_load(&s->hung) ? FAKE_LAUNCH_TIMEOUT : CUDA_SUCCESS;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-FAKE_API CUresult cuEventCreate(CUevent *e, unsigned flags)
-{
-	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	(void)flags;
-	struct CUevent_st *ev = calloc(1, sizeof(*ev));
-	if (!ev)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	ev->magic = EVENT_MAGIC;
-	*e = ev;
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuEventRecord(CUevent e, CUstream s)
-{
-	if (!e || e->magic != EVENT_MAGIC || (s && bad_stream(s)))
-		return FAKE_INVALID_HANDLE;
-	e->t = now_ms();
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuEventQuery(CUevent e)
-{
-	return e && e->magic == EVENT_MAGIC ? CUDA_SUCCESS : FAKE_INVALID_HANDLE;
-}
-
-FAKE_API CUresult cuEventSynchronize(CUevent e)
-{
-	return cuEventQuery(e);
-}
-
-FAKE_API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b)
-{
-	if (!a || !b || a->magic != EVENT_MAGIC || b->magic != EVENT_MAGIC)
-		return FAKE_INVALID_HANDLE;
-	*ms = (float)(b->t - a->t);
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
-{
-	return cuEventElapsedTime(ms, a, b);
-}
-
-FAKE_API CUresult cuEventDestroy_v2(CUevent e)
-{
-	if (!e || e->magic != EVENT_MAGIC)
-		return FAKE_INVALID_HANDLE;
-	e->magic = 0;
-	free(e);
-	return CUDA_SUCCESS;
+	return atomic_load(&s->hung) ? CUDA_ERROR_LAUNCH_TIMEOUT : fake_stream_sync(s);
 }
 
 /* ---- graphs ---- */
@@ -572,7 +525,7 @@ FAKE_API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 	if (!s)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot capture */
 	if (bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (s->capture || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
 		return CUDA_ERROR_INVALID_VALUE;
 	struct CUgraph_st *g = calloc(1, sizeof(*g));
@@ -595,7 +548,7 @@ FAKE_API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 FAKE_API CUresult cuStreamEndCapture(CUstream s, CUgraph *out)
 {
 	if (bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (!out || !s->capture)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(s->capturer, pthread_self()))
@@ -653,7 +606,7 @@ FAKE_API CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
 	if (!e || e->g.magic != EXEC_MAGIC)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (s && bad_stream(s))
-		return FAKE_INVALID_HANDLE;
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (s && s->capture)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	for (int i = 0; i < e->g.n; i++)

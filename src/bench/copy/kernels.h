@@ -1,0 +1,51 @@
+/* The kernels of gpuready bench copy, shipped as PTX text and loaded with
+ * cuModuleLoadData on every GPU before any test runs (nvbandwidth loads
+ * its kernels up front too: loading one in the middle of a test needs a
+ * device synchronisation, which deadlocks behind a held stream), so that
+ * the build needs no CUDA. The driver's JIT compiles the PTX for the GPU
+ * at hand.
+ *
+ * PTX ISA 7.0 (CUDA 11.0) for .target sm_70 (Volta): a driver loads PTX up
+ * to its own CUDA version's ISA (driver 535 is CUDA 12.2, ISA 8.2;
+ * "PTX ISA release history" in NVIDIA's PTX ISA document), and PTX for a
+ * base target (no "a" suffix) is compiled for any later GPU. Newer PTX
+ * fails to load with CUDA_ERROR_UNSUPPORTED_PTX_VERSION, as nvbandwidth
+ * built with a toolkit newer than the driver does (NVIDIA/nvbandwidth
+ * issue #61). tests/abi/test_ptx.c assembles the text with ptxas for sm_80
+ * and sm_90 where a CUDA toolkit is installed. */
+#ifndef GPUREADY_BENCH_COPY_KERNELS_H
+#define GPUREADY_BENCH_COPY_KERNELS_H
+
+/* The module text (NUL-terminated, as cuModuleLoadData wants PTX). */
+extern const char copy_kernels_ptx[];
+
+/* The copy kernel: copy_kernel(dst, src, n, loops), parameters
+ * (CUdeviceptr dst, CUdeviceptr src, unsigned long long n, unsigned
+ * loops): copies n 16-byte elements from src to dst, loops times over,
+ * each thread element i = its global index + k * (all threads of the
+ * grid) (grid-stride, so a warp's accesses are contiguous), four 16-byte
+ * loads in flight before their stores. Both addresses must be 16-byte
+ * aligned (cuMemAlloc and cuMemHostAlloc memory is); either may be
+ * host memory mapped under unified addressing (the pointer
+ * cuMemHostAlloc returned) or a peer GPU's with peer access enabled.
+ * nvbandwidth's large-buffer kernel has the same shape: one block of 512
+ * threads per SM, 16-byte elements, the loop count inside one launch
+ * (its kernels.cu). */
+#define COPY_KERNEL_NAME "gpuready_copy"
+
+/* The spin kernel: spin_kernel(flag, timeout), parameters (CUdeviceptr
+ * flag, unsigned long long timeout): one thread reads the 4-byte flag
+ * (volatile, so each read goes to memory) until it is non-zero or
+ * timeout clocks of %clock64 have passed. Launched first on a stream, it
+ * holds the work queued behind it until the host sets the flag, so that
+ * the launch and enqueue costs stay out of the timed window (nvbandwidth's
+ * spin kernel: its timeout is CU_DEVICE_ATTRIBUTE_CLOCK_RATE, in kHz, x
+ * 10000 ms). The flag lives in pinned host memory (cuMemHostAlloc). */
+#define SPIN_KERNEL_NAME "gpuready_spin"
+
+/* The PTX ISA version and target the text declares (tests compare them
+ * with the text and with what driver 535 accepts). */
+#define COPY_KERNELS_PTX_VERSION "7.0"
+#define COPY_KERNELS_PTX_TARGET "sm_70"
+
+#endif
