@@ -248,8 +248,10 @@ void copy_print_header(FILE *out, const struct copy_run *run)
 	fprintf(out, "%s\n", run->host ? run->host : "unknown");
 	for (int i = 0; i < run->n_gpus; i++)
 		print_device(out, i, &run->gpus[i]);
-	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples, host memory NUMA %s\n",
-		(unsigned long long)run->size_mib, run->loop_count, run->samples, run->numa ? run->numa : "auto");
+	bool node = run->numa && strcmp(run->numa, "auto");
+	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples, host buffers on %s%s\n",
+		(unsigned long long)run->size_mib, run->loop_count, run->samples, node ? "NUMA node " : "each GPU's NUMA node",
+		node ? run->numa : "");
 	if (run->size_mib < 512)
 		fputs("# the buffer is below the default 512 MiB: figures may stay below the link's peak\n", out);
 	fputc('\n', out);
