@@ -199,6 +199,13 @@ static void test_slower(void **state)
 	assert_non_null(strstr(out.label, "Unknown"));
 	copy_limit_slower(&bad, &gpu, &gpu); /* in place */
 	assert_false(gpu.known);
+	/* both directions of a link */
+	assert_int_equal(copy_expect_nvlink(4, 18, 0, &out), 0);
+	copy_limit_both(&out, &out);
+	assert_true(NEAR(out.encoded_gbps, 900) && NEAR(out.expected_gbps, 720));
+	assert_string_equal(out.label, "NVLink 4 x18, both directions");
+	copy_limit_both(&bad, &out);
+	assert_false(out.known);
 	copy_limit_fixed(0, "host memory", &host);
 	assert_false(host.known);
 	copy_limit_fixed(NAN, NULL, &host);

@@ -154,6 +154,18 @@ void copy_limit_fixed(double gbps, const char *label, struct copy_limit *out)
 	snprintf(out->label, sizeof(out->label), "%s", label ? label : "limit");
 }
 
+void copy_limit_both(const struct copy_limit *one, struct copy_limit *out)
+{
+	struct copy_limit tmp = *one;
+	if (tmp.known) {
+		tmp.encoded_gbps *= 2;
+		tmp.expected_gbps *= 2;
+		size_t len = strnlen(tmp.label, sizeof(tmp.label));
+		snprintf(tmp.label + len, sizeof(tmp.label) - len, ", both directions");
+	}
+	*out = tmp;
+}
+
 void copy_limit_slower(const struct copy_limit *a, const struct copy_limit *b, struct copy_limit *out)
 {
 	if (!a->known || !b->known) {

@@ -98,6 +98,11 @@ int copy_expect_nvlink(int gen, int links, double efficiency, struct copy_limit 
  * finite gives an unknown limit. */
 void copy_limit_fixed(double gbps, const char *label, struct copy_limit *out);
 
+/* The limit of both directions of a link at once (a bidirectional Total
+ * matrix): twice one direction's, labelled "..., both directions". An
+ * unknown limit stays unknown. out may be one. */
+void copy_limit_both(const struct copy_limit *one, struct copy_limit *out);
+
 /* The slower of a copy's two ends (a host copy: the GPU's PCIe link and
  * the host side; a peer copy over PCIe: the two GPUs' links), compared
  * by expected bandwidth. When either end is unknown the result is

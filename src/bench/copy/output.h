@@ -35,7 +35,11 @@ enum copy_status {
  * GPUs, by the test's shape), row-major, one per matrix of the test
  * (catalog.h n_matrices); a cell that was not measured is NAN and prints
  * as N/A. limit[m] holds each cell's limit (the same shape), or is NULL
- * when the test has no link limit (device_local_copy, latency). */
+ * when the test has no link limit (device_local_copy, latency). A limit
+ * is per direction of one copy's path; where a cell adds several copies
+ * (a bidirectional Total matrix, all_to_one and one_to_all) the engine
+ * states the sum's limit (copy_limit_both; all of a GPU's NVLinks), since
+ * a share of one direction would exceed 100%. */
 struct copy_result {
 	const char *test;                /* nvbandwidth's name */
 	enum copy_status status;
