@@ -83,7 +83,7 @@ static void test_pcie(void **state)
 			assert_true(NEAR(l.efficiency, eff));
 			assert_true(NEAR(l.expected_gbps, lanes[g].lane * widths[w] * eff));
 		}
-	/* x16 figures as the research table and vendors quote them */
+	/* x16 figures as vendors quote them */
 	assert_int_equal(copy_expect_pcie(8.0, 16, 0, &l), 0);
 	assert_true(NEAR(l.encoded_gbps, 15.754));
 	assert_int_equal(copy_expect_pcie(16.0, 16, 0, &l), 0);

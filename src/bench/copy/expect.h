@@ -26,8 +26,8 @@
  * 3- or 4-DW header and LCRC (256/276 = 92.8%, 256/280 = 91.4%; Intel
  * PCIe application notes AN 456 and AN 690), before flow-control and ACK
  * DLLPs and SKP ordered sets take a few percent more. Public H100 PCIe
- * Gen5 x16 figures reach 0.89-0.91 of 63.02 GB/s (nvbandwidth issue #6:
- * 56.7-57.1 GB/s host to device; cuda-samples issue #357: 56.1-56.2) and
+ * Gen5 x16 figures reach 0.90-0.91 of 63.02 GB/s (nvbandwidth issue #6:
+ * 56.7-57.1 GB/s host to device on three of four GPUs) and
  * Gen4 x16 0.80-0.86 of 31.51 (nvbandwidth README 25.9-26.2; issues #15,
  * #42), so 0.88 is a figure a healthy large copy comes near, while a link
  * trained to half its width or speed lands at half of it. Gen6 0.94: in
@@ -41,8 +41,8 @@
  * 1800 GB/s in both directions per GPU; nccl-tests issue #149 for 25 GB/s
  * per link and direction). Efficiency 0.80 (--nvlink-efficiency): NCCL's
  * maintainers put application-level NVLink at about 80% of line rate
- * (NVIDIA/nccl issue #1054); p2pBandwidthLatencyTest reaches 380 of
- * 450 GB/s on H100 (NVIDIA/nccl issue #1264). */
+ * (NVIDIA/nccl issue #1054), and 370 of 450 GB/s
+ * per direction on H100 (NVIDIA/nccl issue #1442). */
 #ifndef GPUREADY_BENCH_COPY_EXPECT_H
 #define GPUREADY_BENCH_COPY_EXPECT_H
 
