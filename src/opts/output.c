@@ -17,7 +17,7 @@ static const struct opt output_rows[] = {
 	  .scope = SCOPE_FIX | SCOPE_CLUSTER_FACTS | SCOPE_CHECKS | SCOPE_SNAPSHOT | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN },
 	{ .name = "json", .type = OPT_FLAG, .offset = OFF(json),
 	  .help = "Print the report as JSON on standard output.",
-	  .scope = SCOPE_FIXES | SCOPE_CLUSTER_JOB | SCOPE_CHECKS | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN },
+	  .scope = SCOPE_FIXES | SCOPE_CLUSTER_JOB | SCOPE_CHECKS | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN | SCOPE_BENCH_COPY },
 	{ .name = "prom", .type = OPT_STRING, .offset = OFF(prom), .metavar = "FILE",
 	  .help = "Also write the report as Prometheus text exposition to FILE (atomically), for node_exporter's textfile collector.",
 	  .key = "prom", .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECKS },
@@ -49,6 +49,6 @@ static const struct opt output_rows[] = {
 	  .scope = SCOPE_FIXES | SCOPE_CLUSTER | SCOPE_CHECKS | SCOPE_TOPO | SCOPE_SNAPSHOT },
 	{ .name = "config", .type = OPT_STRING, .offset = OFF(config), .metavar = "FILE",
 	  .help = "Read site expectations from FILE instead of /etc/gpuready.conf (inside the sysroot).",
-	  .scope = SCOPE_FIXES | SCOPE_CLUSTER | SCOPE_CHECKS | SCOPE_BENCH },
+	  .scope = SCOPE_FIXES | SCOPE_CLUSTER | SCOPE_CHECKS | SCOPE_BENCH | SCOPE_BENCH_COPY },
 };
 const struct opt_table output_opts = OPT_TABLE("output", output_rows);

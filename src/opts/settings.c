@@ -15,7 +15,7 @@
 #include <string.h>
 
 const struct opt_table *const settings_tables[] = { &output_opts, &site_opts, &bench_opts, &job_opts, &nccl_opts,
-						     &net_opts, &cluster_opts, &fix_opts, NULL };
+						     &net_opts, &cluster_opts, &fix_opts, &copy_opts, NULL };
 
 void settings_init(struct settings *s)
 {

@@ -38,12 +38,13 @@ enum {
 	SCOPE_NCCL_EXPLAIN = 1u << 15, /* nccl --explain */
 	SCOPE_FIX = 1u << 16,     /* fix */
 	SCOPE_CLUSTER_FIX = 1u << 17, /* cluster fix */
+	SCOPE_BENCH_COPY = 1u << 18, /* bench copy */
 	SCOPE_FIXES = SCOPE_FIX | SCOPE_CLUSTER_FIX,
 	SCOPE_CLUSTER = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FACTS, /* the cluster commands that run the checks */
 	SCOPE_CLUSTER_JOB = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_LINKS | SCOPE_CLUSTER_NCCL | SCOPE_CLUSTER_FIX, /* cluster commands under a launcher */
 	SCOPE_CHECKS = SCOPE_CHECK | SCOPE_RDMA | SCOPE_GPU | SCOPE_GPUDIRECT, /* the check commands */
 	SCOPE_RUN = SCOPE_BENCH | SCOPE_NCCL, /* commands that start ranks */
-	SCOPE_ALL = 0x3ffffu,
+	SCOPE_ALL = 0x7ffffu,
 };
 
 
@@ -139,6 +140,17 @@ struct settings {
 		uint64_t size, iters;
 		double duration, expect_gbps, timeout;
 	} net;
+	/* bench copy (opts/copy.c): nvbandwidth's options where it has them */
+	struct {
+		struct strv tests;     /* -t: nvbandwidth's names or indexes; empty: every test */
+		int size_mib;          /* buffer per copy */
+		int loop_count;        /* copies per sample */
+		int samples;           /* samples per figure, the median reported */
+		char *numa;            /* "auto" or a NUMA node */
+		char *devices;         /* "all" or GPU indexes "0,2" */
+		double expect_h2d, expect_d2h, expect_p2p; /* GB/s; 0 none */
+		double pcie_eff, nvlink_eff; /* protocol efficiency; 0: bench/copy/expect.h's */
+	} copy;
 };
 
 /* The tables, by consumer. */
@@ -150,6 +162,7 @@ extern const struct opt_table nccl_opts;   /* gpuready nccl */
 extern const struct opt_table net_opts;    /* bench net: perftest's flags */
 extern const struct opt_table cluster_opts; /* cluster check and cluster facts */
 extern const struct opt_table fix_opts;     /* fix and cluster fix */
+extern const struct opt_table copy_opts;    /* bench copy: nvbandwidth's options */
 /* All of them, NULL-terminated: defaults, freeing, config-file keys. */
 extern const struct opt_table *const settings_tables[];
 
@@ -168,6 +181,10 @@ struct site_expect settings_expect(const struct settings *s);
 /* nccl-tests' flags gpuready cannot honour, given with a value that asks
  * for them: NULL, or a message naming the flag and why (malloc'd). */
 char *bench_flags_check(const struct settings *s);
+/* What is wrong with bench copy's options that their table cannot say
+ * (an unknown test name, with the nearest one): NULL, or a message
+ * (malloc'd). */
+char *copy_opts_check(const struct settings *s);
 /* The benchmark of collective coll (enum coll) the options ask for, into
  * *p: NULL, or what is wrong with them (malloc'd). */
 struct bench_params;

@@ -449,14 +449,15 @@ static char *capture(void (*fn)(FILE *, const struct opt_table *const *, unsigne
 }
 
 /* Every row of every table, in order (filled by main). */
-static const struct opt *all[OPT_SEEN_MAX];
+#define MAX_ROWS 256
+static const struct opt *all[MAX_ROWS];
 static size_t n_all;
 
 static void collect_rows(void)
 {
 	for (const struct opt_table *const *t = settings_tables; *t; t++)
 		for (size_t i = 0; i < (*t)->n; i++) {
-			assert_true(n_all < OPT_SEEN_MAX);
+			assert_true(n_all < MAX_ROWS);
 			all[n_all++] = &(*t)->rows[i];
 		}
 }
@@ -491,7 +492,8 @@ static void test_print_help(void **state)
 	free(h);
 
 	/* the real table: every option of a scope is shown, with its help */
-	unsigned scopes[] = { SCOPE_CHECK, SCOPE_SNAPSHOT, SCOPE_OTHER, SCOPE_LIST, SCOPE_BENCH, SCOPE_NCCL, SCOPE_NET };
+	unsigned scopes[] = { SCOPE_CHECK, SCOPE_SNAPSHOT, SCOPE_OTHER, SCOPE_LIST, SCOPE_BENCH, SCOPE_NCCL, SCOPE_NET,
+			      SCOPE_BENCH_COPY };
 	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
 		h = capture(opt_print_help, settings_tables, scopes[s]);
 		for (size_t i = 0; i < n_all; i++) {
@@ -828,6 +830,118 @@ static void test_settings_cli(void **state)
 	free(err);
 	strv_free(&pos);
 	settings_free(&s);
+}
+
+/* bench copy's table: nvbandwidth's defaults and letters, its long names
+ * as aliases, the forms of --numa and -d, and test names checked against
+ * the catalog. */
+static void copy_parse(struct settings *s, const char *const *args, int want, const char *needle)
+{
+	int argc = 0;
+	while (args[argc])
+		argc++;
+	struct opt_seen seen = { .n = 0 };
+	struct strv pos = STRV_INIT;
+	char *err = NULL;
+	int r = opt_parse(settings_tables, SCOPE_BENCH_COPY, argc, (char **)args, s, &seen, &pos, &err);
+	if (r != want || (needle && (!err || !strstr(err, needle))))
+		fail_msg("bench copy %s ...: %d \"%s\", want %d \"%s\"", args[0], r, err ? err : "", want,
+			 needle ? needle : "");
+	free(err);
+	strv_free(&pos);
+}
+#define COPY_OK(s, ...) copy_parse((s), (const char *const[]){ __VA_ARGS__, NULL }, 0, NULL)
+#define COPY_BAD(s, needle, ...) copy_parse((s), (const char *const[]){ __VA_ARGS__, NULL }, -EINVAL, (needle))
+
+static void test_copy_options(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	assert_int_equal(s.copy.size_mib, 512);
+	assert_int_equal(s.copy.samples, 3);
+	assert_int_equal(s.copy.loop_count, 16);
+	assert_string_equal(s.copy.numa, "auto");
+	assert_string_equal(s.copy.devices, "all");
+	assert_int_equal(s.copy.tests.n, 0);
+	assert_true(s.copy.expect_h2d == 0 && s.copy.pcie_eff == 0 && s.copy.nvlink_eff == 0);
+	COPY_OK(&s, "-t", "0", "--testcase", "device_local_copy,host_to_device_memcpy_sm", "-b", "64", "-i", "5",
+		"--loopCount", "8", "--numa", "1", "-d", "0,2", "--expect-h2d", "50.5", "--expect-p2p=300", "--json",
+		"--pcie-efficiency", "0.9");
+	assert_int_equal(s.copy.tests.n, 3);
+	assert_string_equal(s.copy.tests.v[2], "host_to_device_memcpy_sm");
+	assert_int_equal(s.copy.size_mib, 64);
+	assert_int_equal(s.copy.samples, 5);
+	assert_int_equal(s.copy.loop_count, 8);
+	assert_string_equal(s.copy.numa, "1");
+	assert_string_equal(s.copy.devices, "0,2");
+	assert_true(s.copy.expect_h2d == 50.5 && s.copy.expect_p2p == 300 && s.copy.expect_d2h == 0);
+	assert_true(s.copy.pcie_eff == 0.9);
+	assert_true(s.json);
+	assert_null(copy_opts_check(&s));
+	/* nvbandwidth's spellings */
+	COPY_OK(&s, "--bufferSize", "1024", "--testSamples", "7", "--loop-count", "4");
+	assert_int_equal(s.copy.size_mib, 1024);
+	assert_int_equal(s.copy.samples, 7);
+	assert_int_equal(s.copy.loop_count, 4);
+	COPY_BAD(&s, "--numa", "--numa", "node1");
+	COPY_BAD(&s, "--numa", "--numa", "-1");
+	COPY_BAD(&s, "-d", "-d", "0,0");
+	COPY_BAD(&s, "-d", "-d", "1024");
+	COPY_BAD(&s, "-d", "-d", "0,");
+	COPY_BAD(&s, "-d", "-d", "-t");
+	COPY_BAD(&s, "--size", "--bufferSize", "0");
+	COPY_BAD(&s, "--samples", "-i", "0");
+	COPY_BAD(&s, "--pcie-efficiency", "--pcie-efficiency", "1.5");
+	COPY_BAD(&s, "--expect-h2d", "--expect-h2d", "fast");
+	COPY_BAD(&s, "does not apply", "--sysroot", "/x"); /* a live benchmark */
+	settings_free(&s);
+
+	/* test names: the catalog's, or an index */
+	settings_init(&s);
+	COPY_OK(&s, "-t", "host_to_device_memcpy_cee");
+	char *e = copy_opts_check(&s);
+	assert_non_null(e);
+	assert_non_null(strstr(e, "did you mean host_to_device_memcpy_ce?"));
+	free(e);
+	settings_free(&s);
+	settings_init(&s);
+	COPY_OK(&s, "-t", "35");
+	e = copy_opts_check(&s);
+	assert_non_null(e);
+	assert_non_null(strstr(e, "no such test index (0-34)"));
+	free(e);
+	settings_free(&s);
+	settings_init(&s);
+	COPY_OK(&s, "-t", "multinode_device_to_device_memcpy_read_ce");
+	e = copy_opts_check(&s);
+	assert_non_null(e);
+	free(e);
+	settings_free(&s);
+	/* the check commands do not take bench copy's options */
+	settings_init(&s);
+	struct opt_seen seen = { .n = 0 };
+	struct strv pos = STRV_INIT;
+	char *err = NULL;
+	char *a[] = { (char *)"--expect-h2d", (char *)"50" };
+	assert_int_equal(opt_parse(settings_tables, SCOPE_CHECK, 2, a, &s, &seen, &pos, &err), -EINVAL);
+	free(err);
+	strv_free(&pos);
+	settings_free(&s);
+}
+
+/* The expectations are config keys too. */
+static void test_copy_config_keys(void **state)
+{
+	(void)state;
+	struct cfg c;
+	cfg_open(&c, "expect_h2d = 50\nexpect_d2h = 48.5\nexpect_p2p = 350\npcie_efficiency = 0.85\n"
+		     "nvlink_efficiency = 0.75\n");
+	assert_int_equal(cfg_load(&c), 0);
+	assert_true(c.s.copy.expect_h2d == 50 && c.s.copy.expect_d2h == 48.5 && c.s.copy.expect_p2p == 350);
+	assert_true(c.s.copy.pcie_eff == 0.85 && c.s.copy.nvlink_eff == 0.75);
+	cfg_close(&c);
+	cfg_expect_error("pcie_efficiency = 2\n", "pcie_efficiency", "out of range");
 }
 
 static void test_config_keys(void **state)
@@ -1212,6 +1326,8 @@ int main(void)
 		cmocka_unit_test(test_table_defaults_match_engines),
 		cmocka_unit_test(test_settings_cli),
 		cmocka_unit_test(test_config_keys),
+		cmocka_unit_test(test_copy_options),
+		cmocka_unit_test(test_copy_config_keys),
 		cmocka_unit_test(test_config_errors),
 		cmocka_unit_test(test_config_tree_keys),
 		cmocka_unit_test(test_config_two_errors),
