@@ -37,6 +37,7 @@
 #define TOS_UNIT "rdma-cm-tos.service"
 #define TOS_UNIT_PATH "/etc/systemd/system/" TOS_UNIT
 #define TOS_WANTS "/etc/systemd/system/multi-user.target.wants/" TOS_UNIT
+#define TOS_HW_WANTS "/etc/systemd/system/rdma-hw.target.wants/" TOS_UNIT
 #define CM_DIR "/sys/kernel/config/rdma_cm"
 
 static void script_text(struct strbuf *out, int tos)
@@ -78,13 +79,16 @@ static void unit_text(struct strbuf *out)
 			 "After=sys-kernel-config.mount systemd-modules-load.service rdma-hw.target\n"
 			 "Wants=sys-kernel-config.mount\n"
 			 "\n"
+			 "\n"
+			 "# Not RemainAfterExit: when RDMA hardware appears after boot has passed\n"
+			 "# multi-user.target (udev loads providers asynchronously, rdma-core's\n"
+			 "# Documentation/udev.md), rdma-hw.target starts it again.\n"
 			 "[Service]\n"
 			 "Type=oneshot\n"
-			 "RemainAfterExit=yes\n"
 			 "ExecStart=" TOS_SCRIPT "\n"
 			 "\n"
 			 "[Install]\n"
-			 "WantedBy=multi-user.target\n");
+			 "WantedBy=multi-user.target rdma-hw.target\n");
 }
 
 static bool is_ours(const struct strbuf *sb)
@@ -165,6 +169,12 @@ static int add_files(struct fix_ctx *c, struct fix_remedy *r, bool unit)
 	unit_text(&f->new);
 	if (!fix_link_add(c, r, TOS_WANTS, TOS_UNIT_PATH, &err))
 		return err;
+	/* the second WantedBy= link, unless something else is there already */
+	_cleanup_strbuf_ struct strbuf t = STRBUF_INIT;
+	int rl = root_readlink(c->root, TOS_HW_WANTS, &t);
+	if ((rl == 0 && !strcmp(t.buf, TOS_UNIT_PATH)) || (rl < 0 && !root_exists(c->root, TOS_HW_WANTS)))
+		if (!fix_link_add(c, r, TOS_HW_WANTS, TOS_UNIT_PATH, &err))
+			return err;
 	return 0;
 }
 

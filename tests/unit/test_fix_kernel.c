@@ -110,7 +110,9 @@ static void test_tos(void **state)
 	tu_assert_has(s->new.buf, "TOS=104\n");
 	tu_assert_has(s->new.buf, "echo \"$TOS\" > \"$CM/$dev/ports/$port/default_roce_tos\"");
 	const struct fix_file *u = file(m, "/etc/systemd/system/rdma-cm-tos.service");
-	tu_assert_has(u->new.buf, "Type=oneshot\nRemainAfterExit=yes\nExecStart=/usr/local/sbin/gpuready-rdma-cm-tos\n");
+	tu_assert_has(u->new.buf, "Type=oneshot\nExecStart=/usr/local/sbin/gpuready-rdma-cm-tos\n");
+	tu_assert_has(u->new.buf, "WantedBy=multi-user.target rdma-hw.target\n");
+	assert_non_null(file(m, "/etc/systemd/system/rdma-hw.target.wants/rdma-cm-tos.service"));
 	tu_assert_has(u->new.buf, "WantedBy=multi-user.target");
 	const struct fix_file *l = file(m, "/etc/systemd/system/multi-user.target.wants/rdma-cm-tos.service");
 	assert_true(l->link);
