@@ -15,21 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A plan as `fix --json` prints it: one sysctl remedy, one manual step. */
-static char *plan_text(const char *host, double ts, const char *value, const char *held, bool manual)
+/* A plan as `fix --json` prints it: one sysctl remedy, one manual step;
+ * its diff against a file that held `old`. */
+static char *plan_text_old(const char *host, double ts, const char *value, const char *held, bool manual,
+			   const char *old)
 {
 	return xasprintf(
 		"{\"sysroot\":false,\"changes\":1,\"host\":\"%s\",\"timestamp\":%.1f,\"remedies\":[{\"id\":\"sysctl\","
 		"\"title\":\"raise\",\"effect\":\"now\",\"disruptive\":false,\"held\":%s,\"pending\":false,"
 		"\"targets\":[{\"check\":\"rdma.sockbuf\",\"subject\":\"net.core.rmem_max\"}],\"files\":[{\"path\":"
 		"\"/etc/sysctl.d/90-gpuready.conf\",\"action\":\"create\",\"state\":false,\"content\":\"net.core."
-		"rmem_max = %s\\n\",\"diff\":\"--- /dev/null (%s)\\n\"}],\"commands\":[{\"argv\":[\"sysctl\",\"-w\","
+		"rmem_max = %s\\n\",\"diff\":\"--- /etc/sysctl.d/90-gpuready.conf\\n-%s\\n\"}],\"commands\":[{\"argv\":[\"sysctl\",\"-w\","
 		"\"net.core.rmem_max=%s\"],\"sets_path\":\"/proc/sys/net/core/rmem_max\",\"sets_value\":\"%s\\n\"}],"
 		"\"notes\":[]}],\"manual\":[%s]}",
-		host, ts, held ? held : "null", value, host, value, value,
+		host, ts, held ? held : "null", value, old, value, value,
 		manual ? "{\"check\":\"rdma.mtu\",\"subject\":\"ens1\",\"status\":\"warn\",\"message\":\"m\",\"hint\":null,"
 			 "\"why\":null}"
 		       : "");
+}
+
+static char *plan_text(const char *host, double ts, const char *value, const char *held, bool manual)
+{
+	return plan_text_old(host, ts, value, held, manual, "net.core.rmem_max = 212992");
 }
 
 static void node(struct fix_node *n, const char *name, const char *text, int exit)
@@ -57,9 +64,9 @@ static void plan_node(struct fix_node *n, const char *name, const char *value, b
 	free(t);
 }
 
-/* The host, the time, the diff's labels and why a remedy is held do not
- * count; the new content, the commands, held or not and the manual steps
- * do. */
+/* The host, the time and why a remedy is held do not count; the new
+ * content, the diff (what the file holds now), the commands, held or not
+ * and the manual steps do. */
 static void test_digest(void **state)
 {
 	(void)state;
@@ -76,6 +83,12 @@ static void test_digest(void **state)
 	assert_string_not_equal(a.digest, c.digest);
 	assert_string_not_equal(a.digest, d.digest);
 	assert_string_not_equal(a.digest, e.digest);
+	struct fix_node g;
+	char *tg = plan_text_old("gpu06", 6.0, "268435456", NULL, true, "net.core.rmem_max = 4096");
+	node(&g, "gpu06", tg, 1);
+	assert_string_not_equal(a.digest, g.digest); /* the same change to another file: another group */
+	fix_node_free(&g);
+	free(tg);
 	assert_int_equal(strlen(a.digest), FIX_DIGEST_HEX);
 	assert_int_equal(a.changes, 1);
 
