@@ -131,7 +131,7 @@ netns() {
 	rc=$?
 	[ "$rc" -eq 1 ] && pass "socket backend, node04 at 100 Mbit/s: exit 1" ||
 		{ fail "socket backend in namespaces: exit $rc"; cat "$TMP"/sock.err.* >&2; }
-	verdict_among "$TMP/sock.json" bad_node node04 && pass "socket backend: node04 is a bad node" || fail "socket: verdict"
+	verdict_is "$TMP/sock.json" bad_node node04 && pass "socket backend: node04 is a bad node" || fail "socket: verdict"
 	hints_ok "$TMP/sock.json" && pass "bad node: the hint's commands are runnable" || fail "bad node: hints"
 	# the MPI backend: mpirun over ssh, one process per node
 	module=$(dirname "$BIN")/gpuready-mpi.so
@@ -147,7 +147,7 @@ EOF2
 		rc=$?
 		[ "$rc" -eq 1 ] && pass "MPI backend over ssh, node04 at 100 Mbit/s: exit 1" ||
 			{ fail "MPI backend in namespaces: exit $rc"; grep -v '^\[' "$TMP/mpi.err" | head -20 >&2; }
-		verdict_among "$TMP/mpi.json" bad_node node04 && pass "MPI backend: node04 is a bad node" || fail "mpi: verdict"
+		verdict_is "$TMP/mpi.json" bad_node node04 && pass "MPI backend: node04 is a bad node" || fail "mpi: verdict"
 	else
 		echo "skip: the MPI backend (no mpirun or no gpuready-mpi module next to $BIN)"
 	fi

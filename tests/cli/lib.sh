@@ -114,19 +114,6 @@ PY
 
 # verdict_is FILE KIND NODES...: the only verdict of a cluster links or
 # cluster nccl report is KIND about NODES (what was measured is shown when not)
-# verdict_among JSON KIND NODE...: the verdicts hold (KIND, NODES), and any
-# other is only "intermittent" (a pair slow once: what a loaded 2-core
-# machine's scheduling gives shaped loopback links now and then).
-verdict_among() {
-	python3 - "$@" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); kind = sys.argv[2]; nodes = sys.argv[3:]
-v = [(x["kind"], x["nodes"]) for x in d["verdicts"]]
-seen = d.get("matrix_gbps") or [(g["stage"], g.get("nodes"), g["busbw"]) for g in d.get("groups", [])]
-assert (kind, nodes) in v and all(k == "intermittent" for k, n in v if (k, n) != (kind, nodes)), (v, seen)
-PY
-}
-
 verdict_is() {
 	python3 - "$@" <<'PY'
 import json, sys
