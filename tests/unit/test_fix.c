@@ -10,6 +10,7 @@
 #include "fix/fix.h"
 #include "fix/fix_int.h"
 #include "core/root.h"
+#include "core/spawn.h"
 #include "core/strbuf.h"
 
 #include <errno.h>
@@ -40,9 +41,17 @@ static void assert_patch_gives(const char *a, const char *b)
 	char *dir = tu_mkdtemp(), *d = diff_text(a, true, b);
 	tu_write(dir, "old", a);
 	tu_write(dir, "p.diff", d);
-	char *cmd = NULL;
-	assert_true(asprintf(&cmd, "cd %s && patch -s -o new old < p.diff >/dev/null 2>&1", dir) > 0);
-	assert_int_equal(system(cmd), 0);
+	char *in = NULL, *out = NULL, *diff = NULL;
+	assert_true(asprintf(&in, "%s/old", dir) > 0 && asprintf(&out, "%s/new", dir) > 0 &&
+		    asprintf(&diff, "%s/p.diff", dir) > 0);
+	struct spawn_result sr = { 0 };
+	const char *const argv[] = { "patch", "-s", "-i", diff, "-o", out, in, NULL };
+	assert_int_equal(spawn_run(argv, NULL, 30000, &sr), 0);
+	assert_int_equal(sr.exit_code, 0);
+	spawn_result_free(&sr);
+	free(in);
+	free(out);
+	free(diff);
 	char *path = NULL;
 	assert_true(asprintf(&path, "%s/new", dir) > 0);
 	size_t len = 0;
@@ -52,7 +61,6 @@ static void assert_patch_gives(const char *a, const char *b)
 	assert_memory_equal(got, b, len);
 	free(got);
 	free(path);
-	free(cmd);
 	free(d);
 	tu_rmtree(dir);
 	free(dir);
