@@ -1,0 +1,254 @@
+/* `gpuready bench copy`: nvbandwidth's copy bandwidth tests on this node
+ * (bench/copy/engine.h), each figure against its link's limit (the GPU's
+ * PCIe link as sysfs reports it; bench/copy/expect.h), printed as
+ * nvbandwidth prints them with a `# ` verdict line after each test, or as
+ * JSON (--json; docs/bench-copy.schema.json).
+ *
+ *   options -> plan -> engine (a child under a deadline per step) ->
+ *   results with limits -> output
+ *
+ * Exit: 0 every verdict passes, 1 a figure is below --expect-h2d /
+ * --expect-d2h / --expect-p2p, 2 could not run (no libcuda, no GPU, an
+ * allocation, a test that failed or a GPU that stopped answering). */
+#define _GNU_SOURCE
+#include "cmd.h"
+#include "bench/copy/engine.h"
+#include "config.h"
+#include "core/parse.h"
+#include "core/root.h"
+#include "inventory/inventory.h"
+
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The tests -t names (each once, in the order given), or every one. */
+static int plan_tests(const struct settings *s, struct copy_plan *p)
+{
+	size_t n;
+	const struct copy_test *all = copy_tests(&n);
+	if (!s->copy.tests.n) {
+		for (size_t i = 0; i < n && i < COPY_MAX_TESTS; i++)
+			p->tests[p->n_tests++] = &all[i];
+		return 0;
+	}
+	for (size_t i = 0; i < s->copy.tests.n; i++) {
+		const struct copy_test *t = copy_test_find(s->copy.tests.v[i]);
+		bool dup = false;
+		for (int k = 0; k < p->n_tests; k++)
+			dup = dup || p->tests[k] == t;
+		if (t && !dup && p->n_tests < COPY_MAX_TESTS)
+			p->tests[p->n_tests++] = t;
+	}
+	return 0;
+}
+
+/* -d and --numa (already checked by their options' forms). */
+static void plan_devices(const struct settings *s, struct copy_plan *p)
+{
+	int n;
+	p->numa = -1;
+	if (s->copy.numa && strcmp(s->copy.numa, "auto") && parse_int(s->copy.numa, 10, &n) == 0)
+		p->numa = n;
+	if (!s->copy.devices || !strcmp(s->copy.devices, "all"))
+		return;
+	for (const char *c = s->copy.devices; *c && p->n_devices < COPY_MAX_GPUS;) {
+		char num[8] = "";
+		size_t len = strcspn(c, ",");
+		if (len < sizeof(num)) {
+			memcpy(num, c, len);
+			num[len] = '\0';
+			if (parse_int(num, 10, &n) == 0)
+				p->devices[p->n_devices++] = n;
+		}
+		c += len + (c[len] == ',');
+	}
+}
+
+/* NVIDIA display/3D controllers' NUMA nodes (sysfs numa_node) by address. */
+static void plan_nodes(const struct inventory *inv, struct copy_plan *p)
+{
+	for (size_t i = 0; inv && i < inv->pci.n; i++) {
+		const struct pci_dev *d = &inv->pci.v[i];
+		if (d->vendor != 0x10de || (d->class_code >> 16) != 0x03 || !d->bdf)
+			continue;
+		if (p->n_nodes >= (int)(sizeof(p->node_of) / sizeof(p->node_of[0])))
+			break;
+		snprintf(p->node_bdf[p->n_nodes], sizeof(p->node_bdf[0]), "%s", d->bdf);
+		p->node_of[p->n_nodes++] = d->numa_node;
+	}
+}
+
+static void unknown(struct copy_limit *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unknown(struct copy_limit *l, const char *fmt, ...)
+{
+	va_list ap;
+	memset(l, 0, sizeof(*l));
+	va_start(ap, fmt);
+	vsnprintf(l->label, sizeof(l->label), fmt, ap);
+	va_end(ap);
+}
+
+/* A GPU's PCIe limit from the inventory: the link's maximum (the lower
+ * of the GPU's and the port above it), since an idle NVIDIA GPU lowers
+ * its link speed and sysfs current_link_speed then reads Gen1; a slot
+ * trained below its maximum shows as a low share of this limit, and the
+ * label says what the link runs at. Unknown naming why. */
+static void gpu_limit(const struct settings *s, const struct inventory *inv, const char *bdf, struct copy_limit *l)
+{
+	const struct pci_dev *d = inv ? pci_find(&inv->pci, bdf) : NULL;
+	if (!d) {
+		unknown(l, "no PCIe link known: %s is not in /sys/bus/pci/devices", bdf);
+		return;
+	}
+	double gts = d->max_speed > 0 ? d->max_speed : d->cur_speed;
+	int width = d->max_width > 0 ? d->max_width : d->cur_width;
+	const struct pci_dev *up = d->upstream.n ? pci_find(&inv->pci, d->upstream.v[d->upstream.n - 1]) : NULL;
+	if (up && up->max_speed > 0 && up->max_speed < gts)
+		gts = up->max_speed;
+	if (up && up->max_width > 0 && up->max_width < width)
+		width = up->max_width;
+	if (copy_expect_pcie(gts, width, s->copy.pcie_eff, l) < 0)
+		return;
+	int now = copy_pcie_gen(d->cur_speed);
+	if (now && (now != l->gen || d->cur_width != width)) {
+		size_t len = strlen(l->label);
+		snprintf(l->label + len, sizeof(l->label) - len, " (link now Gen%d x%d)", now, d->cur_width);
+	}
+}
+
+/* Each cell's limit: the GPU's PCIe link for the host tests (one
+ * direction of it: the measured stream moves one way), unknown for the
+ * peer tests (their NVLinks are not read here), none for the local copy
+ * and latency. */
+static const struct copy_limit *result_limits(const struct copy_test *t, const struct copy_engine_test *et,
+					      const struct copy_limit *gpu, int n)
+{
+	if (t->unit != COPY_UNIT_GBPS || !strcmp(t->name, "device_local_copy") || et->rows * et->cols == 0)
+		return NULL;
+	struct copy_limit *l = calloc((size_t)(et->rows * et->cols), sizeof(*l));
+	if (!l)
+		return NULL;
+	for (int r = 0; r < et->rows; r++)
+		for (int c = 0; c < et->cols; c++) {
+			struct copy_limit *x = &l[r * et->cols + c];
+			if (!t->peers && c < n)
+				*x = gpu[c];
+			else
+				unknown(x, "%s", "the peer path's links are not read (NVLink counts need NVML)");
+		}
+	return l;
+}
+
+struct copy_built {
+	struct copy_run run;
+	struct copy_gpu gpus[COPY_MAX_GPUS];
+	struct copy_limit gpu_limit[COPY_MAX_GPUS];
+	struct copy_result results[COPY_MAX_TESTS];
+};
+
+static void build_run(const struct settings *s, const struct inventory *inv, const struct copy_engine_out *o,
+		      struct copy_built *b)
+{
+	size_t nt;
+	const struct copy_test *all = copy_tests(&nt);
+	struct copy_run *run = &b->run;
+
+	*run = (struct copy_run){ .version = GPUREADY_VERSION, .host = inv ? inv->kernel.hostname : NULL,
+				  .driver = inv ? inv->nvidia.version : NULL, .cuda_driver = o->driver_version,
+				  .n_gpus = o->n_gpus, .gpus = b->gpus, .size_mib = (uint64_t)s->copy.size_mib,
+				  .loop_count = s->copy.loop_count, .samples = s->copy.samples, .numa = s->copy.numa,
+				  .expect = { s->copy.expect_h2d, s->copy.expect_d2h, s->copy.expect_p2p },
+				  .n_results = o->n_tests, .results = b->results };
+	for (int i = 0; i < o->n_gpus; i++) {
+		b->gpus[i] = (struct copy_gpu){ o->gpus[i].name, o->gpus[i].bdf, o->gpus[i].numa_node };
+		gpu_limit(s, inv, o->gpus[i].bdf, &b->gpu_limit[i]);
+	}
+	for (int i = 0; i < o->n_tests; i++) {
+		const struct copy_engine_test *et = &o->tests[i];
+		const struct copy_test *t = &all[et->index];
+		struct copy_result *r = &b->results[i];
+		*r = (struct copy_result){ .test = t->name, .status = et->status,
+					   .message = et->message[0] ? et->message : NULL, .rows = et->rows,
+					   .cols = et->cols };
+		for (int m = 0; m < t->n_matrices; m++) {
+			r->value[m] = et->value[m];
+			r->limit[m] = et->status == COPY_RAN ? result_limits(t, et, b->gpu_limit, o->n_gpus) : NULL;
+		}
+	}
+}
+
+static void free_run(struct copy_built *b)
+{
+	for (int i = 0; i < b->run.n_results; i++)
+		for (int m = 0; m < COPY_MAX_MATRICES; m++)
+			free((void *)b->results[i].limit[m]);
+}
+
+static struct inventory *load_inventory(const struct settings *s)
+{
+	struct root *r = NULL;
+	struct inventory *inv = NULL;
+	struct load_opts lo = { .parts = INV_GPU };
+	if (root_open(s->sysroot ? s->sysroot : "/", &r) < 0)
+		return NULL;
+	if (inventory_load(r, &lo, &inv) < 0)
+		inv = NULL;
+	root_free(r);
+	return inv;
+}
+
+static int output(const struct settings *s, const struct copy_run *run)
+{
+	const char *res = copy_run_result(run);
+	if (s->json) {
+		json_object *j = copy_json(run);
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+	} else {
+		copy_print_text(stdout, run);
+	}
+	fflush(stdout);
+	return !strcmp(res, "fail") ? EXIT_CHECK_FAILED : !strcmp(res, "error") ? EXIT_TOOL_ERROR : EXIT_OK;
+}
+
+int cmd_bench_copy(struct cmd_env *env)
+{
+	const struct settings *s = env->set;
+	char *bad = copy_opts_check(s);
+	if (bad) {
+		fprintf(stderr, "gpuready bench copy: %s\n", bad);
+		free(bad);
+		return EXIT_TOOL_ERROR;
+	}
+	struct copy_plan *p = calloc(1, sizeof(*p));
+	struct copy_engine_out *o = calloc(1, sizeof(*o));
+	struct copy_built *b = calloc(1, sizeof(*b));
+	struct inventory *inv = load_inventory(s);
+	int code = EXIT_TOOL_ERROR;
+	if (!p || !o || !b) {
+		fprintf(stderr, "gpuready bench copy: out of memory\n");
+		goto out;
+	}
+	p->size_mib = (uint64_t)s->copy.size_mib;
+	p->loop_count = s->copy.loop_count;
+	p->samples = s->copy.samples;
+	plan_tests(s, p);
+	plan_devices(s, p);
+	plan_nodes(inv, p);
+	if (copy_engine_run(p, o) < 0) {
+		fprintf(stderr, "gpuready bench copy: %s\n", o->error);
+		goto out;
+	}
+	build_run(s, inv, o, b);
+	code = output(s, &b->run);
+	free_run(b);
+out:
+	inventory_free(inv);
+	free(p);
+	free(o);
+	free(b);
+	return code;
+}
