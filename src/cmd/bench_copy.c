@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "bench/copy/engine.h"
+#include "bench/copy/node.h"
 #include "config.h"
 #include "core/parse.h"
 #include "core/root.h"
@@ -67,20 +68,6 @@ static void plan_devices(const struct settings *s, struct copy_plan *p)
 	}
 }
 
-/* NVIDIA display/3D controllers' NUMA nodes (sysfs numa_node) by address. */
-static void plan_nodes(const struct inventory *inv, struct copy_plan *p)
-{
-	for (size_t i = 0; inv && i < inv->pci.n; i++) {
-		const struct pci_dev *d = &inv->pci.v[i];
-		if (d->vendor != 0x10de || (d->class_code >> 16) != 0x03 || !d->bdf)
-			continue;
-		if (p->n_nodes >= (int)(sizeof(p->node_of) / sizeof(p->node_of[0])))
-			break;
-		snprintf(p->node_bdf[p->n_nodes], sizeof(p->node_bdf[0]), "%s", d->bdf);
-		p->node_of[p->n_nodes++] = d->numa_node;
-	}
-}
-
 static void unknown(struct copy_limit *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void unknown(struct copy_limit *l, const char *fmt, ...)
 {
@@ -89,34 +76,6 @@ static void unknown(struct copy_limit *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(l->label, sizeof(l->label), fmt, ap);
 	va_end(ap);
-}
-
-/* A GPU's PCIe limit from the inventory: the link's maximum (the lower
- * of the GPU's and the port above it), since an idle NVIDIA GPU lowers
- * its link speed and sysfs current_link_speed then reads Gen1; a slot
- * trained below its maximum shows as a low share of this limit, and the
- * label says what the link runs at. Unknown naming why. */
-static void gpu_limit(const struct settings *s, const struct inventory *inv, const char *bdf, struct copy_limit *l)
-{
-	const struct pci_dev *d = inv ? pci_find(&inv->pci, bdf) : NULL;
-	if (!d) {
-		unknown(l, "no PCIe link known: %s is not in /sys/bus/pci/devices", bdf);
-		return;
-	}
-	double gts = d->max_speed > 0 ? d->max_speed : d->cur_speed;
-	int width = d->max_width > 0 ? d->max_width : d->cur_width;
-	const struct pci_dev *up = d->upstream.n ? pci_find(&inv->pci, d->upstream.v[d->upstream.n - 1]) : NULL;
-	if (up && up->max_speed > 0 && up->max_speed < gts)
-		gts = up->max_speed;
-	if (up && up->max_width > 0 && up->max_width < width)
-		width = up->max_width;
-	if (copy_expect_pcie(gts, width, s->copy.pcie_eff, l) < 0)
-		return;
-	int now = copy_pcie_gen(d->cur_speed);
-	if (now && (now != l->gen || d->cur_width != width)) {
-		size_t len = strlen(l->label);
-		snprintf(l->label + len, sizeof(l->label) - len, " (link now Gen%d x%d)", now, d->cur_width);
-	}
 }
 
 /* Each cell's limit: the GPU's PCIe link for the host tests (one
@@ -164,7 +123,7 @@ static void build_run(const struct settings *s, const struct inventory *inv, con
 				  .n_results = o->n_tests, .results = b->results };
 	for (int i = 0; i < o->n_gpus; i++) {
 		b->gpus[i] = (struct copy_gpu){ o->gpus[i].name, o->gpus[i].bdf, o->gpus[i].numa_node };
-		gpu_limit(s, inv, o->gpus[i].bdf, &b->gpu_limit[i]);
+		copy_gpu_limit(inv, o->gpus[i].bdf, s->copy.pcie_eff, &b->gpu_limit[i]);
 	}
 	for (int i = 0; i < o->n_tests; i++) {
 		const struct copy_engine_test *et = &o->tests[i];
@@ -237,7 +196,7 @@ int cmd_bench_copy(struct cmd_env *env)
 	p->samples = s->copy.samples;
 	plan_tests(s, p);
 	plan_devices(s, p);
-	plan_nodes(inv, p);
+	copy_plan_nodes(inv, p);
 	if (copy_engine_run(p, o) < 0) {
 		fprintf(stderr, "gpuready bench copy: %s\n", o->error);
 		goto out;

@@ -88,6 +88,7 @@ struct settings {
 		bool apply;        /* run the scontrol commands instead of printing them */
 		char *scontrol;    /* scontrol's path */
 		bool health;       /* check: the health-check mode (cmd/health.c) */
+		bool bench;        /* check --bench: measure copy bandwidth (gpu.copy_bandwidth) */
 		int budget;        /* check --health: seconds the whole run may take */
 		/* cluster links */
 		double duration;   /* seconds per direction of a pair */

@@ -1,0 +1,29 @@
+/* bench copy and this node: the GPUs' NUMA nodes and PCIe limits from the
+ * inventory, and the short measurement `check --bench` runs for the
+ * gpu.copy_bandwidth check. */
+#ifndef GPUREADY_BENCH_COPY_NODE_H
+#define GPUREADY_BENCH_COPY_NODE_H
+
+#include "bench/copy/engine.h"
+#include "bench/copy/expect.h"
+#include "inventory/inventory.h"
+#include "inventory/copy_bw.h"
+
+/* Fills plan's NUMA table with the NVIDIA display/3D controllers' nodes
+ * (sysfs numa_node). inv may be NULL. */
+void copy_plan_nodes(const struct inventory *inv, struct copy_plan *plan);
+
+/* The PCIe limit of the GPU at bdf: its link's maximum, the lower of the
+ * GPU's and the port above it (an idle NVIDIA GPU lowers its link speed,
+ * so sysfs current_link_speed then reads Gen1; a slot trained below its
+ * maximum shows as a low share of this limit), the label naming the
+ * current speed when it differs. Unknown naming why. */
+void copy_gpu_limit(const struct inventory *inv, const char *bdf, double pcie_eff, struct copy_limit *out);
+
+/* `check --bench`: host_to_device_memcpy_ce and device_to_host_memcpy_ce
+ * on every GPU (COPY_CHECK_MIB MiB, 16 copies, 3 samples, host buffers on
+ * each GPU's node), into a new *out for the inventory. */
+#define COPY_CHECK_MIB 64
+void copy_bw_measure(const struct inventory *inv, struct copy_bw_info **out);
+
+#endif
