@@ -5,6 +5,7 @@
  * check skipped when --bench was not given. */
 #include "testutil.h"
 #include "checks/check.h"
+#include "cluster/cluster.h"
 #include "core/report.h"
 #include "core/strv.h"
 #include "inventory/copy_bw.h"
@@ -132,6 +133,31 @@ static void test_not_asked_and_error(void **state)
 	report_free(&n.rep);
 }
 
+/* The cluster fact: a healthy node's GPUs all vote "75%+", a node with a
+ * slow slot holds a second band and so drifts from its shape's majority;
+ * no figure or no limit leaves a GPU out, an unmeasured node has no fact. */
+static void test_cluster_fact(void **state)
+{
+	(void)state;
+	struct node n;
+	struct strv f = STRV_INIT;
+	node_init(&n, 4);
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "75%+ of PCIe limit");
+	strv_free(&f);
+	n.gpus[2].h2d = 14.2;
+	n.gpus[1].d2h = 40.0;
+	n.gpus[3].expected = 0;
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"),
+			    "50-75% of PCIe limit,75%+ of PCIe limit,<50% of PCIe limit");
+	strv_free(&f);
+	n.inv.copy_bw = NULL;
+	facts_collect(&n.inv, &f);
+	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
+	strv_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +165,7 @@ int main(void)
 		cmocka_unit_test(test_slow_slot),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_not_asked_and_error),
+		cmocka_unit_test(test_cluster_fact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
