@@ -71,6 +71,14 @@ FAKE_CUDA_HANG=cuDevicePrimaryCtxRetain GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 c
 	pass "a hung CUDA call: exit 2 after $(($(date +%s) - t0)) s"
 contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 0 did not return within 1 s" "the hung call is named"
 
+# ... or in the middle of a test: the test errors naming the call, the
+# tests after it are not run, the figures before it are kept.
+FAKE_CUDA_HANG=cuStreamSynchronize GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0,1 &&
+	pass "a hung cuStreamSynchronize: exit 2"
+contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) did not return within 1 s" \
+	"the hung test names the call and the GPU"
+contains "$TMP/out" "not run: CUDA call cuStreamSynchronize" "the next test was not run, and says why"
+
 # No libcuda: exit 2 naming the library and the loader's error.
 LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0 && pass "no libcuda: exit 2"
 contains "$TMP/err" "cannot load the CUDA driver library: libcuda.so.1" "the library is named"
