@@ -18,9 +18,9 @@
 #include "core/parse.h"
 #include "core/root.h"
 #include "inventory/inventory.h"
+#include "probe/probe.h"
 
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,45 +68,41 @@ static void plan_devices(const struct settings *s, struct copy_plan *p)
 	}
 }
 
-static void unknown(struct copy_limit *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void unknown(struct copy_limit *l, const char *fmt, ...)
-{
-	va_list ap;
-	memset(l, 0, sizeof(*l));
-	va_start(ap, fmt);
-	vsnprintf(l->label, sizeof(l->label), fmt, ap);
-	va_end(ap);
-}
-
-/* Each cell's limit: the GPU's PCIe link for the host tests (one
- * direction of it: the measured stream moves one way), unknown for the
- * peer tests (their NVLinks are not read here), none for the local copy
- * and latency. */
-static const struct copy_limit *result_limits(const struct copy_test *t, const struct copy_engine_test *et,
-					      const struct copy_limit *gpu, int n)
-{
-	if (t->unit != COPY_UNIT_GBPS || !strcmp(t->name, "device_local_copy") || et->rows * et->cols == 0)
-		return NULL;
-	struct copy_limit *l = calloc((size_t)(et->rows * et->cols), sizeof(*l));
-	if (!l)
-		return NULL;
-	for (int r = 0; r < et->rows; r++)
-		for (int c = 0; c < et->cols; c++) {
-			struct copy_limit *x = &l[r * et->cols + c];
-			if (!t->peers && c < n)
-				*x = gpu[c];
-			else
-				unknown(x, "%s", "the peer path's links are not read (NVLink counts need NVML)");
-		}
-	return l;
-}
-
 struct copy_built {
 	struct copy_run run;
 	struct copy_gpu gpus[COPY_MAX_GPUS];
 	struct copy_limit gpu_limit[COPY_MAX_GPUS];
 	struct copy_result results[COPY_MAX_TESTS];
 };
+
+/* Each cell's limit: the GPU's PCIe link for the host tests (one
+ * direction of it: the measured stream moves one way), the pair's path
+ * for the peer tests (node.h; both directions for a Total matrix, all of
+ * the GPU's links for all_to_one / one_to_all), none for the local copy
+ * and latency. */
+static const struct copy_limit *result_limits(const struct settings *s, const struct inventory *inv,
+					      const struct copy_test *t, int m, const struct copy_engine_test *et,
+					      const struct copy_built *b)
+{
+	if (t->unit != COPY_UNIT_GBPS || !strcmp(t->name, "device_local_copy") || et->rows * et->cols == 0)
+		return NULL;
+	struct copy_limit *l = calloc((size_t)(et->rows * et->cols), sizeof(*l));
+	for (int r = 0; l && r < et->rows; r++)
+		for (int c = 0; c < et->cols && c < b->run.n_gpus; c++) {
+			struct copy_limit *x = &l[r * et->cols + c];
+			if (!t->peers)
+				*x = b->gpu_limit[c];
+			else if (t->shape == COPY_SHAPE_ROW)
+				copy_peer_limit(inv, b->gpus[c].bdf, NULL, s->copy.pcie_eff, s->copy.nvlink_eff, x);
+			else if (r != c)
+				copy_peer_limit(inv, b->gpus[r].bdf, b->gpus[c].bdf, s->copy.pcie_eff,
+						s->copy.nvlink_eff, x);
+			if (t->peers && m == 2)
+				copy_limit_both(x, x);
+		}
+	return l;
+}
+
 
 static void build_run(const struct settings *s, const struct inventory *inv, const struct copy_engine_out *o,
 		      struct copy_built *b)
@@ -134,7 +130,7 @@ static void build_run(const struct settings *s, const struct inventory *inv, con
 					   .cols = et->cols };
 		for (int m = 0; m < t->n_matrices; m++) {
 			r->value[m] = et->value[m];
-			r->limit[m] = et->status == COPY_RAN ? result_limits(t, et, b->gpu_limit, o->n_gpus) : NULL;
+			r->limit[m] = et->status == COPY_RAN ? result_limits(s, inv, t, m, et, b) : NULL;
 		}
 	}
 }
@@ -150,7 +146,9 @@ static struct inventory *load_inventory(const struct settings *s)
 {
 	struct root *r = NULL;
 	struct inventory *inv = NULL;
-	struct load_opts lo = { .parts = INV_GPU };
+	/* NVML (live, in a child under the probes' deadline) counts the
+	 * NVLinks of the peer limits */
+	struct load_opts lo = { .parts = INV_GPU | INV_LIVE_NVML, .live = probe_live };
 	if (root_open(s->sysroot ? s->sysroot : "/", &r) < 0)
 		return NULL;
 	if (inventory_load(r, &lo, &inv) < 0)

@@ -4,11 +4,13 @@
  * no known limit (skip, never ok), a run that could not measure, and the
  * check skipped when --bench was not given. */
 #include "testutil.h"
+#include "bench/copy/node.h"
 #include "checks/check.h"
 #include "cluster/cluster.h"
 #include "core/report.h"
 #include "core/strv.h"
 #include "inventory/copy_bw.h"
+#include "inventory/gpu_live.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +160,59 @@ static void test_cluster_fact(void **state)
 	strv_free(&f);
 }
 
+/* bench copy's peer limits: NVLink 4 x18 on an NVSwitch baseboard (450
+ * GB/s per direction, 360 expected at 0.80), unknown without NVSwitch or
+ * NVML, the slower PCIe link where no NVLink is active. */
+static void test_peer_limit(void **state)
+{
+	(void)state;
+	struct inventory inv = { .live = true };
+	struct nvml_info nvml = { .loaded = true };
+	struct nvml_gpu g[2];
+	struct pci_dev pci[3] = {
+		{ .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 },
+		{ .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .class_code = 0x030200, .max_speed = 32,
+		  .max_width = 16, .cur_speed = 32, .cur_width = 16 },
+		{ .bdf = (char *)"0000:29:00.0", .vendor = 0x10de, .class_code = 0x030200, .max_speed = 16,
+		  .max_width = 16, .cur_speed = 16, .cur_width = 16 },
+	};
+	struct copy_limit l;
+	memset(g, 0, sizeof(g));
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
+		g[i].nvlink_links = 18;
+	}
+	nvml.v = g;
+	nvml.n = 2;
+	inv.nvml = &nvml;
+	inv.pci.v = pci;
+	inv.pci.n = 3;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_int_equal(l.width, 18);
+	assert_true(fabs(l.encoded_gbps - 450) < 0.01 && fabs(l.expected_gbps - 360) < 0.01);
+	copy_peer_limit(&inv, "0000:18:00.0", NULL, 0, 0, &l);
+	assert_true(l.known && l.width == 18);
+	g[1].nvlink_down = 2; /* the pair is limited by the GPU with fewer links up */
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_int_equal(l.width, 16);
+	inv.pci.v = pci + 1;
+	inv.pci.n = 2;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "no NVSwitch"));
+	g[0].nvlink_links = g[1].nvlink_links = 0;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4); /* the Gen4 x16 link of 0000:29:00.0, the slower end */
+	nvml.loaded = false;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "NVML"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_not_asked_and_error),
 		cmocka_unit_test(test_cluster_fact),
+		cmocka_unit_test(test_peer_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void copy_plan_nodes(const struct inventory *inv, struct copy_plan *p)
 {
@@ -43,6 +44,70 @@ void copy_gpu_limit(const struct inventory *inv, const char *bdf, double pcie_ef
 		size_t len = strlen(l->label);
 		snprintf(l->label + len, sizeof(l->label) - len, " (link now Gen%d x%d)", now, d->cur_width);
 	}
+}
+
+static const struct nvml_gpu *nvml_gpu_of(const struct inventory *inv, const char *bdf)
+{
+	for (size_t i = 0; inv->nvml && inv->nvml->loaded && i < inv->nvml->n; i++)
+		if (!strcasecmp(inv->nvml->v[i].bdf, bdf))
+			return &inv->nvml->v[i];
+	return NULL;
+}
+
+/* The NVLink generation of a GPU by its name; 0 unknown. */
+static int nvlink_gen(const char *name)
+{
+	static const struct { const char *part; int gen; } gens[] = {
+		{ "V100", 2 }, { "A100", 3 }, { "A800", 3 }, { "H100", 4 }, { "H200", 4 }, { "H800", 4 }, { "H20", 4 },
+		{ "B100", 5 }, { "B200", 5 }, { "B300", 5 }, { "GB200", 5 }, { "GB300", 5 },
+	};
+	for (size_t i = 0; i < sizeof(gens) / sizeof(gens[0]); i++)
+		if (strstr(name, gens[i].part))
+			return gens[i].gen;
+	return 0;
+}
+
+static bool has_nvswitch(const struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->pci.n; i++) {
+		const struct pci_dev *d = &inv->pci.v[i];
+		if ((d->vendor == 0x10de && (d->class_code >> 8) == 0x0680) || d->nvswitch_mgmt)
+			return true;
+	}
+	return false;
+}
+
+static void unknown_limit(struct copy_limit *l, const char *why)
+{
+	memset(l, 0, sizeof(*l));
+	snprintf(l->label, sizeof(l->label), "%s", why);
+}
+
+void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, double pcie_eff, double nvlink_eff,
+		     struct copy_limit *l)
+{
+	const struct nvml_gpu *ga = inv ? nvml_gpu_of(inv, a) : NULL, *gb = inv && b ? nvml_gpu_of(inv, b) : NULL;
+	if (!ga || (b && !gb)) {
+		unknown_limit(l, "the peer path's links are not known (NVML did not list the GPUs)");
+		return;
+	}
+	int la = ga->nvlink_links - ga->nvlink_down, lb = gb ? gb->nvlink_links - gb->nvlink_down : la;
+	int links = la < lb ? la : lb, gen = nvlink_gen(ga->name);
+	if (links <= 0 && b) {
+		struct copy_limit pb;
+		copy_gpu_limit(inv, a, pcie_eff, l);
+		copy_gpu_limit(inv, b, pcie_eff, &pb);
+		copy_limit_slower(l, &pb, l);
+		return;
+	}
+	if (links <= 0)
+		unknown_limit(l, "no active NVLink: the GPU's peer copies go over PCIe");
+	else if (!gen || (gb && nvlink_gen(gb->name) != gen))
+		unknown_limit(l, "the GPUs' NVLink generation is not known from their names");
+	else if (!has_nvswitch(inv))
+		unknown_limit(l, "no NVSwitch: how many NVLinks join this pair is not known");
+	else
+		copy_expect_nvlink(gen, links, nvlink_eff, l);
 }
 
 static void copy_bw_fill(const struct inventory *inv, const struct copy_engine_out *o, struct copy_bw_info *bw)

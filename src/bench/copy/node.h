@@ -20,6 +20,17 @@ void copy_plan_nodes(const struct inventory *inv, struct copy_plan *plan);
  * current speed when it differs. Unknown naming why. */
 void copy_gpu_limit(const struct inventory *inv, const char *bdf, double pcie_eff, struct copy_limit *out);
 
+/* The limit of a copy between the GPUs at bdf a and b, one direction:
+ * their NVLinks where NVML (live) counts them and an NVSwitch gives every
+ * pair all of a GPU's links (HGX baseboards: NVIDIA NVSwitch functions on
+ * PCI, or the switch-management functions of NVLink 5 systems), the
+ * generation from the GPU's name (V100 2, A100/A800 3, H100/H200/H800/H20
+ * 4, B100/B200/B300/GB200/GB300 5); the lower of their PCIe links where
+ * NVML counts no active NVLink; else unknown, saying why. b NULL: all of
+ * a's links (an all_to_one or one_to_all total). */
+void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, double pcie_eff, double nvlink_eff,
+		     struct copy_limit *out);
+
 /* `check --bench`: host_to_device_memcpy_ce and device_to_host_memcpy_ce
  * on every GPU (COPY_CHECK_MIB MiB, 16 copies, 3 samples, host buffers on
  * each GPU's node), into a new *out for the inventory. */
