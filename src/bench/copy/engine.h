@@ -28,7 +28,10 @@
  * the SM host<->device bidirectional tests run two copy kernels on two
  * streams (nvbandwidth: one kernel whose warps alternate direction, the
  * figure halved); the latency tests (pointer chase) are waived: gpuready
- * ships no pointer-chase kernel; data is not verified after the copy.
+ * ships no pointer-chase kernel; data is not verified after the copy;
+ * all_to_one_read_sm and one_to_all_read_sm issue their copies in the
+ * reading GPU's context as the _ce tests do (nvbandwidth v0.8 passes
+ * PREFER_SRC_CONTEXT there, testcases_sm.cpp, unlike its _ce tests).
  *
  * Pinned host buffers are placed on a NUMA node: the thread's memory
  * policy is set to MPOL_BIND on that node (set_mempolicy(2)) around
