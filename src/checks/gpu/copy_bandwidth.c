@@ -47,7 +47,7 @@ static void judge(struct check_ctx *c, const struct copy_bw_gpu *g, unsigned mib
 		      g->expected, g->limit);
 	if (st != STATUS_OK)
 		finding_hint(f, "compare the link with `lspci -vv -s %s` (LnkSta against LnkCap) and measure again with "
-			     "`gpuready bench copy -d %d -t 0,1` (add `--numa N` to try another node's memory)",
+			     "`gpuready bench copy -d %d -t 0,1` (its --numa option shows what another node's memory gives)",
 			     g->bdf, g->ordinal);
 }
 
