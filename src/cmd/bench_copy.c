@@ -171,9 +171,21 @@ static int output(const struct settings *s, const struct copy_run *run)
 	return !strcmp(res, "fail") ? EXIT_CHECK_FAILED : !strcmp(res, "error") ? EXIT_TOOL_ERROR : EXIT_OK;
 }
 
+/* -l: nvbandwidth -l's index and name, then what the test measures. */
+static int list_tests(void)
+{
+	size_t n;
+	const struct copy_test *t = copy_tests(&n);
+	for (size_t i = 0; i < n; i++)
+		printf("%zu, %s:\n\t%s\n\n", i, t[i].name, t[i].summary);
+	return EXIT_OK;
+}
+
 int cmd_bench_copy(struct cmd_env *env)
 {
 	const struct settings *s = env->set;
+	if (s->copy.list)
+		return list_tests();
 	char *bad = copy_opts_check(s);
 	if (bad) {
 		fprintf(stderr, "gpuready bench copy: %s\n", bad);

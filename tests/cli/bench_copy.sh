@@ -90,6 +90,11 @@ expect_exit 0 copy -t 0 --numa 0 && pass "--numa 0: exit 0"
 expect_exit 2 copy -t 0 --numa 1000 && pass "--numa 1000: exit 2"
 contains "$TMP/err" "set_mempolicy(MPOL_BIND, node 1000)" "a node that cannot hold memory is named"
 
+# -l lists the tests as nvbandwidth -l numbers them, without libcuda.
+LD_LIBRARY_PATH=/nonexistent expect_exit 0 "$BIN" bench copy -l && pass "-l: exit 0 without libcuda"
+contains "$TMP/out" "0, host_to_device_memcpy_ce:" "-l: index 0 is host_to_device_memcpy_ce"
+contains "$TMP/out" "34, device_local_copy:" "-l: index 34 is device_local_copy"
+
 # --json validates, with the figures in it.
 FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_COPY_GBPS=h2d=50 \
 	expect_exit 0 copy -t 0,1,2,4,6,8,12,16,32,34 --json --sysroot "$ROOT" && pass "--json: exit 0"

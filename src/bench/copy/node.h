@@ -34,6 +34,10 @@ void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, 
 /* `check --bench`: host_to_device_memcpy_ce and device_to_host_memcpy_ce
  * on every GPU (COPY_CHECK_MIB MiB, 16 copies, 3 samples, host buffers on
  * each GPU's node), into a new *out for the inventory. */
+/* 64 MiB: nvbandwidth's smallBufferThreshold and its default buffer up to
+ * v0.6 (common.h), large enough for a copy to reach the link's steady
+ * rate, small enough that both tests take about 0.15 s per GPU at
+ * 50 GB/s (64 MiB x 20 copies x 3 samples each). */
 #define COPY_CHECK_MIB 64
 void copy_bw_measure(const struct inventory *inv, struct copy_bw_info **out);
 
