@@ -181,6 +181,25 @@ static int list_tests(void)
 	return EXIT_OK;
 }
 
+/* --json when nothing could be measured: every planned test an error
+ * carrying the reason, so that the document still says why (result
+ * "error"). */
+static void failed_json(const struct settings *s, const struct inventory *inv, const struct copy_plan *p,
+			struct copy_engine_out *o, struct copy_built *b)
+{
+	o->n_gpus = 0;
+	o->n_tests = p->n_tests;
+	for (int i = 0; i < p->n_tests; i++) {
+		memset(&o->tests[i], 0, sizeof(o->tests[i]));
+		o->tests[i].index = copy_test_index(p->tests[i]);
+		o->tests[i].status = COPY_ERROR;
+		snprintf(o->tests[i].message, sizeof(o->tests[i].message), "%.*s",
+			 (int)sizeof(o->tests[i].message) - 1, o->error);
+	}
+	build_run(s, inv, o, b);
+	output(s, &b->run);
+}
+
 int cmd_bench_copy(struct cmd_env *env)
 {
 	const struct settings *s = env->set;
@@ -209,6 +228,8 @@ int cmd_bench_copy(struct cmd_env *env)
 	copy_plan_nodes(inv, p);
 	if (copy_engine_run(p, o) < 0) {
 		fprintf(stderr, "gpuready bench copy: %s\n", o->error);
+		if (s->json)
+			failed_json(s, inv, p, o, b);
 		goto out;
 	}
 	build_run(s, inv, o, b);

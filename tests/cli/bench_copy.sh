@@ -101,7 +101,11 @@ FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_COPY_GBPS=h2d=50 \
 cp "$TMP/out" "$TMP/copy.json"
 FAKE_CUDA_LOST_AFTER=40 FAKE_CUDA_DEVICES=2 expect_exit 2 copy -t 0,1 --json
 cp "$TMP/out" "$TMP/lost.json"
-schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json"
+LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0,1 --json && pass "--json without libcuda: exit 2"
+cp "$TMP/out" "$TMP/nolib.json"
+contains "$TMP/nolib.json" '"result":"error"' "--json without libcuda: result error"
+contains "$TMP/nolib.json" "cannot load the CUDA driver library: libcuda.so.1" "--json without libcuda: the reason"
+schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json"
 python3 - "$TMP/copy.json" <<'PY' && pass "JSON: the h2d figure and the result" || fail "JSON content"
 import json, sys
 d = json.load(open(sys.argv[1]))
