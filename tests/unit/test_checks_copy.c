@@ -125,7 +125,18 @@ static void test_not_asked_and_error(void **state)
 	assert_non_null(strstr(f->message, "--bench"));
 	report_free(&n.rep);
 
+	/* a GPU on PCI that could not be measured warns; no GPU on PCI skips */
+	struct pci_dev gpu = { .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .device = 0x2330,
+			       .class_code = 0x030200, .numa_node = -1, .iommu_group = -1 };
 	node_init(&n, 1);
+	n.bw.error = (char *)"cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected";
+	node_run(&n);
+	assert_int_equal(find(&n, "copy")->status, STATUS_SKIP);
+	report_free(&n.rep);
+
+	node_init(&n, 1);
+	n.inv.pci.v = &gpu;
+	n.inv.pci.n = 1;
 	n.bw.error = (char *)"cannot load the CUDA driver library: libcuda.so.1: cannot open shared object file";
 	node_run(&n);
 	f = find(&n, "copy");

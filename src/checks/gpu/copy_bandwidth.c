@@ -14,12 +14,16 @@
  * issue #6: one H100 at 14.2 GB/s beside three at 57): below 0.5 of the
  * expected figure fails, below 0.75 warns (short of what every public
  * healthy figure reaches). A figure with no known limit is skipped, not
- * passed: the verdict needs the limit. */
+ * passed: the verdict needs the limit. A run that could not measure warns
+ * with its reason, unless no NVIDIA GPU is on PCI (then there is nothing to
+ * measure: skip). */
 #include "checks/check.h"
+#include "common.h"
 #include "inventory/copy_bw.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define WARN_SHARE 0.75
 #define FAIL_SHARE 0.5
@@ -61,6 +65,13 @@ static int run(struct check_ctx *c)
 	}
 	if (!bw) {
 		check_add(c, STATUS_SKIP, "copy", "not measured: `gpuready check --bench` measures each GPU's host copies");
+		return 0;
+	}
+	const struct pci_dev **gpus = NULL;
+	size_t ng = topo_gpus(inv, &gpus);
+	free(gpus);
+	if (bw->error && ng == 0) {
+		check_add(c, STATUS_SKIP, "copy", "no NVIDIA GPU on PCI: nothing to measure (%s)", bw->error);
 		return 0;
 	}
 	if (bw->error) {
