@@ -224,7 +224,7 @@ static int ce_setup(struct ce_engine *e, struct dl_lib *lib)
 	if ((e->n = ce_pick(e, count, ord)) < 0)
 		return -1;
 	e->out->n_gpus = e->n;
-	bool host = ce_needs(e->plan, "host", false) || ce_needs(e->plan, "_all_", false);
+	bool host = ce_needs(e->plan, "host", false); /* host_to_*, *_to_host, host_to_all, all_to_host */
 	for (int i = 0; i < e->n; i++)
 		if (ce_gpu_facts(e, i, ord[i]) < 0 || ce_gpu_open(e, i, host) < 0)
 			return -1;
