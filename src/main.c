@@ -23,6 +23,7 @@ static const struct opt_table *const plain_opts[] = { &output_opts, NULL };
 static const struct opt_table *const bench_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, NULL };
 static const struct opt_table *const nccl_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &nccl_opts, NULL };
 static const struct opt_table *const net_cmd_opts[] = { &output_opts, &bench_opts, &job_opts, &net_opts, NULL };
+static const struct opt_table *const copy_cmd_opts[] = { &output_opts, &copy_opts, NULL };
 static const struct opt_table *const cluster_cmd_opts[] = { &output_opts, &site_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const links_cmd_opts[] = { &output_opts, &job_opts, &cluster_opts, NULL };
 static const struct opt_table *const cluster_nccl_opts[] = { &output_opts, &job_opts, &bench_opts, &cluster_opts, NULL };
@@ -64,6 +65,18 @@ static const struct command bench_subs[] = {
 			 "Every bandwidth line gives the share of the link's rate, latency tables end with what is "
 			 "usual, and RDMA runs report the port counters that moved. Exit status: 0 pass, 1 data "
 			 "arrived wrong or below --expect-gbps, 2 could not run, 3 the peer disappeared or stalled." },
+	{ .name = "bench copy", .fn = cmd_bench_copy, .opts = copy_cmd_opts, .scope = SCOPE_BENCH_COPY, .max_args = 0,
+	  .usage = "[-t TEST...] [-b MiB] [-i N] [-d GPUS] [--numa auto|NODE] [--expect-h2d GBPS] [--json]",
+	  .summary = "Measure host<->GPU and GPU<->GPU copy bandwidth like nvbandwidth, against each link's limit",
+	  .description = "Runs nvbandwidth's tests (its names and indexes: host_to_device_memcpy_ce, "
+			 "device_to_device_memcpy_read_ce, ... device_local_copy) the way nvbandwidth times them: a spin "
+			 "kernel holds each stream while the copies are queued between two events, the median of the "
+			 "samples is reported. Copy-engine tests use cuMemcpyAsync, SM tests a copy kernel loaded from "
+			 "PTX. Pinned host buffers sit on each GPU's own NUMA node (--numa NODE puts them elsewhere, to "
+			 "show what the wrong node costs). Output: nvbandwidth's matrices, each test followed by a `# ` "
+			 "line with the figure as a share of the GPU's PCIe link; --json for a document. Exit status: 0 "
+			 "pass, 1 below --expect-h2d, --expect-d2h or --expect-p2p, 2 could not run (no libcuda, no GPU, "
+			 "a test failed, a GPU stopped answering)." },
 };
 
 /* `cluster check`, `cluster facts` and `cluster links`: the second word selects them. */
@@ -219,7 +232,7 @@ const struct command commands[] = {
 			 "with each device's CPU affinity and NUMA node, and the legend. Works under --sysroot." },
 	{ .name = "bench", .fn = cmd_bench, .opts = bench_cmd_opts, .scope = SCOPE_BENCH, .max_args = 1,
 	  .usage = "[COLLECTIVE] [options]",
-	  .alias_match = bench_alias, .subs = bench_subs, .n_subs = 1,
+	  .alias_match = bench_alias, .subs = bench_subs, .n_subs = 2,
 	  .summary = "Benchmark a collective like nccl-tests (all_reduce_perf ...), with validation and deadlines",
 	  .description = "Runs the collective COLLECTIVE (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
 			 "alltoall, sendrecv; default all_reduce) over every rank of the job with nccl-tests' flags, "

@@ -63,6 +63,7 @@ extern const struct check_def check_gpu_compute_mode;
 extern const struct check_def check_gpu_power_clocks;
 extern const struct check_def check_gpu_fabric;
 extern const struct check_def check_gpu_cuda;
+extern const struct check_def check_gpu_copy_bandwidth;
 extern const struct check_def check_gpu_pytorch;
 extern const struct check_def check_gpudirect_method;
 extern const struct check_def check_gpudirect_nic;
@@ -93,6 +94,7 @@ const struct check_def *const check_registry[] = {
 	&check_gpu_compute_mode,
 	&check_gpu_power_clocks,
 	&check_gpu_cuda,
+	&check_gpu_copy_bandwidth,
 	&check_gpu_pytorch,
 	&check_rdma_container,
 	&check_rdma_modules,

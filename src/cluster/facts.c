@@ -16,6 +16,7 @@
 #include "core/cleanup.h"
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
+#include "inventory/copy_bw.h"
 
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -106,6 +107,25 @@ static void nvidia_facts(const struct inventory *inv, struct strv *pairs)
 	}
 	if (inv->torch && inv->torch->ok)
 		add(pairs, "nccl.version", inv->torch->nccl_version);
+}
+
+/* check --bench's copy bandwidth (gpu.copy_bandwidth), live only: the set
+ * of bands each GPU's slower host copy falls in, as a share of its PCIe
+ * link's expected figure, so that the nodes of one shape agree on "75%+"
+ * and a slow slot's node votes apart. GPUs with no figure or no limit are
+ * left out. */
+static void copy_facts(const struct inventory *inv, struct strv *pairs)
+{
+	const struct copy_bw_info *bw = inv->copy_bw;
+	for (size_t i = 0; bw && !bw->error && i < bw->n; i++) {
+		const struct copy_bw_gpu *g = &bw->v[i];
+		double low = g->h2d < g->d2h ? g->h2d : g->d2h;
+		if (g->err[0] || !(g->expected > 0) || !(low >= 0))
+			continue;
+		double share = low / g->expected;
+		add(pairs, "gpu.copy_bandwidth",
+		    share >= 0.75 ? "75%+ of PCIe limit" : share >= 0.5 ? "50-75% of PCIe limit" : "<50% of PCIe limit");
+	}
 }
 
 /* The lowest GID index of a RoCE port that holds RoCE v2 with an IPv4
@@ -260,6 +280,7 @@ void facts_collect(const struct inventory *inv, struct strv *out)
 	kernel_facts(inv, &pairs);
 	gpu_facts(inv, &pairs);
 	nvidia_facts(inv, &pairs);
+	copy_facts(inv, &pairs);
 	rdma_facts(inv, &pairs);
 	module_facts(inv, &pairs);
 	nccl_facts(inv, &pairs);

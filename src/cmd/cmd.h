@@ -66,6 +66,7 @@ int cmd_bench(struct cmd_env *env);
 int cmd_nccl(struct cmd_env *env);
 int cmd_nccl_explain(struct cmd_env *env);
 int cmd_bench_net(struct cmd_env *env);
+int cmd_bench_copy(struct cmd_env *env);
 int cmd_cluster(struct cmd_env *env);
 int cmd_cluster_check(struct cmd_env *env);
 int cmd_cluster_facts(struct cmd_env *env);

@@ -1,5 +1,6 @@
 /* Loads the parts of the inventory a command asks for, in dependency order. */
 #include "inventory.h"
+#include "inventory/copy_bw.h"
 #include "topo.h"
 #include "core/strbuf.h"
 
@@ -65,6 +66,11 @@ void inventory_free(struct inventory *inv)
 	kconfig_free(&inv->kconfig);
 	xid_free(&inv->xid);
 	fix_pending_free(&inv->fix_pending);
+	if (inv->copy_bw) {
+		free(inv->copy_bw->error);
+		free(inv->copy_bw->v);
+		free(inv->copy_bw);
+	}
 	if (inv->nvml) {
 		nvml_info_free(inv->nvml);
 		free(inv->nvml);

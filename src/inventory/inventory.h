@@ -684,8 +684,8 @@ struct inventory {
 	struct nvml_info *nvml;
 	struct cuda_info *cuda;
 	struct torch_info *torch;
-	struct gdr_probe *gdr;  /* one per GPU with a nearest RDMA NIC */
-	size_t n_gdr;
+	struct gdr_probe *gdr; size_t n_gdr; /* one per GPU with a nearest RDMA NIC */
+	struct copy_bw_info *copy_bw; /* check --bench only (inventory/copy_bw.h) */
 	unsigned parts;         /* INV_* that were loaded */
 };
 

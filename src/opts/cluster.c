@@ -75,6 +75,11 @@ static const struct opt cluster_rows[] = {
 	{ .name = "scontrol", .type = OPT_STRING, .offset = OFF(cluster.scontrol), .metavar = "PATH",
 	  .def = OPT_DEF_STR("scontrol"), .help = "Slurm's scontrol (--drain, --resume; default: found on PATH).",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
+	{ .name = "bench", .type = OPT_FLAG, .offset = OFF(cluster.bench),
+	  .help = "Also measure each GPU's host<->GPU copy bandwidth (bench copy's host_to_device_memcpy_ce and "
+		  "device_to_host_memcpy_ce, 64 MiB copies; live only) for the gpu.copy_bandwidth check (and, under "
+		  "cluster check's launcher, the gpu.copy_bandwidth fact).",
+	  .scope = SCOPE_CHECK | SCOPE_CLUSTER_CHECK },
 	{ .name = "health", .type = OPT_FLAG, .offset = OFF(cluster.health),
 	  .help = "Health-check mode for Slurm's HealthCheckProgram and job prologs: the checks that fit --budget, one "
 		  "line (the --reason line), exit 0 healthy (pass or warn), 1 unhealthy (a fail), 2 could not run.",

@@ -55,6 +55,9 @@ static const struct opt copy_rows[] = {
 	  .metavar = "NAME", .help = "Run test NAME: nvbandwidth's name (host_to_device_memcpy_ce ...) or index "
 				     "(0-34, as nvbandwidth -l numbers them); repeatable, comma-separated (default: every test).",
 	  .scope = SCOPE_BENCH_COPY },
+	{ .name = "list", .short_name = 'l', .type = OPT_FLAG, .offset = OFF(copy.list),
+	  .help = "List the tests (index, nvbandwidth's name, what it measures) and exit, as nvbandwidth -l.",
+	  .scope = SCOPE_BENCH_COPY },
 	{ .name = "size", .alias = "bufferSize", .short_name = 'b', .type = OPT_INT, .offset = OFF(copy.size_mib),
 	  .metavar = "MiB", .help = "Buffer of each copy in MiB (the latency tests use 2 MiB, as nvbandwidth).",
 	  .def = OPT_DEF_INT(512), .min = 1, .max = 65536, .scope = SCOPE_BENCH_COPY },

@@ -14,7 +14,8 @@ static const struct opt output_rows[] = {
 	  .help = "Show help for this command and exit.", .scope = SCOPE_ALL },
 	{ .name = "sysroot", .type = OPT_STRING, .offset = OFF(sysroot), .metavar = "DIR",
 	  .help = "Read every file under DIR instead of / (a snapshot or a test fixture).", .def = OPT_DEF_STR("/"),
-	  .scope = SCOPE_FIX | SCOPE_CLUSTER_FACTS | SCOPE_CHECKS | SCOPE_SNAPSHOT | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN },
+	  .scope = SCOPE_FIX | SCOPE_CLUSTER_FACTS | SCOPE_CHECKS | SCOPE_SNAPSHOT | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN |
+		   SCOPE_BENCH_COPY },
 	{ .name = "json", .type = OPT_FLAG, .offset = OFF(json),
 	  .help = "Print the report as JSON on standard output.",
 	  .scope = SCOPE_FIXES | SCOPE_CLUSTER_JOB | SCOPE_CHECKS | SCOPE_TOPO | SCOPE_NCCL_EXPLAIN | SCOPE_BENCH_COPY },

@@ -88,6 +88,7 @@ struct settings {
 		bool apply;        /* run the scontrol commands instead of printing them */
 		char *scontrol;    /* scontrol's path */
 		bool health;       /* check: the health-check mode (cmd/health.c) */
+		bool bench;        /* check --bench: measure copy bandwidth (gpu.copy_bandwidth) */
 		int budget;        /* check --health: seconds the whole run may take */
 		/* cluster links */
 		double duration;   /* seconds per direction of a pair */
@@ -150,6 +151,7 @@ struct settings {
 		char *devices;         /* "all" or GPU indexes "0,2" */
 		double expect_h2d, expect_d2h, expect_p2p; /* GB/s; 0 none */
 		double pcie_eff, nvlink_eff; /* protocol efficiency; 0: bench/copy/expect.h's */
+		bool list;             /* -l: list the tests and exit */
 	} copy;
 };
 

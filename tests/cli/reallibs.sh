@@ -8,7 +8,7 @@
 #
 #   reallibs.sh gpu      gpuready gpu --json: a valid report naming cuInit's and nvmlInit_v2's
 #                        errors, with hints that fit them
-#   reallibs.sh bench    gpuready bench and gpuready nccl: exit 2, naming the missing pieces
+#   reallibs.sh bench    gpuready bench, bench copy and nccl: exit 2, naming the missing pieces
 #   reallibs.sh stub     the NVML stub as libnvidia-ml.so.1: check --json stays JSON and the
 #                        finding names the stub
 set -u
@@ -77,6 +77,11 @@ t_bench() {
 		contains "$TMP/err" "CUDA_ERROR_NO_DEVICE (100)" "$cmd without NCCL still names cuInit's error"
 		contains "$TMP/err" "NCCL could not be loaded" "$cmd without NCCL names NCCL"
 	done
+	# bench copy with driver 535's libcuda: every CUDA_NEED_COPYBENCH symbol
+	# resolves, cuInit's error is named, nothing is printed as a result.
+	expect_exit 2 env LD_LIBRARY_PATH="$LIBS" "$BIN" bench copy -t 0 && pass "bench copy exits 2 with libcuda and no GPU"
+	contains "$TMP/err" "cuInit: CUDA_ERROR_NO_DEVICE (100)" "bench copy names cuInit's error"
+	lacks "$TMP/out" "Running" "bench copy prints no test"
 	# With no libcuda.so.1 at all, each names the library.
 	for cmd in "bench -g 1 -b 8 -e 8" nccl; do
 		# shellcheck disable=SC2086

@@ -37,7 +37,8 @@
  *
  * FAKE_CUDA_HANG=<function> (cuInit, cuDeviceGetCount, cuDeviceGet,
  * cuDevicePrimaryCtxRetain, cuMemAlloc_v2, cuMemcpyHtoD_v2,
- * cuMemcpyDtoH_v2 or cuMemGetHandleForAddressRange) makes that function
+ * cuMemcpyDtoH_v2, cuMemGetHandleForAddressRange or cuStreamSynchronize,
+ * the last for bench copy's timed loop) makes that function
  * never return, as the driver's calls can on a GPU that has fallen off the
  * bus: for the tests of the probes' deadline (src/probe/deadline.c).
  *
@@ -510,6 +511,7 @@ FAKE_API CUresult cuStreamQuery(CUstream s)
 
 FAKE_API CUresult cuStreamSynchronize(CUstream s)
 {
+	fake_hang_if("FAKE_CUDA_HANG", "cuStreamSynchronize");
 	if (bad_stream(s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (s->capture)

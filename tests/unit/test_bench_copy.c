@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "bench/copy/catalog.h"
 #include "bench/copy/expect.h"
+#include "bench/copy/engine.h"
 #include "bench/copy/output.h"
 #include "core/strbuf.h"
 
@@ -612,6 +613,19 @@ static void test_json(void **state)
 	json_object_put(docs[1]);
 }
 
+/* nvbandwidth reports the median of its samples (common.h): the middle
+ * one, the mean of the middle two for an even count; the order given does
+ * not matter. */
+static void test_median(void **state)
+{
+	(void)state;
+	double one[] = { 7 }, three[] = { 9, 1, 5 }, four[] = { 40, 10, 30, 20 };
+	assert_true(copy_median(one, 1) == 7);
+	assert_true(copy_median(three, 3) == 5);
+	assert_true(copy_median(four, 4) == 25);
+	assert_true(isnan(copy_median(one, 0)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_text_bidir),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_median),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,7 +223,10 @@ void copy_print_result(FILE *out, const struct copy_run *run, const struct copy_
 		free(key);
 	}
 	char *line = copy_verdict_line(run, r, &v);
-	fprintf(out, "# %s\n\n", line);
+	fprintf(out, "# %s\n", line);
+	if (r->status == COPY_RAN && r->message)
+		fprintf(out, "# %s: %s\n", r->test, r->message);
+	fputc('\n', out);
 	free(line);
 }
 

@@ -43,7 +43,8 @@ enum copy_status {
 struct copy_result {
 	const char *test;                /* nvbandwidth's name */
 	enum copy_status status;
-	const char *message;             /* WAIVED: why (may be NULL); ERROR: what failed */
+	const char *message;             /* WAIVED: why (may be NULL); ERROR: what failed;
+					  * RAN: a note (why cells are N/A) or NULL */
 	int rows, cols;
 	const double *value[COPY_MAX_MATRICES];
 	const struct copy_limit *limit[COPY_MAX_MATRICES];

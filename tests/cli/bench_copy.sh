@@ -1,0 +1,119 @@
+#!/bin/sh
+# `gpuready bench copy` end to end against the test double of libcuda
+# ($GPUREADY_FAKES, tests/fakes/fake_cuda*.c: FAKE_CUDA_DEVICES,
+# FAKE_CUDA_COPY_GBPS, FAKE_CUDA_PEER, FAKE_CUDA_LOST_AFTER, FAKE_CUDA_OOM,
+# FAKE_CUDA_HANG), with a fixture tree for the GPU's PCIe link (--sysroot):
+# the rate the double is set to in nvbandwidth's matrix, --expect-h2d
+# above it, pairs without peer access, a GPU lost part-way, allocation
+# failure, a GPU that stops answering, no libcuda, and --json against
+# docs/bench-copy.schema.json.
+set -u
+
+. "$(dirname "$0")/lib.sh"
+
+fakes=${GPUREADY_FAKES:?}
+ROOT="$FIX/h100-8x-cx7-roce/root"
+export LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset FAKE_CUDA_COPY_GBPS FAKE_CUDA_PEER FAKE_CUDA_LOST_AFTER FAKE_CUDA_OOM FAKE_CUDA_HANG
+export FAKE_CUDA_DEVICES=1
+copy() { "$BIN" bench copy -b 4 -i 3 "$@"; }
+
+# One GPU (0000:18:00.0, a Gen5 x16 slot in the fixture), host to device
+# at 50 GB/s: nvbandwidth's block, and the share of the link.
+FAKE_CUDA_COPY_GBPS=h2d=50,d2h=45 expect_exit 0 copy -t host_to_device_memcpy_ce,1 --sysroot "$ROOT" &&
+	pass "one GPU: exit 0"
+contains "$TMP/out" "Running host_to_device_memcpy_ce." "the test's Running line"
+contains "$TMP/out" "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)" "nvbandwidth's description line"
+contains "$TMP/out" " 0     50.00" "h2d=50 shows as 50.00 in the matrix"
+contains "$TMP/out" " 0     45.00" "d2h=45 shows as 45.00"
+contains "$TMP/out" "SUM host_to_device_memcpy_ce 50.00" "the SUM line"
+contains "$TMP/out" "# host_to_device_memcpy_ce: 50.0 GB/s, 79% of PCIe Gen5 x16" "the verdict: share of the Gen5 x16 link"
+contains "$TMP/out" "(link now Gen1 x16)" "the idle link's current speed is named"
+
+# --expect-h2d above the figure: exit 1 and the verdict says so.
+FAKE_CUDA_COPY_GBPS=h2d=50 expect_exit 1 copy -t 0 --expect-h2d 55 --sysroot "$ROOT" &&
+	pass "--expect-h2d 55 against 50 GB/s: exit 1"
+contains "$TMP/out" "FAIL: 1 of 1 below --expect-h2d 55.0 GB/s: GPU 0 50.0" "the failing verdict names the GPU"
+FAKE_CUDA_COPY_GBPS=h2d=50 expect_exit 0 copy -t 0 --expect-h2d 45 && pass "--expect-h2d 45: exit 0"
+
+# Four GPUs, one slow slot; every pair reaches its peers.
+FAKE_CUDA_DEVICES=4 FAKE_CUDA_COPY_GBPS=h2d=50,h2d@2=14,p2p=300 expect_exit 0 copy -t 0,4,12,34 &&
+	pass "four GPUs: exit 0"
+contains "$TMP/out" "           0         1         2         3" "four columns"
+contains "$TMP/out" " 0     50.00     50.00     14.00     50.00" "the slow GPU 2 in the host-to-device row"
+contains "$TMP/out" " 1    300.00       N/A    300.00    300.00" "device-to-device read: the diagonal is N/A"
+contains "$TMP/out" "Running all_to_one_write_ce." "all_to_one_write_ce runs"
+contains "$TMP/out" "Running device_local_copy." "device_local_copy runs"
+
+# Peer access only between 0 and 1: the other pairs are N/A, and the
+# verdict says why; none at all: waived.
+FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 expect_exit 0 copy -t device_to_device_memcpy_write_ce &&
+	pass "partial peer access: exit 0"
+contains "$TMP/out" " 2       N/A       N/A       N/A       N/A" "a GPU without peer access: its row is N/A"
+contains "$TMP/out" "without peer access (cuDeviceCanAccessPeer)" "the verdict says why cells are N/A"
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_PEER=none expect_exit 0 copy -t 4 && pass "no peer access: exit 0"
+contains "$TMP/out" "Waived" "no peer pair: the test is waived as nvbandwidth does"
+contains "$TMP/out" "no GPU pair with peer access" "and the verdict says why"
+
+# A GPU lost part-way: the test errors naming the GPU and the call; exit 2.
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOST_AFTER=40 expect_exit 2 copy -t 0,1 && pass "a GPU lost part-way: exit 2"
+contains "$TMP/out" "Error: GPU 0 (0000:18:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)" \
+	"the lost GPU and the failing call are named"
+
+# Allocation failure: a clear error naming the allocation.
+FAKE_CUDA_OOM=1000000 expect_exit 2 copy -t 0 && pass "out of GPU memory: exit 2"
+contains "$TMP/err" "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (2)" "the allocation and its error are named"
+contains "$TMP/err" "a buffer of 4 MiB" "and its size"
+
+# A GPU that stops answering: the step's deadline ends the run.
+t0=$(date +%s)
+FAKE_CUDA_HANG=cuDevicePrimaryCtxRetain GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0 &&
+	pass "a hung CUDA call: exit 2 after $(($(date +%s) - t0)) s"
+contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 0 did not return within 1 s" "the hung call is named"
+
+# ... or in the middle of a test: the test errors naming the call, the
+# tests after it are not run, the figures before it are kept.
+FAKE_CUDA_HANG=cuStreamSynchronize GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0,1 &&
+	pass "a hung cuStreamSynchronize: exit 2"
+contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) did not return within 1 s" \
+	"the hung test names the call and the GPU"
+contains "$TMP/out" "not run: CUDA call cuStreamSynchronize" "the next test was not run, and says why"
+
+# No libcuda: exit 2 naming the library and the loader's error.
+LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0 && pass "no libcuda: exit 2"
+contains "$TMP/err" "cannot load the CUDA driver library: libcuda.so.1" "the library is named"
+FAKE_CUDA_DEVICES=0 expect_exit 2 copy -t 0 && pass "no GPU: exit 2"
+contains "$TMP/err" "CUDA_ERROR_NO_DEVICE" "no GPU: the driver's error"
+
+# --numa forces the host buffers' node; a node that does not exist is an error.
+expect_exit 0 copy -t 0 --numa 0 && pass "--numa 0: exit 0"
+expect_exit 2 copy -t 0 --numa 1000 && pass "--numa 1000: exit 2"
+contains "$TMP/err" "set_mempolicy(MPOL_BIND, node 1000)" "a node that cannot hold memory is named"
+
+# -l lists the tests as nvbandwidth -l numbers them, without libcuda.
+LD_LIBRARY_PATH=/nonexistent expect_exit 0 "$BIN" bench copy -l && pass "-l: exit 0 without libcuda"
+contains "$TMP/out" "0, host_to_device_memcpy_ce:" "-l: index 0 is host_to_device_memcpy_ce"
+contains "$TMP/out" "34, device_local_copy:" "-l: index 34 is device_local_copy"
+
+# --json validates, with the figures in it.
+FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_COPY_GBPS=h2d=50 \
+	expect_exit 0 copy -t 0,1,2,4,6,8,12,16,32,34 --json --sysroot "$ROOT" && pass "--json: exit 0"
+cp "$TMP/out" "$TMP/copy.json"
+FAKE_CUDA_LOST_AFTER=40 FAKE_CUDA_DEVICES=2 expect_exit 2 copy -t 0,1 --json
+cp "$TMP/out" "$TMP/lost.json"
+LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0,1 --json && pass "--json without libcuda: exit 2"
+cp "$TMP/out" "$TMP/nolib.json"
+contains "$TMP/nolib.json" '"result":"error"' "--json without libcuda: result error"
+contains "$TMP/nolib.json" "cannot load the CUDA driver library: libcuda.so.1" "--json without libcuda: the reason"
+schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json"
+python3 - "$TMP/copy.json" <<'PY' && pass "JSON: the h2d figure and the result" || fail "JSON content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = [x for x in d["tests"] if x["name"] == "host_to_device_memcpy_ce"][0]
+s = json.dumps(t)
+assert "50.0" in s, s[:400]
+assert d["result"] == "pass", d["result"]
+PY
+
+[ "$FAILS" -eq 0 ] || { echo "$FAILS failure(s)" >&2; exit 1; }
+exit 0

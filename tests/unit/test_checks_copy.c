@@ -1,0 +1,238 @@
+/* gpu.copy_bandwidth against inventories built by hand: each GPU's
+ * measured host copies against its PCIe link's expected figure (ok, warn
+ * below 0.75, fail below 0.5), a GPU whose figure could not be measured,
+ * no known limit (skip, never ok), a run that could not measure, and the
+ * check skipped when --bench was not given. */
+#include "testutil.h"
+#include "bench/copy/node.h"
+#include "checks/check.h"
+#include "cluster/cluster.h"
+#include "core/report.h"
+#include "core/strv.h"
+#include "inventory/copy_bw.h"
+#include "inventory/gpu_live.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+struct node {
+	struct inventory inv;
+	struct copy_bw_info bw;
+	struct copy_bw_gpu gpus[4];
+	struct report rep;
+};
+
+/* A live node of n GPUs on Gen5 x16 links (55.46 GB/s expected), each at
+ * h2d 56.1 and d2h 53.5 GB/s (public H100 figures, cuda-samples #357). */
+static void node_init(struct node *n, size_t ngpu)
+{
+	memset(n, 0, sizeof(*n));
+	for (size_t i = 0; i < ngpu; i++) {
+		struct copy_bw_gpu *g = &n->gpus[i];
+		snprintf(g->bdf, sizeof(g->bdf), "0000:%02zx:00.0", 0x18 + 0x11 * i);
+		g->ordinal = (int)i;
+		g->h2d = 56.1;
+		g->d2h = 53.5;
+		g->expected = 55.46;
+		snprintf(g->limit, sizeof(g->limit), "PCIe Gen5 x16");
+	}
+	n->bw = (struct copy_bw_info){ .size_mib = 64, .n = ngpu, .v = n->gpus };
+	n->inv.live = true;
+	n->inv.copy_bw = &n->bw;
+}
+
+static void node_run(struct node *n)
+{
+	struct strv only = STRV_INIT, skip = STRV_INIT;
+	strv_add(&only, "gpu.copy_bandwidth");
+	struct check_select sel = { .only = &only, .skip = &skip };
+	struct site_expect expect = { 0 };
+	report_init(&n->rep, "test", "host", "/");
+	assert_int_equal(checks_run(NULL, &n->inv, &expect, &sel, &n->rep), 0);
+	strv_free(&only);
+}
+
+static const struct finding *find(const struct node *n, const char *subject)
+{
+	return tu_finding(&n->rep, "gpu.copy_bandwidth", subject);
+}
+
+static void test_healthy(void **state)
+{
+	(void)state;
+	struct node n;
+	node_init(&n, 4);
+	node_run(&n);
+	for (int i = 0; i < 4; i++) {
+		const struct finding *f = find(&n, n.gpus[i].bdf);
+		assert_non_null(f);
+		assert_int_equal(f->status, STATUS_OK);
+	}
+	assert_non_null(strstr(find(&n, "0000:18:00.0")->message, "device to host is 96% of the 55.5 GB/s"));
+	report_free(&n.rep);
+}
+
+/* nvbandwidth issue #6: one H100 at 14.2 GB/s beside three at 57. */
+static void test_slow_slot(void **state)
+{
+	(void)state;
+	struct node n;
+	node_init(&n, 4);
+	n.gpus[2].h2d = 14.2;
+	n.gpus[1].d2h = 40.0; /* 72%: warn */
+	node_run(&n);
+	const struct finding *f = find(&n, "0000:3a:00.0");
+	assert_int_equal(f->status, STATUS_FAIL);
+	assert_non_null(strstr(f->message, "host to device is 26%"));
+	assert_non_null(strstr(f->hint, "lspci -vv -s 0000:3a:00.0"));
+	assert_non_null(strstr(f->hint, "gpuready bench copy -d 2 -t 0,1"));
+	f = find(&n, "0000:29:00.0");
+	assert_int_equal(f->status, STATUS_WARN);
+	assert_non_null(f->hint);
+	assert_int_equal(find(&n, "0000:18:00.0")->status, STATUS_OK);
+	report_free(&n.rep);
+}
+
+/* Fail closed: no limit is a skip; a missing figure a warning. */
+static void test_unknown(void **state)
+{
+	(void)state;
+	struct node n;
+	node_init(&n, 2);
+	n.gpus[0].expected = 0;
+	snprintf(n.gpus[0].limit, sizeof(n.gpus[0].limit), "no PCIe link known");
+	n.gpus[1].d2h = NAN;
+	snprintf(n.gpus[1].err, sizeof(n.gpus[1].err), "GPU 1 (0000:29:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)");
+	node_run(&n);
+	assert_int_equal(find(&n, "0000:18:00.0")->status, STATUS_SKIP);
+	const struct finding *f = find(&n, "0000:29:00.0");
+	assert_int_equal(f->status, STATUS_WARN);
+	assert_non_null(strstr(f->message, "cuMemcpyAsync"));
+	assert_non_null(f->hint);
+	report_free(&n.rep);
+}
+
+static void test_not_asked_and_error(void **state)
+{
+	(void)state;
+	struct node n;
+	node_init(&n, 1);
+	n.inv.copy_bw = NULL;
+	node_run(&n);
+	const struct finding *f = find(&n, "copy");
+	assert_int_equal(f->status, STATUS_SKIP);
+	assert_non_null(strstr(f->message, "--bench"));
+	report_free(&n.rep);
+
+	/* a GPU on PCI that could not be measured warns; no GPU on PCI skips */
+	struct pci_dev gpu = { .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .device = 0x2330,
+			       .class_code = 0x030200, .numa_node = -1, .iommu_group = -1 };
+	node_init(&n, 1);
+	n.bw.error = (char *)"cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected";
+	node_run(&n);
+	assert_int_equal(find(&n, "copy")->status, STATUS_SKIP);
+	report_free(&n.rep);
+
+	node_init(&n, 1);
+	n.inv.pci.v = &gpu;
+	n.inv.pci.n = 1;
+	n.bw.error = (char *)"cannot load the CUDA driver library: libcuda.so.1: cannot open shared object file";
+	node_run(&n);
+	f = find(&n, "copy");
+	assert_int_equal(f->status, STATUS_WARN);
+	assert_non_null(strstr(f->message, "libcuda.so.1"));
+	assert_non_null(f->hint);
+	report_free(&n.rep);
+}
+
+/* The cluster fact: a healthy node's GPUs all vote "75%+", a node with a
+ * slow slot holds a second band and so drifts from its shape's majority;
+ * no figure or no limit leaves a GPU out, an unmeasured node has no fact. */
+static void test_cluster_fact(void **state)
+{
+	(void)state;
+	struct node n;
+	struct strv f = STRV_INIT;
+	node_init(&n, 4);
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "75%+ of PCIe limit");
+	strv_free(&f);
+	n.gpus[2].h2d = 14.2;
+	n.gpus[1].d2h = 40.0;
+	n.gpus[3].expected = 0;
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"),
+			    "50-75% of PCIe limit,75%+ of PCIe limit,<50% of PCIe limit");
+	strv_free(&f);
+	n.inv.copy_bw = NULL;
+	facts_collect(&n.inv, &f);
+	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
+	strv_free(&f);
+}
+
+/* bench copy's peer limits: NVLink 4 x18 on an NVSwitch baseboard (450
+ * GB/s per direction, 360 expected at 0.80), unknown without NVSwitch or
+ * NVML, the slower PCIe link where no NVLink is active. */
+static void test_peer_limit(void **state)
+{
+	(void)state;
+	struct inventory inv = { .live = true };
+	struct nvml_info nvml = { .loaded = true };
+	struct nvml_gpu g[2];
+	struct pci_dev pci[3] = {
+		{ .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 },
+		{ .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .class_code = 0x030200, .max_speed = 32,
+		  .max_width = 16, .cur_speed = 32, .cur_width = 16 },
+		{ .bdf = (char *)"0000:29:00.0", .vendor = 0x10de, .class_code = 0x030200, .max_speed = 16,
+		  .max_width = 16, .cur_speed = 16, .cur_width = 16 },
+	};
+	struct copy_limit l;
+	memset(g, 0, sizeof(g));
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
+		g[i].nvlink_links = 18;
+	}
+	nvml.v = g;
+	nvml.n = 2;
+	inv.nvml = &nvml;
+	inv.pci.v = pci;
+	inv.pci.n = 3;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_int_equal(l.width, 18);
+	assert_true(fabs(l.encoded_gbps - 450) < 0.01 && fabs(l.expected_gbps - 360) < 0.01);
+	copy_peer_limit(&inv, "0000:18:00.0", NULL, 0, 0, &l);
+	assert_true(l.known && l.width == 18);
+	g[1].nvlink_down = 2; /* the pair is limited by the GPU with fewer links up */
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_int_equal(l.width, 16);
+	inv.pci.v = pci + 1;
+	inv.pci.n = 2;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "no NVSwitch"));
+	g[0].nvlink_links = g[1].nvlink_links = 0;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4); /* the Gen4 x16 link of 0000:29:00.0, the slower end */
+	nvml.loaded = false;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "NVML"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy),
+		cmocka_unit_test(test_slow_slot),
+		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_not_asked_and_error),
+		cmocka_unit_test(test_cluster_fact),
+		cmocka_unit_test(test_peer_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
