@@ -46,6 +46,35 @@ static int plan_tests(const struct settings *s, struct copy_plan *p)
 	return 0;
 }
 
+/* An --expect-* that no planned test is held to would pass unseen: the
+ * tests it applies to, for the usage error (malloc'd), or NULL. */
+static char *expect_unplanned(const struct settings *s, const struct copy_plan *p)
+{
+	static const struct {
+		enum copy_expect_kind kind;
+		const char *option;
+	} opts[] = { { COPY_EXPECT_H2D, "--expect-h2d" }, { COPY_EXPECT_D2H, "--expect-d2h" },
+		     { COPY_EXPECT_P2P, "--expect-p2p" } };
+	const double given[] = { s->copy.expect_h2d, s->copy.expect_d2h, s->copy.expect_p2p };
+	for (size_t k = 0; k < 3; k++) {
+		bool planned = false;
+		for (int i = 0; i < p->n_tests; i++)
+			planned |= p->tests[i]->expect == opts[k].kind;
+		if (given[k] <= 0 || planned)
+			continue;
+		size_t n;
+		const struct copy_test *all = copy_tests(&n);
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "%s applies to ", opts[k].option);
+		for (size_t i = 0, shown = 0; i < n; i++)
+			if (all[i].expect == opts[k].kind)
+				strbuf_addf(&sb, "%s%s", shown++ ? " and " : "", all[i].name);
+		strbuf_adds(&sb, ", which -t does not run: add it, or drop the expectation");
+		return strbuf_detach(&sb);
+	}
+	return NULL;
+}
+
 /* -d and --numa (already checked by their options' forms). */
 static void plan_devices(const struct settings *s, struct copy_plan *p)
 {
@@ -224,6 +253,11 @@ int cmd_bench_copy(struct cmd_env *env)
 	p->loop_count = s->copy.loop_count;
 	p->samples = s->copy.samples;
 	plan_tests(s, p);
+	if ((bad = expect_unplanned(s, p))) {
+		fprintf(stderr, "gpuready bench copy: %s\n", bad);
+		free(bad);
+		goto out;
+	}
 	plan_devices(s, p);
 	copy_plan_nodes(inv, p);
 	if (copy_engine_run(p, o) < 0) {

@@ -54,6 +54,14 @@ contains "$TMP/out" "without peer access (cuDeviceCanAccessPeer)" "the verdict s
 FAKE_CUDA_DEVICES=2 FAKE_CUDA_PEER=none expect_exit 0 copy -t 4 && pass "no peer access: exit 0"
 contains "$TMP/out" "Waived" "no peer pair: the test is waived as nvbandwidth does"
 contains "$TMP/out" "no GPU pair with peer access" "and the verdict says why"
+# an expectation that nothing measured cannot be met: lost peer access fails --expect-p2p
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_PEER=none expect_exit 1 copy -t 4 --expect-p2p 300 &&
+	contains "$TMP/out" "FAIL: --expect-p2p 300.0 GB/s not met: nothing measured" "no peer access with --expect-p2p: exit 1"
+FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 expect_exit 1 copy -t 5 --expect-p2p 1 &&
+	contains "$TMP/out" "10 not measured (N/A)" "pairs without peer access fail --expect-p2p"
+# an expectation no planned test is held to is a usage error
+expect_exit 2 copy -t 1 --expect-h2d 3000 &&
+	contains "$TMP/err" "--expect-h2d applies to host_to_device_memcpy_ce" "--expect-h2d without its test: exit 2"
 
 # A GPU lost part-way: the test errors naming the GPU and the call; exit 2.
 FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOST_AFTER=40 expect_exit 2 copy -t 0,1 && pass "a GPU lost part-way: exit 2"

@@ -400,7 +400,7 @@ static void test_text_four_gpus(void **state)
 		       "\n"
 		       "# device_to_device_memcpy_write_ce: lowest 150.3 GB/s (GPU 2 -> GPU 3), 33% of NVLink 4 x18 "
 		       "(450.0 GB/s encoded, 360.0 GB/s expected); FAIL: 1 of 10 below --expect-p2p 250.0 GB/s: "
-		       "GPU 2 -> GPU 3 150.3\n"
+		       "GPU 2 -> GPU 3 150.3; 2 not measured (N/A)\n"
 		       "\n");
 	free(t);
 	t = render(copy_print_result, &f.run, &f.res[2]);
@@ -456,20 +456,22 @@ static void test_verdicts(void **state)
 	tu_assert_has(line, "lowest 55.0 GB/s (GPU 1), limit unknown (PCIe link speed 'Unknown' is not a speed in GT/s)");
 	tu_assert_has(line, "FAIL: 1 of 2 below --expect-h2d 50.0 GB/s: GPU 0 20.0");
 	free(line);
-	/* an expectation on a test that did not run is not met: skip */
+	/* an expectation on a test that did not run is not met: it fails */
 	struct copy_result w = { .test = "device_to_host_memcpy_ce", .status = COPY_ERROR, .message = "out of memory",
 				 .rows = 1, .cols = 2 };
 	line = verdict_of(&run, &w, &v);
-	assert_int_equal(v.status, COPY_VERDICT_SKIP);
-	assert_string_equal(line, "device_to_host_memcpy_ce: error: out of memory; --expect-d2h 50.0 GB/s not checked: "
+	assert_int_equal(v.status, COPY_VERDICT_FAIL);
+	assert_string_equal(line, "device_to_host_memcpy_ce: error: out of memory; FAIL: --expect-d2h 50.0 GB/s not met: "
 				  "nothing measured");
 	free(line);
-	/* a peer test that ran with no pair measured */
+	/* a peer test that ran with no pair measured: lost peer access fails --expect-p2p */
 	double none[] = { NA, NA, NA, NA };
 	struct copy_result p = { .test = "device_to_device_memcpy_write_ce", .rows = 2, .cols = 2, .value = { none } };
 	line = verdict_of(&run, &p, &v);
-	assert_int_equal(v.status, COPY_VERDICT_SKIP);
+	assert_int_equal(v.status, COPY_VERDICT_FAIL);
+	assert_int_equal(v.missing, 2);
 	tu_assert_has(line, "nothing measured (no GPU pair with peer access)");
+	tu_assert_has(line, "FAIL: --expect-p2p 100.0 GB/s not met: nothing measured");
 	free(line);
 	/* latencies: the highest is named, in ns */
 	double lat[] = { 800.5, 812.25 };

@@ -25,13 +25,15 @@
 
 static int ce_setup_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
 {
-	char msg[256];
+	char msg[256], bdf[sizeof(e->out->gpus[0].bdf)] = "";
 	cuda_api_format(&e->cu, fn, r, msg, sizeof(msg));
-	if (gi < 0)
+	if (gi < 0) {
 		snprintf(e->out->error, sizeof(e->out->error), "%s", msg);
-	else
-		snprintf(e->out->error, sizeof(e->out->error), "GPU %d (%s): %s", e->out->gpus[gi].ordinal,
-			 e->out->gpus[gi].bdf, msg);
+		return -1;
+	}
+	/* a copy: the address lives in the same struct as the message */
+	memcpy(bdf, e->out->gpus[gi].bdf, sizeof(bdf) - 1);
+	snprintf(e->out->error, sizeof(e->out->error), "GPU %d (%s): %s", e->out->gpus[gi].ordinal, bdf, msg);
 	return -1;
 }
 

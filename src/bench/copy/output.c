@@ -74,8 +74,11 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 		for (int i = 0; i < r->rows; i++)
 			for (int j = 0; j < r->cols; j++) {
 				double x = cell(r, m, i, j);
-				if (isnan(x))
+				if (isnan(x)) {
+					/* a pair's own diagonal is N/A by design; any other gap is not */
+					v->missing += m == 0 && !(r->rows > 1 && i == j);
 					continue;
+				}
 				const struct copy_limit *l = cell_limit(r, m, i, j);
 				if (m == 0) {
 					v->measured++;
@@ -87,12 +90,14 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 					v->lo_limit = l;
 				}
 			}
+	/* An expectation is met only by figures: a test waived or failed, or a
+	 * pair without peer access (N/A), fails it, because lost peer access
+	 * is what --expect-p2p is there to catch. */
 	if (!v->expect)
 		v->status = COPY_VERDICT_NONE;
-	else if (!v->measured)
-		v->status = COPY_VERDICT_SKIP;
 	else
-		v->status = v->below ? COPY_VERDICT_FAIL : COPY_VERDICT_PASS;
+		v->status = v->below || v->missing || !v->measured || r->status != COPY_RAN ? COPY_VERDICT_FAIL
+											     : COPY_VERDICT_PASS;
 }
 
 /* "GPU 3", "GPU 1 -> GPU 0", "GPU 0 <-> GPU 1, read2". */
@@ -173,10 +178,15 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 	if (v->status == COPY_VERDICT_PASS)
 		strbuf_addf(&sb, "; pass: %s%s %.1f GB/s", v->measured > 1 ? "all at least " : "at least ", v->option,
 			    v->expect);
-	else if (v->status == COPY_VERDICT_FAIL) {
+	else if (v->status == COPY_VERDICT_FAIL && (v->below || v->measured)) {
 		strbuf_addf(&sb, "; FAIL: %d of %d below %s %.1f GB/s", v->below, v->measured, v->option, v->expect);
-		below_names(&sb, r, v->expect);
-	} else if (v->status == COPY_VERDICT_SKIP)
+		if (v->below)
+			below_names(&sb, r, v->expect);
+		if (v->missing)
+			strbuf_addf(&sb, "; %d not measured (N/A)", v->missing);
+	} else if (v->status == COPY_VERDICT_FAIL)
+		strbuf_addf(&sb, "; FAIL: %s %.1f GB/s not met: nothing measured", v->option, v->expect);
+	else if (v->status == COPY_VERDICT_SKIP)
 		strbuf_addf(&sb, "; %s %.1f GB/s not checked: nothing measured", v->option, v->expect);
 	return strbuf_detach(&sb);
 }
@@ -349,6 +359,7 @@ static json_object *jverdict(const struct copy_run *run, const struct copy_resul
 	json_object_object_add(o, "expect_gbps", v->expect > 0 ? json_object_new_double(v->expect) : NULL);
 	json_object_object_add(o, "measured", json_object_new_int(v->measured));
 	json_object_object_add(o, "below", json_object_new_int(v->below));
+	json_object_object_add(o, "missing", json_object_new_int(v->missing));
 	if (v->lo_m >= 0) {
 		const struct copy_limit *l = v->lo_limit;
 		lo = json_object_new_object();

@@ -79,7 +79,7 @@ struct copy_run {
 enum copy_verdict_status {
 	COPY_VERDICT_NONE,  /* no expectation applies: figures only */
 	COPY_VERDICT_PASS,  /* every measured cell meets its expectation */
-	COPY_VERDICT_FAIL,  /* a cell is below it */
+	COPY_VERDICT_FAIL,  /* a cell is below it, or was not measured (waived, N/A, an error) */
 	COPY_VERDICT_SKIP,  /* an expectation applies but nothing was measured */
 };
 
@@ -88,6 +88,7 @@ struct copy_verdict {
 	double expect;        /* the expectation held to; 0 none */
 	const char *option;   /* "--expect-h2d" ...; NULL none */
 	int measured, below;  /* cells measured; of them below the expectation */
+	int missing;          /* cells held to the expectation but not measured (N/A off the diagonal) */
 	int lo_m, lo_r, lo_c; /* the weakest cell: lowest share of its limit, else lowest value (highest for ns); -1 none */
 	double lo_value;
 	const struct copy_limit *lo_limit; /* its limit; NULL none */
