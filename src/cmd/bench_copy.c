@@ -147,7 +147,8 @@ static void build_run(const struct settings *s, const struct inventory *inv, con
 				  .expect = { s->copy.expect_h2d, s->copy.expect_d2h, s->copy.expect_p2p },
 				  .n_results = o->n_tests, .results = b->results };
 	for (int i = 0; i < o->n_gpus; i++) {
-		b->gpus[i] = (struct copy_gpu){ o->gpus[i].name, o->gpus[i].bdf, o->gpus[i].numa_node };
+		b->gpus[i] = (struct copy_gpu){ o->gpus[i].name, o->gpus[i].bdf, o->gpus[i].numa_node, true,
+						o->gpus[i].ordinal };
 		copy_gpu_limit(inv, o->gpus[i].bdf, s->copy.pcie_eff, &b->gpu_limit[i]);
 	}
 	for (int i = 0; i < o->n_tests; i++) {

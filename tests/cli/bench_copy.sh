@@ -59,6 +59,11 @@ FAKE_CUDA_DEVICES=2 FAKE_CUDA_PEER=none expect_exit 1 copy -t 4 --expect-p2p 300
 	contains "$TMP/out" "FAIL: --expect-p2p 300.0 GB/s not met: nothing measured" "no peer access with --expect-p2p: exit 1"
 FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 expect_exit 1 copy -t 5 --expect-p2p 1 &&
 	contains "$TMP/out" "10 not measured (N/A)" "pairs without peer access fail --expect-p2p"
+# -d picks GPUs by CUDA index, and the output names them by it
+FAKE_CUDA_DEVICES=4 FAKE_CUDA_COPY_GBPS=h2d=50,h2d@3=14 expect_exit 1 copy -t 0 -d 1,3 --expect-h2d 40 &&
+	contains "$TMP/out" "Device 3: " "-d 1,3: the second GPU is Device 3"
+contains "$TMP/out" "lowest 14.0 GB/s (GPU 3)" "-d 1,3: the slow GPU is named by its CUDA index"
+contains "$TMP/out" ": GPU 3 14.0" "-d 1,3: the cell below the expectation is GPU 3"
 # an expectation no planned test is held to is a usage error
 expect_exit 2 copy -t 1 --expect-h2d 3000 &&
 	contains "$TMP/err" "--expect-h2d applies to host_to_device_memcpy_ce" "--expect-h2d without its test: exit 2"

@@ -46,7 +46,7 @@ static double expectation(const struct copy_run *run, const struct copy_test *t,
 
 /* Whether cell (m, row, col) is weaker than the weakest so far: a lower
  * share of its limit where both limits are known, else a lower value
- * (a higher one for latencies). */
+ * (a higher one for latencies), whether or not one of them has a limit. */
 static bool weaker(const struct copy_verdict *v, double x, const struct copy_limit *l, bool ns)
 {
 	if (v->lo_m < 0)
@@ -54,8 +54,8 @@ static bool weaker(const struct copy_verdict *v, double x, const struct copy_lim
 	bool lk = l && l->known, vk = v->lo_limit && v->lo_limit->known;
 	if (lk && vk)
 		return x / l->encoded_gbps < v->lo_value / v->lo_limit->encoded_gbps;
-	if (lk != vk)
-		return !lk; /* a cell without a known limit is named first: it cannot be judged */
+	/* otherwise the figures themselves: a cell without a known limit is
+	 * not named over a slower one with a limit (its own line says unknown) */
 	return ns ? x > v->lo_value : x < v->lo_value;
 }
 
@@ -100,25 +100,34 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 											     : COPY_VERDICT_PASS;
 }
 
+/* The label of the GPU at position pos of the run: its CUDA index where
+ * known (a -d subset keeps the indexes it was given), else pos. */
+static int glabel(const struct copy_run *run, int pos)
+{
+	return run && pos >= 0 && pos < run->n_gpus && run->gpus[pos].index_known ? run->gpus[pos].index : pos;
+}
+
 /* "GPU 3", "GPU 1 -> GPU 0", "GPU 0 <-> GPU 1, read2". */
-static void cell_name(struct strbuf *sb, const struct copy_result *r, int m, int row, int col)
+static void cell_name(struct strbuf *sb, const struct copy_run *run, const struct copy_result *r, int m, int row,
+		      int col)
 {
 	const struct copy_test *t = test_of(r);
 	enum copy_flow flow = t ? t->flow : COPY_FLOW_PAIR;
+	int gr = glabel(run, row), gc = glabel(run, col);
 	if (r->rows == 1 && flow == COPY_FLOW_GPU)
-		strbuf_addf(sb, "GPU %d", col);
+		strbuf_addf(sb, "GPU %d", gc);
 	else if (flow == COPY_FLOW_COL_TO_ROW)
-		strbuf_addf(sb, "GPU %d -> GPU %d", col, row);
+		strbuf_addf(sb, "GPU %d -> GPU %d", gc, gr);
 	else if (flow == COPY_FLOW_ROW_TO_COL)
-		strbuf_addf(sb, "GPU %d -> GPU %d", row, col);
+		strbuf_addf(sb, "GPU %d -> GPU %d", gr, gc);
 	else
-		strbuf_addf(sb, "GPU %d <-> GPU %d", row, col);
+		strbuf_addf(sb, "GPU %d <-> GPU %d", gr, gc);
 	if (t && t->n_matrices > 1)
 		strbuf_addf(sb, ", %s", t->key_suffix[m] + 1);
 }
 
 /* Up to 8 of the cells below the expectation, then how many more. */
-static void below_names(struct strbuf *sb, const struct copy_result *r, double expect)
+static void below_names(struct strbuf *sb, const struct copy_run *run, const struct copy_result *r, double expect)
 {
 	int shown = 0, more = 0;
 	for (int i = 0; i < r->rows; i++)
@@ -131,7 +140,7 @@ static void below_names(struct strbuf *sb, const struct copy_result *r, double e
 				continue;
 			}
 			strbuf_adds(sb, shown++ ? ", " : ": ");
-			cell_name(sb, r, 0, i, j);
+			cell_name(sb, run, r, 0, i, j);
 			strbuf_addf(sb, " %.1f", x);
 		}
 	if (more)
@@ -170,7 +179,7 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 			    ns ? "ns" : "GB/s");
 		if (cells > 1) {
 			strbuf_adds(&sb, " (");
-			cell_name(&sb, r, v->lo_m, v->lo_r, v->lo_c);
+			cell_name(&sb, run, r, v->lo_m, v->lo_r, v->lo_c);
 			strbuf_addch(&sb, ')');
 		}
 		add_limit(&sb, v);
@@ -181,7 +190,7 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 	else if (v->status == COPY_VERDICT_FAIL && (v->below || v->measured)) {
 		strbuf_addf(&sb, "; FAIL: %d of %d below %s %.1f GB/s", v->below, v->measured, v->option, v->expect);
 		if (v->below)
-			below_names(&sb, r, v->expect);
+			below_names(&sb, run, r, v->expect);
 		if (v->missing)
 			strbuf_addf(&sb, "; %d not measured (N/A)", v->missing);
 	} else if (v->status == COPY_VERDICT_FAIL)
@@ -192,15 +201,15 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 }
 
 /* nvbandwidth's matrix: corner of 2 spaces, columns in 10, rows in 2. */
-static void print_matrix(FILE *out, const struct copy_result *r, int m, const char *key)
+static void print_matrix(FILE *out, const struct copy_run *run, const struct copy_result *r, int m, const char *key)
 {
 	double sum = 0;
 	fputs("  ", out);
 	for (int j = 0; j < r->cols; j++)
-		fprintf(out, "%10d", j);
+		fprintf(out, "%10d", glabel(run, j));
 	fputc('\n', out);
 	for (int i = 0; i < r->rows; i++) {
-		fprintf(out, "%2d", i);
+		fprintf(out, "%2d", r->rows > 1 ? glabel(run, i) : i);
 		for (int j = 0; j < r->cols; j++) {
 			double x = cell(r, m, i, j);
 			if (isnan(x))
@@ -229,7 +238,7 @@ void copy_print_result(FILE *out, const struct copy_run *run, const struct copy_
 	for (int m = 0; t && r->status == COPY_RAN && m < t->n_matrices; m++) {
 		char *key = xasprintf("%s%s", r->test, t->key_suffix[m]);
 		fprintf(out, "%s\n", t->header[m]);
-		print_matrix(out, r, m, key);
+		print_matrix(out, run, r, m, key);
 		free(key);
 	}
 	char *line = copy_verdict_line(run, r, &v);
@@ -260,7 +269,7 @@ void copy_print_header(FILE *out, const struct copy_run *run)
 	fprintf(out, "Driver Version: %s\n\n", run->driver ? run->driver : "unknown");
 	fprintf(out, "%s\n", run->host ? run->host : "unknown");
 	for (int i = 0; i < run->n_gpus; i++)
-		print_device(out, i, &run->gpus[i]);
+		print_device(out, glabel(run, i), &run->gpus[i]);
 	bool node = run->numa && strcmp(run->numa, "auto");
 	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples, host buffers on %s%s\n",
 		(unsigned long long)run->size_mib, run->loop_count, run->samples, node ? "NUMA node " : "each GPU's NUMA node",
@@ -414,7 +423,7 @@ json_object *copy_json(const struct copy_run *run)
 	for (int i = 0; i < run->n_gpus; i++) {
 		const struct copy_gpu *g = &run->gpus[i];
 		json_object *jg = json_object_new_object();
-		json_object_object_add(jg, "index", json_object_new_int(i));
+		json_object_object_add(jg, "index", json_object_new_int(glabel(run, i)));
 		json_object_object_add(jg, "name", jstr(g->name));
 		json_object_object_add(jg, "bdf", jstr(g->bdf));
 		json_object_object_add(jg, "numa_node", g->numa_node >= 0 ? json_object_new_int(g->numa_node) : NULL);

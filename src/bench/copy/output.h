@@ -54,6 +54,8 @@ struct copy_gpu {
 	const char *name;   /* "NVIDIA H100 80GB HBM3" */
 	const char *bdf;    /* "0000:18:00.0" */
 	int numa_node;      /* where its pinned host buffers were placed; -1 unknown */
+	bool index_known;   /* index is its CUDA device index (-d picks by it): the label */
+	int index;          /* without it, the GPU's position in the run labels it */
 };
 
 /* The site's expectations; 0 is none given. */
