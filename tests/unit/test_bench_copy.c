@@ -5,11 +5,13 @@
  * validated against docs/bench-copy.schema.json. */
 #define _GNU_SOURCE
 #include "testutil.h"
+#include "core/spawn.h"
 #include "bench/copy/catalog.h"
 #include "bench/copy/expect.h"
 #include "bench/copy/engine.h"
 #include "bench/copy/output.h"
 #include "core/strbuf.h"
+#include "core/strv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -520,10 +522,11 @@ static const char *python_with_jsonschema(void)
 {
 	static const char *const pys[] = { "python3", "/usr/bin/python3" };
 	for (size_t i = 0; i < 2; i++) {
-		char *cmd = xasprintf("%s -c 'import jsonschema' >/dev/null 2>&1", pys[i]);
-		int rc = system(cmd);
-		free(cmd);
-		if (rc == 0)
+		struct spawn_result sr = { 0 };
+		int rc = spawn_run((const char *const[]){ pys[i], "-c", "import jsonschema", NULL }, NULL, 30000, &sr);
+		bool ok = rc == 0 && sr.exit_code == 0;
+		spawn_result_free(&sr);
+		if (ok)
 			return pys[i];
 	}
 	return NULL;
@@ -534,17 +537,24 @@ static const char *python_with_jsonschema(void)
 static int validate(json_object *const *docs, size_t n, const char *py)
 {
 	char *dir = tu_mkdtemp();
-	struct strbuf cmd = STRBUF_INIT;
-	strbuf_addf(&cmd, "%s %s/tests/cli/validate_schema.py %s/docs/bench-copy.schema.json", py, tu_source_dir(),
-		    tu_source_dir());
+	struct strv argv = { 0 };
+	strv_add(&argv, py);
+	strv_push(&argv, xasprintf("%s/tests/cli/validate_schema.py", tu_source_dir()));
+	strv_push(&argv, xasprintf("%s/docs/bench-copy.schema.json", tu_source_dir()));
 	for (size_t i = 0; i < n; i++) {
 		char *name = xasprintf("/doc%zu.json", i);
 		tu_write(dir, name, json_object_to_json_string_ext(docs[i], JSON_C_TO_STRING_PRETTY));
-		strbuf_addf(&cmd, " %s%s", dir, name);
+		strv_push(&argv, xasprintf("%s%s", dir, name));
 		free(name);
 	}
-	int rc = system(cmd.buf);
-	strbuf_release(&cmd);
+	struct spawn_result sr = { 0 };
+	int rc = spawn_run((const char *const *)argv.v, NULL, 60000, &sr);
+	if (rc == 0)
+		rc = sr.exit_code;
+	if (sr.err.len)
+		fputs(sr.err.buf, stderr);
+	spawn_result_free(&sr);
+	strv_free(&argv);
 	tu_rmtree(dir);
 	free(dir);
 	return rc;

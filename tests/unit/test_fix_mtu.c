@@ -3,6 +3,7 @@
  * netplan files (the definition that configures an interface, our file
  * written and read back). */
 #include "testutil.h"
+#include "core/spawn.h"
 #include "checks/check.h"
 #include "core/report.h"
 #include "core/root.h"
@@ -229,10 +230,18 @@ static const struct fix_remedy *live_plan(struct live *l, const char *flavour)
 {
 	memset(l, 0, sizeof(*l));
 	l->dir = tu_mkdtemp();
-	char *cmd = xasprintf("cp -a '%s/h100-roce-broken/root/.' '%s/' && cp -a '%s/tests/cli/fix_mtu/%s/.' '%s/'",
-			      getenv("GPUREADY_FIXTURES"), l->dir, tu_source_dir(), flavour, l->dir);
-	assert_int_equal(system(cmd), 0);
-	free(cmd);
+	char *base = xasprintf("%s/h100-roce-broken/root/.", getenv("GPUREADY_FIXTURES")),
+	     *over = xasprintf("%s/tests/cli/fix_mtu/%s/.", tu_source_dir(), flavour);
+	const char *const *cps[] = { (const char *const[]){ "cp", "-a", base, l->dir, NULL },
+				    (const char *const[]){ "cp", "-a", over, l->dir, NULL } };
+	for (size_t i = 0; i < 2; i++) {
+		struct spawn_result sr = { 0 };
+		assert_int_equal(spawn_run(cps[i], NULL, 60000, &sr), 0);
+		assert_int_equal(sr.exit_code, 0);
+		spawn_result_free(&sr);
+	}
+	free(base);
+	free(over);
 	char *err = NULL;
 	assert_int_equal(root_open(l->dir, &l->root), 0);
 	settings_init(&l->set);
