@@ -160,7 +160,7 @@ static void test_h2d_d2h_timed(void **state)
 
 	fake_env("h2d=50,d2h=25", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
 	for (size_t i = 0; i < SIZE; i++)
@@ -196,7 +196,7 @@ static void test_copy_kernel(void **state)
 
 	fake_env("h2d=50,local=1000,sm_local=800", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	OK(cu.mem_alloc_v2(&a, SIZE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.memset_d32_async(a, 0x5a5a5a5au, SIZE / 4, g.s));
@@ -266,7 +266,7 @@ static void test_interference(void **state)
 	gpu_open(&g, 0);
 	OK(cu.stream_create(&s2, CU_STREAM_NON_BLOCKING));
 	OK(cu.event_create(&e2, CU_EVENT_DEFAULT));
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host2, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
@@ -294,12 +294,15 @@ static void test_spin_timeout(void **state)
 
 	fake_env(NULL, NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	hold(&g, flag, 50);
 	OK(cu.event_record(g.end, g.s));
 	assert_int_equal(cu.event_query(g.end), CUDA_ERROR_NOT_READY);
+	assert_int_equal(flag[1], 0);
 	OK(cu.stream_synchronize(g.s));
 	assert_int_equal(fake_count("fake_cuda_spin_timeouts"), 1);
+	/* the kernel's second word says it gave up */
+	assert_int_equal(flag[1], 1);
 	OK(cu.mem_free_host(flag));
 	gpu_close(&g);
 }
@@ -323,7 +326,7 @@ static void test_peer(void **state)
 	assert_int_equal(can, 1);
 	OK(cu.device_can_access_peer(&can, 1, 0));
 	assert_int_equal(can, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.ctx_set_current(g0.ctx));
 	OK(cu.mem_alloc_v2(&a, SIZE));
@@ -375,7 +378,7 @@ static void lost_run(const char *code, CUresult want, const char *name)
 		setenv("FAKE_CUDA_LOST_CODE", code, 1);
 	OK(cu.init(0));
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc(&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	gpu_open(&g0, 0);
@@ -444,7 +447,7 @@ static void test_slot_and_refusals(void **state)
 
 	fake_env("h2d@1=14,h2d=50", NULL, NULL, NULL);
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	assert_rate(measure_ce(&g1, b, (CUdeviceptr)(uintptr_t)host, flag), 14);
