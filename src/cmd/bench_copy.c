@@ -255,6 +255,7 @@ int cmd_bench_copy(struct cmd_env *env)
 	}
 	p->size_mib = (uint64_t)s->copy.size_mib;
 	p->loop_count = s->copy.loop_count;
+	p->verify = !s->copy.skip_verify;
 	p->samples = s->copy.samples;
 	plan_tests(s, p);
 	if ((bad = expect_unplanned(s, p))) {

@@ -70,7 +70,7 @@ expect_exit 2 copy -t 1 --expect-h2d 3000 &&
 	contains "$TMP/err" "--expect-h2d applies to host_to_device_memcpy_ce" "--expect-h2d without its test: exit 2"
 
 # A GPU lost part-way: the test errors naming the GPU and the call; exit 2.
-FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOST_AFTER=40 expect_exit 2 copy -t 0,1 && pass "a GPU lost part-way: exit 2"
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOST_AFTER=30 expect_exit 2 copy -t 0,1 && pass "a GPU lost part-way: exit 2"
 contains "$TMP/out" "Error: GPU 0 (0000:18:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)" \
 	"the lost GPU and the failing call are named"
 
@@ -165,9 +165,27 @@ contains "$TMP/out" "the spin kernel gave up waiting (10 s) before the copies of
 # all_to_one / one_to_all: the GPU in the middle has a buffer per peer, as
 # nvbandwidth: with room for only its two own buffers that allocation
 # fails, names itself, and the other tests run.
-FAKE_CUDA_DEVICES=3 FAKE_CUDA_OOM=$((8 << 20)) expect_exit 2 copy -t 5,12 && pass "no room for a buffer per peer: exit 2"
+# (-s: the data check's two host buffers would not fit either)
+FAKE_CUDA_DEVICES=3 FAKE_CUDA_OOM=$((8 << 20)) expect_exit 2 copy -s -t 5,12 && pass "no room for a buffer per peer: exit 2"
 contains "$TMP/out" "cuMemAlloc (a buffer per peer): CUDA_ERROR_OUT_OF_MEMORY" "the per-peer buffer is named"
 contains "$TMP/out" "SUM device_to_device_memcpy_write_ce" "the pair test before it ran"
+
+# The data check, as nvbandwidth's: copies to or from GPU 1 arrive with a
+# byte changed (FAKE_CUDA_CORRUPT=1): every test that moves GPU 1's data
+# fails naming the copy and the bytes, exit 1; the cells of GPU 0 alone
+# are fine. -s turns the check off, and the figures come back.
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_CORRUPT=1 expect_exit 1 copy -t 0,5,34 && pass "a copy that changes the data: exit 1"
+contains "$TMP/out" "# host_to_device_memcpy_ce: FAIL: 1 measurement failed the data check: the copy from host memory to GPU 1 (0000:29:00.0) (issued by GPU 1) left 1 of 4194304 bytes different from the source, the first at byte 1398101" \
+	"the h2d copy into GPU 1 is named with the bytes that differ"
+contains "$TMP/out" "# device_to_device_memcpy_write_ce: FAIL: 2 measurements failed the data check: the copy from GPU 0 (0000:18:00.0) to GPU 1 (0000:29:00.0) (issued by GPU 0)" \
+	"both pairs through GPU 1 fail"
+contains "$TMP/out" "# device_local_copy: FAIL: 1 measurement failed the data check: the copy from GPU 1 (0000:29:00.0) to GPU 1 (0000:29:00.0)" \
+	"GPU 1's local copy fails, GPU 0's passes"
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_CORRUPT=1 expect_exit 0 copy -s -t 0,5 && pass "-s: no data check, exit 0"
+contains "$TMP/out" "SUM device_to_device_memcpy_write_ce 800.00" "-s: the figures"
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_CORRUPT=1 expect_exit 1 copy -t 0 --json && pass "--json with a failed data check: exit 1"
+contains "$TMP/out" '"status":"bad_data"' "--json: the test's status"
+cp "$TMP/out" "$TMP/bad.json"
 
 # -l lists the tests as nvbandwidth -l numbers them, without libcuda.
 LD_LIBRARY_PATH=/nonexistent expect_exit 0 "$BIN" bench copy -l && pass "-l: exit 0 without libcuda"
@@ -184,7 +202,8 @@ LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0,1 --json && pass "--json wi
 cp "$TMP/out" "$TMP/nolib.json"
 contains "$TMP/nolib.json" '"result":"error"' "--json without libcuda: result error"
 contains "$TMP/nolib.json" "cannot load the CUDA driver library: libcuda.so.1" "--json without libcuda: the reason"
-schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json" "$TMP/memless.json"
+schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json" "$TMP/memless.json" \
+	"$TMP/bad.json"
 python3 - "$TMP/copy.json" <<'PY' && pass "JSON: the h2d figure and the result" || fail "JSON content"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -400,6 +400,11 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyHtoD_v2");
 	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!dst || !src || fake_reg_find((void *)(uintptr_t)dst, bytes) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	memcpy((void *)(uintptr_t)dst, src, bytes);
 	return CUDA_SUCCESS;
 }
@@ -409,6 +414,11 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyDtoH_v2");
 	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!dst || !src || fake_reg_find((const void *)(uintptr_t)src, bytes) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(dst, (const void *)(uintptr_t)src, bytes);
 	return CUDA_SUCCESS;
 }

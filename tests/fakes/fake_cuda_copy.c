@@ -36,6 +36,10 @@
  *   (behind one PCIe switch or root port): their copies in one direction
  *   take turns on it, as the copies of one GPU do; unset, each GPU has
  *   its own.
+ * FAKE_CUDA_CORRUPT=N  queued copies (cuMemcpyAsync, the copy kernel) to
+ *   or from GPU N arrive with one byte changed (a third of the way in), as
+ *   over a link that corrupts data; the synchronous cuMemcpyHtoD and
+ *   cuMemcpyDtoH are left alone.
  * FAKE_CUDA_CLOCK_KHZ=N  the clock rate cuDeviceGetAttribute reports
  *   (default FAKE_CLOCK_KHZ, the clock the spin kernel counts at): a lower
  *   figure makes a spin kernel's timeout, in clocks, end early.
@@ -65,6 +69,7 @@ static int peer_can[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static int peer_fail[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static int host_link[FAKE_CUDA_MAX]; /* the GPU whose host link a GPU uses */
 static int reported_khz = FAKE_CLOCK_KHZ;
+static int corrupt_dev = -1;
 static int peer_on[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static atomic_int sticky[FAKE_CUDA_MAX];
 static long long lost_after = -1, lost_calls;
@@ -185,6 +190,11 @@ int fake_host_link(int dev)
 	return dev >= 0 && dev < FAKE_CUDA_MAX ? host_link[dev] : dev;
 }
 
+int fake_corrupts(int dev)
+{
+	return dev >= 0 && dev == corrupt_dev;
+}
+
 int fake_reported_khz(void)
 {
 	return reported_khz;
@@ -209,6 +219,7 @@ void fake_copy_init(void)
 	lost_calls = 0;
 	oom_bytes = env_ll("FAKE_CUDA_OOM", -1);
 	reported_khz = (int)env_ll("FAKE_CUDA_CLOCK_KHZ", FAKE_CLOCK_KHZ);
+	corrupt_dev = (int)env_ll("FAKE_CUDA_CORRUPT", -1);
 	memset(counts, 0, sizeof(counts));
 	pthread_mutex_unlock(&lock);
 	fake_queue_init();

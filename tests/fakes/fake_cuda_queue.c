@@ -63,6 +63,7 @@ struct fake_op {
 	CUevent ev;                    /* RECORD, WAIT */
 	unsigned long gen;
 	CUresult fault;                /* raised on the stream's device when it runs */
+	int corrupt;                   /* COPY: change a byte of what arrives (FAKE_CUDA_CORRUPT) */
 };
 
 struct CUevent_st {
@@ -146,7 +147,11 @@ static void op_run(CUstream s, struct fake_op *op, double now)
 		return;
 	}
 	switch (op->kind) {
-	case FOP_COPY: memmove(op->dst, op->src, op->bytes); break;
+	case FOP_COPY:
+		memmove(op->dst, op->src, op->bytes);
+		if (op->corrupt && op->bytes)
+			((unsigned char *)op->dst)[op->bytes / 3] ^= 0x10;
+		break;
 	case FOP_SET32:
 		for (size_t i = 0; i < op->bytes / 4; i++)
 			memcpy((char *)op->dst + 4 * i, &op->value, 4);
@@ -298,6 +303,7 @@ static void plan_copy(struct fake_op *op, int sd, int dd, int on, int sm, double
 {
 	double gbps;
 	op->res[0] = op->res[1] = -1;
+	op->corrupt = fake_corrupts(sd) || fake_corrupts(dd);
 	if (sm && ((sd >= 0 && sd != on && !fake_peer_on(on, sd)) || (dd >= 0 && dd != on && !fake_peer_on(on, dd)) ||
 		   sd == FAKE_PAGEABLE || dd == FAKE_PAGEABLE)) {
 		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;

@@ -191,7 +191,9 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, boo
 		snprintf(e->err, sizeof(e->err), "out of memory");
 		return -1;
 	}
-	r = ce_streams(e, x, n, st);
+	r = ce_verify_fill(e, x, n);
+	if (r == 0)
+		r = ce_streams(e, x, n, st);
 	for (int k = 0; r == 0 && k < ns; k++) {
 		r = ce_sample(e, x, n, sm, total, st, row);
 		for (int i = 0; r == 0 && i < n; i++)
@@ -200,6 +202,8 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, boo
 	ce_streams_free(e, x, n, st);
 	for (int i = 0; r == 0 && i < (total ? 1 : n); i++)
 		bw[i] = copy_median(v + (size_t)i * (size_t)ns, ns);
+	if (r == 0)
+		r = ce_verify_check(e, x, n);
 	free(v);
 	return r;
 }

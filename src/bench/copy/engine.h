@@ -35,11 +35,14 @@
  * word of the flag, and the test's message counts those samples: their
  * figures may include launch overhead.
  *
+ * Each copy's data is checked after its measurement unless -s
+ * (engine_verify.c), as nvbandwidth does by default.
+ *
  * Differences from nvbandwidth, stated in the output where they matter:
  * the SM host<->device bidirectional tests run two copy kernels on two
  * streams (nvbandwidth: one kernel whose warps alternate direction, the
  * figure halved); the latency tests (pointer chase) are waived: gpuready
- * ships no pointer-chase kernel; data is not verified after the copy;
+ * ships no pointer-chase kernel;
  * all_to_one_read_sm and one_to_all_read_sm issue their copies in the
  * reading GPU's context as the _ce tests do (nvbandwidth v0.8 passes
  * PREFER_SRC_CONTEXT there, testcases_sm.cpp, unlike its _ce tests).
@@ -100,6 +103,7 @@ struct copy_plan {
 	char node_bdf[COPY_MAX_GPUS * 4][16];
 	int node_of[COPY_MAX_GPUS * 4];
 	double step_timeout_s;         /* <= 0: COPY_STEP_TIMEOUT_S, or GPUREADY_PROBE_TIMEOUT */
+	bool verify;                   /* check each copy's data (nvbandwidth's default; -s: off) */
 };
 
 /* One GPU as the child found it. */

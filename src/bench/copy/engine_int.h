@@ -40,6 +40,14 @@ struct ce_engine {
 	 * cuDeviceCanAccessPeer said no, 2 cuCtxEnablePeerAccess failed */
 	unsigned char no_peer[COPY_MAX_GPUS][COPY_MAX_GPUS];
 	char peer_err[200];         /* the first cuCtxEnablePeerAccess failure */
+	/* the data check (engine_verify.c): the pattern every source gets, a
+	 * buffer to read device destinations back into; the current fan
+	 * test's extra buffers on GPU extra_gpu */
+	void *pattern, *scratch;
+	CUdeviceptr extra[COPY_MAX_GPUS];
+	int n_extra, extra_gpu;
+	int bad_cells;              /* cells of the current test whose data check failed */
+	char bad_msg[320];          /* the first of them */
 	size_t bytes;               /* per copy */
 	char err[320];
 };
@@ -74,9 +82,18 @@ int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r);
 /* Times xfers[0..n) together as nvbandwidth does (engine.h); sm: the copy
  * kernel instead of cuMemcpyAsync. total: one figure, every stream's
  * bytes over the first stream's start to the last end, in bw[0]; else
- * bw[i] per stream. Medians over the plan's samples. Returns 0, or -1
- * with e->err naming the GPU and the call. */
+ * bw[i] per stream. Medians over the plan's samples, the data checked
+ * after them. Returns 0; -1 with e->err naming the GPU and the call; -2
+ * with e->err naming the copy whose data differs. */
 int ce_measure(struct ce_engine *e, const struct ce_xfer *xfers, int n, bool sm, bool total, double *bw);
+
+/* The data check (engine_verify.c), each a no-op under -s: the pattern
+ * buffers; the sources' pattern and the destinations' other value before
+ * a measurement; the destinations after it: -2 with e->err naming the
+ * copy when one differs. All return -1 with e->err on a CUDA error. */
+int ce_verify_setup(struct ce_engine *e);
+int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n);
+int ce_verify_check(struct ce_engine *e, const struct ce_xfer *x, int n);
 
 /* Runs test t into *res (its matrices NAN where nothing was measured). */
 void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_engine_test *res);

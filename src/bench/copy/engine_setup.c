@@ -256,7 +256,8 @@ static int ce_pick(struct ce_engine *e, int count, int *ord)
 
 static int ce_setup(struct ce_engine *e, struct dl_lib *lib)
 {
-	unsigned need = CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_STREAM | CUDA_NEED_EVENT | CUDA_NEED_COPYBENCH;
+	unsigned need = CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_STREAM | CUDA_NEED_EVENT | CUDA_NEED_COPY |
+			CUDA_NEED_COPYBENCH;
 	int count = 0, ord[COPY_MAX_GPUS];
 
 	isolate_step(e->ictx, "loading libcuda.so.1");
@@ -279,6 +280,10 @@ static int ce_setup(struct ce_engine *e, struct dl_lib *lib)
 	for (int i = 0; i < e->n; i++)
 		if (ce_gpu_facts(e, i, ord[i]) < 0 || ce_gpu_open(e, i, host) < 0)
 			return -1;
+	if (ce_verify_setup(e) < 0) {
+		snprintf(e->out->error, sizeof(e->out->error), "%s", e->err);
+		return -1;
+	}
 	return ce_needs(e->plan, NULL, true) && e->n > 1 ? ce_peers(e) : 0;
 }
 

@@ -75,6 +75,17 @@ static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, int g, struct ce_x
 	return n;
 }
 
+/* A measurement's outcome for its cell: a failed data check is noted (the
+ * cell stays NAN) and the test goes on; -1, a CUDA error, ends it. */
+static int ce_cell(struct ce_engine *e, int r)
+{
+	if (r != -2)
+		return r;
+	if (e->bad_cells++ == 0)
+		snprintf(e->bad_msg, sizeof(e->bad_msg), "%s", e->err);
+	return 0;
+}
+
 static int ce_row(struct ce_engine *e, enum ce_kind k, bool sm, struct copy_engine_test *res)
 {
 	for (int g = 0; g < e->n; g++) {
@@ -83,9 +94,11 @@ static int ce_row(struct ce_engine *e, enum ce_kind k, bool sm, struct copy_engi
 		int n = k == K_LOCAL ? 1 : ce_host_xfers(e, k, g, x);
 		if (k == K_LOCAL)
 			x[0] = xf(g, e->g[g].b, e->g[g].a, 1);
-		if (ce_measure(e, x, n, sm, false, bw) < 0)
+		int r = ce_measure(e, x, n, sm, false, bw);
+		if (r == 0)
+			res->value[0][g] = bw[0];
+		else if (ce_cell(e, r) < 0)
 			return -1;
-		res->value[0][g] = bw[0];
 	}
 	return 0;
 }
@@ -105,8 +118,9 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	case K_D2D_BIDIR_READ: x[0] = xf(r, R->b, C->a, 1); x[1] = xf(c, C->b, R->a, 1); n = 2; break;
 	default: x[0] = xf(r, C->b, R->a, 1); x[1] = xf(c, R->b, C->a, 1); n = 2; break;
 	}
-	if (ce_measure(e, x, n, sm, false, bw) < 0)
-		return -1;
+	int m = ce_measure(e, x, n, sm, false, bw);
+	if (m != 0)
+		return ce_cell(e, m);
 	res->value[0][cell] = bw[0];
 	if (n == 2) {
 		res->value[1][cell] = bw[1];
@@ -163,10 +177,15 @@ static int ce_fan(struct ce_engine *e, enum ce_kind k, bool sm, int i, struct co
 		}
 		n++;
 	}
+	/* the data check's owner of the extra buffers */
+	e->extra_gpu = i;
+	e->n_extra = n > 1 ? n - 1 : 0;
+	memcpy(e->extra, own + 1, (size_t)e->n_extra * sizeof(own[0]));
 	if (n > 0 && (r = ce_measure(e, x, n, sm, true, bw)) == 0)
 		res->value[0][i] = bw[0];
+	e->n_extra = 0;
 	ce_fan_free(e, i, own, n);
-	return r;
+	return ce_cell(e, r);
 }
 
 /* Why a peer test cannot run here, or NULL. Also notes N/A pairs. */
@@ -252,10 +271,15 @@ void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_eng
 		return;
 	}
 	e->spin_timeouts = 0;
+	e->bad_cells = 0;
 	int r = t->peers ? ce_peer_test(e, k, sm, res) : ce_row(e, k, sm, res);
 	if (r < 0) {
 		res->status = COPY_ERROR;
 		snprintf(res->message, sizeof(res->message), "%s", e->err);
+	} else if (e->bad_cells) {
+		res->status = COPY_BAD_DATA;
+		snprintf(res->message, sizeof(res->message), "%d measurement%s failed the data check: %.*s", e->bad_cells,
+			 e->bad_cells == 1 ? "" : "s", (int)sizeof(res->message) - 48, e->bad_msg);
 	} else if (e->spin_timeouts) {
 		size_t len = strlen(res->message);
 		snprintf(res->message + len, sizeof(res->message) - len,

@@ -93,7 +93,9 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 	/* An expectation is met only by figures: a test waived or failed, or a
 	 * pair without peer access (N/A), fails it, because lost peer access
 	 * is what --expect-p2p is there to catch. */
-	if (!v->expect)
+	if (r->status == COPY_BAD_DATA)
+		v->status = COPY_VERDICT_FAIL; /* with or without an expectation */
+	else if (!v->expect)
 		v->status = COPY_VERDICT_NONE;
 	else
 		v->status = v->below || v->missing || !v->measured || r->status != COPY_RAN ? COPY_VERDICT_FAIL
@@ -167,6 +169,10 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 	bool ns = t && t->unit == COPY_UNIT_NS;
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_addf(&sb, "%s: ", r->test);
+	if (r->status == COPY_BAD_DATA) {
+		strbuf_addf(&sb, "FAIL: %s", r->message ? r->message : "a copy failed its data check");
+		return strbuf_detach(&sb);
+	}
 	if (r->status == COPY_ERROR)
 		strbuf_addf(&sb, "error: %s", r->message ? r->message : "the test failed");
 	else if (r->status == COPY_WAIVED)
@@ -232,7 +238,7 @@ void copy_print_result(FILE *out, const struct copy_run *run, const struct copy_
 		fputs("Waived: \n", out);
 	} else {
 		fprintf(out, "Running %s.\n", r->test);
-		if (r->status == COPY_ERROR)
+		if (r->status == COPY_ERROR || r->status == COPY_BAD_DATA)
 			fprintf(out, "Error: %s\n", r->message ? r->message : "the test failed");
 	}
 	for (int m = 0; t && r->status == COPY_RAN && m < t->n_matrices; m++) {
@@ -412,7 +418,7 @@ static json_object *jverdict(const struct copy_run *run, const struct copy_resul
 
 static json_object *jresult(const struct copy_run *run, const struct copy_result *r)
 {
-	static const char *const st[] = { "ran", "waived", "error" };
+	static const char *const st[] = { "ran", "waived", "error", "bad_data" };
 	const struct copy_test *t = test_of(r);
 	json_object *o = json_object_new_object(), *ms = json_object_new_array();
 	struct copy_verdict v;

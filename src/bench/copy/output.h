@@ -29,6 +29,7 @@ enum copy_status {
 	COPY_RAN,     /* measured (cells may still be N/A: pairs without peer access) */
 	COPY_WAIVED,  /* not applicable here (no GPU pair with peer access) */
 	COPY_ERROR,   /* failed part-way or could not start */
+	COPY_BAD_DATA, /* a copy's destination did not hold its source's data after it */
 };
 
 /* One test's outcome. The matrices are rows x cols (1 x GPUs or GPUs x
@@ -106,7 +107,8 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
  * encoded, 55.45 GB/s expected)". malloc'd. */
 char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r, const struct copy_verdict *v);
 
-/* The run's outcome: "fail" when a test is below its expectation, else
+/* The run's outcome: "fail" when a test is below its expectation or
+ * failed its data check, else
  * "error" when a test could not run, else "pass". */
 const char *copy_run_result(const struct copy_run *run);
 
