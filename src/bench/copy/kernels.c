@@ -10,7 +10,15 @@
  * copies elements i, i+s, i+2s, i+3s (four loads, then four stores) while
  * i+3s < n; TAIL the rest one by one.
  * gpuready_spin: %rd1 the flag, %rd2 the timeout in clocks, %rd3 the
- * start clock. */
+ * start clock.
+ * gpuready_chase: %rd1 the node being visited (first the buffer, then each
+ * node's next pointer), %r1 the hops to make, %r2 the block that chases,
+ * %r3 this block (ctaid.x), %r4 the hop counter. Blocks other than %r2
+ * return at once (a plain bra: the predicate differs between blocks); the
+ * loads are generic (ld.u64), since the chain holds the addresses a
+ * pointer has (host memory under unified addressing, a peer GPU's memory),
+ * and the final node is compared with 0 and traps, so that the loads are
+ * live. */
 #include "kernels.h"
 
 /* clang-format off */
@@ -113,6 +121,37 @@ const char copy_kernels_ptx[] =
 	"\tsub.u64 %rd5, %rd4, %rd3;\n"
 	"\tsetp.lt.u64 %p2, %rd5, %rd2;\n"
 	"\t@%p2 bra.uni WAIT;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gpuready_chase(\n"
+	"\t.param .u64 p_data,\n"
+	"\t.param .u64 p_size,\n"
+	"\t.param .u32 p_hops,\n"
+	"\t.param .u32 p_block\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<4>;\n"
+	"\t.reg .b32 %r<6>;\n"
+	"\t.reg .b64 %rd<4>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_data];\n"
+	"\tld.param.u32 %r1, [p_hops];\n"
+	"\tld.param.u32 %r2, [p_block];\n"
+	"\tmov.u32 %r3, %ctaid.x;\n"
+	"\tsetp.ne.u32 %p1, %r3, %r2;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tmov.u32 %r4, 0;\n"
+	"HOP:\n"
+	"\tsetp.ge.u32 %p2, %r4, %r1;\n"
+	"\t@%p2 bra END;\n"
+	"\tld.u64 %rd1, [%rd1];\n"
+	"\tadd.u32 %r4, %r4, 1;\n"
+	"\tbra HOP;\n"
+	"END:\n"
+	"\tsetp.eq.u64 %p3, %rd1, 0;\n"
+	"\t@%p3 trap;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n";
