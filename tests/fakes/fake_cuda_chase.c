@@ -169,12 +169,12 @@ CUresult fake_chase_launch(CUstream s, unsigned gx, void **params)
 
 /* ---- test hooks, not in the real driver ---- */
 
-FAKE_API long long fake_cuda_chase_hops(void)
+FAKE_API int fake_cuda_chase_hops(void)
 {
-	return atomic_load(&hops_walked);
+	return (int)atomic_load(&hops_walked);
 }
 
-FAKE_API long long fake_cuda_chase_nodes(void)
+FAKE_API int fake_cuda_chase_nodes(void)
 {
-	return atomic_load(&last_nodes);
+	return (int)atomic_load(&last_nodes);
 }
