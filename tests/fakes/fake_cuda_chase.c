@@ -3,18 +3,21 @@
  * follows the chain it is given in memory, one node after the other, as
  * the kernel does, so a chain set up wrong is caught rather than timed.
  *
- * FAKE_CUDA_LATENCY_NS="host=800,p2p=700,local=600,host@1=2000"
+ * FAKE_CUDA_LATENCY_NS="host=800,p2p=700,local=600,hit=30,host@1=2000"
  *   the modelled time of one access in ns: host when the chain lies in
  *   pinned host memory, p2p in another GPU's memory (peer access enabled
  *   from the chasing GPU to it), local in the chasing GPU's own memory;
- *   "@N" for chases run on GPU N alone. Defaults: host 800, p2p 700,
- *   local 600 (round numbers, not measurements). Read by every cuInit.
+ *   hit for an access to the same 128-byte line as the access before (a
+ *   cache hit: a chain whose stride is under a line measures mostly
+ *   hits); "@N" for chases run on GPU N alone. Defaults: host 800, p2p
+ *   700, local 600, hit 30 (round numbers, not measurements). Read by
+ *   every cuInit.
  *
  * A launch (data, size, hops, block) with a grid of at least block + 1
  * blocks walks hops nodes from data at once (the work queued before it on
  * the stream has run then, unless a spin kernel holds the stream: the
- * chase does not wait for it) and queues hops x the latency as the
- * kernel's modelled time on its stream (fake_cuda_queue.c). Every node it
+ * chase does not wait for it) and queues the sum of the hops' latencies
+ * as the kernel's modelled time on its stream (fake_cuda_queue.c). Every node it
  * reads must be 8-byte aligned (else CUDA_ERROR_MISALIGNED_ADDRESS) and
  * lie inside [data, data + size), which must be one allocation: pinned
  * host memory, or a GPU's memory that the chasing GPU owns or has peer
@@ -38,10 +41,10 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
-enum { LAT_HOST, LAT_P2P, LAT_LOCAL, LAT__N };
+enum { LAT_HOST, LAT_P2P, LAT_LOCAL, LAT_HIT, LAT__N };
 
-static const char *const lat_keys[LAT__N] = { "host", "p2p", "local" };
-static const double lat_default[LAT__N] = { 800, 700, 600 };
+static const char *const lat_keys[LAT__N] = { "host", "p2p", "local", "hit" };
+static const double lat_default[LAT__N] = { 800, 700, 600, 30 };
 static double lat_ns[LAT__N][FAKE_CUDA_MAX];
 static atomic_llong hops_walked;
 static atomic_llong last_nodes;
@@ -111,15 +114,17 @@ static CUresult lat_of(uintptr_t data, size_t size, int on, double *ns)
 }
 
 /* Follows hops nodes from data inside [data, data + size), marking the
- * nodes visited in seen (a bit per 8 bytes); a fault at the first node
+ * nodes visited in seen (a bit per 8 bytes) and counting in *hits the
+ * hops to the 128-byte line of the hop before; a fault at the first node
  * out of bounds or misaligned. */
-static CUresult walk(uintptr_t data, size_t size, unsigned hops, unsigned char *seen)
+static CUresult walk(uintptr_t data, size_t size, unsigned hops, unsigned char *seen, unsigned *hits)
 {
-	uintptr_t p = data;
+	uintptr_t p = data, line = 0;
 	long long distinct = 0;
 	unsigned i;
 	CUresult r = CUDA_SUCCESS;
 
+	*hits = 0;
 	for (i = 0; i < hops; i++) {
 		if (p < data || p - data >= size || size - (p - data) < 8) {
 			r = CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -129,6 +134,8 @@ static CUresult walk(uintptr_t data, size_t size, unsigned hops, unsigned char *
 			r = CUDA_ERROR_MISALIGNED_ADDRESS;
 			break;
 		}
+		*hits += i > 0 && p / 128 == line;
+		line = p / 128;
 		size_t node = (p - data) / 8;
 		if (!(seen[node / 8] & (1u << (node % 8)))) {
 			seen[node / 8] |= (unsigned char)(1u << (node % 8));
@@ -151,7 +158,7 @@ CUresult fake_chase_launch(CUstream s, unsigned gx, void **params)
 {
 	uintptr_t data = (uintptr_t)*(CUdeviceptr *)params[0];
 	size_t size = (size_t)*(unsigned long long *)params[1];
-	unsigned hops = *(unsigned *)params[2], block = *(unsigned *)params[3];
+	unsigned hops = *(unsigned *)params[2], block = *(unsigned *)params[3], hits = 0;
 	double ns = 0;
 
 	if (block >= gx || !hops)
@@ -161,10 +168,11 @@ CUresult fake_chase_launch(CUstream s, unsigned gx, void **params)
 		unsigned char *seen = calloc(size / 64 + 1, 1);
 		if (!seen)
 			return CUDA_ERROR_OUT_OF_MEMORY;
-		fault = walk(data, size, hops, seen);
+		fault = walk(data, size, hops, seen, &hits);
 		free(seen);
 	}
-	return fake_enqueue_timed(s, fault == CUDA_SUCCESS ? (double)hops * ns / 1e6 : 0, fault);
+	double ms = ((double)(hops - hits) * ns + (double)hits * lat_ns[LAT_HIT][s->dev]) / 1e6;
+	return fake_enqueue_timed(s, fault == CUDA_SUCCESS ? ms : 0, fault);
 }
 
 /* ---- test hooks, not in the real driver ---- */
