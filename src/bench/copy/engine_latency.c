@@ -143,8 +143,8 @@ static int lat_host(struct ce_engine *e, struct copy_engine_test *res)
 			r = LAT(gi, "cuMemHostAlloc", e->cu.mem_host_alloc(&own, LAT_BYTES, CU_MEMHOSTALLOC_PORTABLE));
 			h = own;
 			snprintf(res->message, sizeof(res->message),
-				 "the 2 MiB host buffers were allocated apart (-b is below 2 MiB), under the default "
-				 "NUMA policy");
+				 "the 2 MiB host buffers were allocated apart (%s), under the default NUMA policy",
+				 g->h1 ? "-b is below 2 MiB" : "the engine holds no host buffer");
 		}
 		if (r == 0)
 			r = LAT(gi, "cuMemHostGetDevicePointer", e->cu.mem_host_get_device_pointer_v2(&d, h, 0));
