@@ -15,7 +15,8 @@ set -u
 fakes=${GPUREADY_FAKES:?}
 ROOT="$FIX/h100-8x-cx7-roce/root"
 export LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-unset FAKE_CUDA_COPY_GBPS FAKE_CUDA_PEER FAKE_CUDA_LOST_AFTER FAKE_CUDA_OOM FAKE_CUDA_HANG FAKE_CUDA_LATENCY_NS
+unset FAKE_CUDA_COPY_GBPS FAKE_CUDA_PEER FAKE_CUDA_LOST_AFTER FAKE_CUDA_OOM FAKE_CUDA_HANG FAKE_CUDA_PEER_ENABLE_FAIL \
+	FAKE_CUDA_SHARED_HOST FAKE_CUDA_CLOCK_KHZ FAKE_CUDA_LATENCY_NS
 export FAKE_CUDA_DEVICES=1
 copy() { "$BIN" bench copy -b 4 -i 3 "$@"; }
 
@@ -133,7 +134,8 @@ contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 0 did not return within 1 s
 # tests after it are not run, the figures before it are kept.
 FAKE_CUDA_HANG=cuStreamSynchronize GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0,1 &&
 	pass "a hung cuStreamSynchronize: exit 2"
-contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) did not return within 1 s" \
+# (4 MiB x 20 copies queued: 84 MB at 0.5 GB/s add 0.17 s to the 1 s)
+contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) with 84 MB queued did not return within 1.17 s" \
 	"the hung test names the call and the GPU"
 contains "$TMP/out" "not run: CUDA call cuStreamSynchronize" "the next test was not run, and says why"
 
@@ -147,6 +149,70 @@ contains "$TMP/err" "CUDA_ERROR_NO_DEVICE" "no GPU: the driver's error"
 expect_exit 0 copy -t 0 --numa 0 && pass "--numa 0: exit 0"
 expect_exit 2 copy -t 0 --numa 1000 && pass "--numa 1000: exit 2"
 contains "$TMP/err" "set_mempolicy(MPOL_BIND, node 1000)" "a node that cannot hold memory is named"
+
+# A GPU whose own node (sysfs numa_node) cannot be bound, as a node without
+# memory: its host buffers fall back to the default policy, and the header
+# and the JSON say so; the run goes on.
+mem0="$TMP/memless/sys/bus/pci/devices/0000:18:00.0"
+mkdir -p "$mem0" && echo 0x10de >"$mem0/vendor" && echo 0x030200 >"$mem0/class" && echo 7 >"$mem0/numa_node"
+expect_exit 0 copy -t 0 --sysroot "$TMP/memless" && pass "a GPU on a node that cannot be bound: exit 0"
+contains "$TMP/out" "host buffers on each GPU's NUMA node where known" "the header does not claim every GPU's node"
+contains "$TMP/out" "# GPU 0: set_mempolicy cannot bind NUMA node 7 (no memory there, or not online)" \
+	"the GPU whose node could not be bound is named"
+expect_exit 0 copy -t 0 --sysroot "$TMP/memless" --json && pass "the same with --json: exit 0"
+contains "$TMP/out" '"numa_note":"set_mempolicy cannot bind NUMA node 7' "--json: the note"
+cp "$TMP/out" "$TMP/memless.json"
+# Without a host test there are no host buffers, and the header says nothing of them.
+FAKE_CUDA_DEVICES=2 expect_exit 0 copy -t 34 && pass "device_local_copy: exit 0"
+contains "$TMP/out" "median of 3 samples
+" "no host test: no word on host buffers"
+
+# A cuCtxEnablePeerAccess that fails (a driver's peer limit) takes only
+# that pair out: its cells are N/A with the driver's error, every other
+# pair and test runs.
+FAKE_CUDA_DEVICES=3 FAKE_CUDA_PEER_ENABLE_FAIL=0-2 FAKE_CUDA_COPY_GBPS=p2p=300 \
+	expect_exit 0 copy -t 0,5,12 && pass "one pair's peer access cannot be enabled: exit 0"
+contains "$TMP/out" "N/A: 1 GPU pair without peer access, 1 of them because cuCtxEnablePeerAccess failed (GPU 0 to GPU 2: cuCtxEnablePeerAccess: CUDA_ERROR_TOO_MANY_PEERS" \
+	"the failed pair is named with the driver's error"
+contains "$TMP/out" " 0       N/A    300.00       N/A" "GPU 0 -> 1 measured, GPU 0 -> 2 N/A"
+contains "$TMP/out" "SUM host_to_device_memcpy_ce 150.00" "the host test ran"
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_PEER_ENABLE_FAIL=0-1 expect_exit 0 copy -t 0,5 && pass "no pair can be enabled: exit 0"
+contains "$TMP/out" "waived: peer access could not be enabled for any GPU pair (GPU 0 to GPU 1: cuCtxEnablePeerAccess: CUDA_ERROR_TOO_MANY_PEERS" \
+	"no pair enabled: waived, with why"
+
+# GPUs behind one host link (FAKE_CUDA_SHARED_HOST): alone each copies at
+# the link's 40 GB/s; in all_to_host / host_to_all the others' copies run
+# at the same time on the shared link, so the measured GPU gets half. This
+# holds only if the load really overlaps the measured window.
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_SHARED_HOST=0-1 FAKE_CUDA_COPY_GBPS=h2d=40,d2h=40 \
+	expect_exit 0 copy -t 0,8,10,2,24,26 && pass "two GPUs on one host link: exit 0"
+python3 - "$TMP/out" <<'PY' && pass "a shared host link halves the all-GPU figures, not the one-GPU ones" || fail "shared host link figures"
+import re, sys
+text = open(sys.argv[1]).read()
+def sums(name):
+    return float(re.search(r"^SUM %s ([0-9.]+)$" % name, text, re.M).group(1))
+one = sums("host_to_device_memcpy_ce")
+assert abs(one - 80) < 0.5, one            # one at a time: 40 + 40
+for t in ("all_to_host_memcpy_ce", "host_to_all_memcpy_ce", "all_to_host_memcpy_sm", "host_to_all_memcpy_sm"):
+    v = sums(t)
+    assert 36 < v < 46, (t, v)             # each GPU ~20 while the other copies
+bi = sums("host_to_device_bidirectional_memcpy_ce")
+assert abs(bi - 80) < 0.5, bi              # the other direction does not share
+PY
+
+# A spin kernel whose timeout ends before the host releases it (the clock
+# rate the driver reports is far below the one it counts at): the test
+# still reports its figures and says that the hold did not last.
+FAKE_CUDA_CLOCK_KHZ=1 expect_exit 0 copy -t 0 && pass "a spin kernel that times out: exit 0"
+contains "$TMP/out" "the spin kernel gave up waiting (10 s) before the copies of 3 samples were queued" \
+	"the timed-out hold is reported"
+
+# all_to_one / one_to_all: the GPU in the middle has a buffer per peer, as
+# nvbandwidth: with room for only its two own buffers that allocation
+# fails, names itself, and the other tests run.
+FAKE_CUDA_DEVICES=3 FAKE_CUDA_OOM=$((8 << 20)) expect_exit 2 copy -t 5,12 && pass "no room for a buffer per peer: exit 2"
+contains "$TMP/out" "cuMemAlloc (a buffer per peer): CUDA_ERROR_OUT_OF_MEMORY" "the per-peer buffer is named"
+contains "$TMP/out" "SUM device_to_device_memcpy_write_ce" "the pair test before it ran"
 
 # -l lists the tests as nvbandwidth -l numbers them, without libcuda.
 LD_LIBRARY_PATH=/nonexistent expect_exit 0 "$BIN" bench copy -l && pass "-l: exit 0 without libcuda"
@@ -166,7 +232,8 @@ LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0,1 --json && pass "--json wi
 cp "$TMP/out" "$TMP/nolib.json"
 contains "$TMP/nolib.json" '"result":"error"' "--json without libcuda: result error"
 contains "$TMP/nolib.json" "cannot load the CUDA driver library: libcuda.so.1" "--json without libcuda: the reason"
-schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json" "$TMP/latency.json"
+schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json" "$TMP/memless.json" \
+	"$TMP/latency.json"
 python3 - "$TMP/copy.json" <<'PY' && pass "JSON: the h2d figure and the result" || fail "JSON content"
 import json, sys
 d = json.load(open(sys.argv[1]))

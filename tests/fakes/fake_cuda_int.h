@@ -74,6 +74,10 @@ int fake_reg_find(const void *p, size_t bytes);
 /* Modelled copy rates in GB/s (1e9 bytes per second). */
 enum fake_kind { FK_H2D, FK_D2H, FK_P2P, FK_LOCAL, FK__N };
 double fake_rate(enum fake_kind k, int dev, int sm);
+/* The GPU whose host link dev's host copies use (FAKE_CUDA_SHARED_HOST). */
+int fake_host_link(int dev);
+/* CU_DEVICE_ATTRIBUTE_CLOCK_RATE as reported (FAKE_CUDA_CLOCK_KHZ). */
+int fake_reported_khz(void);
 /* Whether a context on device `from` has peer access to `to` enabled. */
 int fake_peer_on(int from, int to);
 

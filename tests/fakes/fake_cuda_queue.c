@@ -152,8 +152,11 @@ static void op_run(CUstream s, struct fake_op *op, double now)
 			memcpy((char *)op->dst + 4 * i, &op->value, 4);
 		break;
 	case FOP_SPIN:
-		if (__atomic_load_n(op->flag, __ATOMIC_ACQUIRE) == 0)
+		if (__atomic_load_n(op->flag, __ATOMIC_ACQUIRE) == 0) {
+			/* as the kernel does: the second word says it gave up */
+			__atomic_store_n((uint32_t *)(uintptr_t)(op->flag + 1), 1u, __ATOMIC_RELEASE);
 			atomic_fetch_add(&spin_timeouts, 1);
+		}
 		break; /* it ran until now */
 	case FOP_WAIT:
 		if (op->ev->t > start)
@@ -310,14 +313,14 @@ static void plan_copy(struct fake_op *op, int sd, int dd, int on, int sm, double
 	} else if (sd >= 0 && dd >= 0) { /* staged through the host */
 		double a = fake_rate(FK_D2H, sd, 0), b = fake_rate(FK_H2D, dd, 0);
 		gbps = a < b ? a : b;
-		op->res[0] = res(R_D2H, sd);
-		op->res[1] = res(R_H2D, dd);
+		op->res[0] = res(R_D2H, fake_host_link(sd));
+		op->res[1] = res(R_H2D, fake_host_link(dd));
 	} else if (dd >= 0) {
 		gbps = fake_rate(FK_H2D, dd, sm);
-		op->res[0] = res(R_H2D, dd);
+		op->res[0] = res(R_H2D, fake_host_link(dd));
 	} else if (sd >= 0) {
 		gbps = fake_rate(FK_D2H, sd, sm);
-		op->res[0] = res(R_D2H, sd);
+		op->res[0] = res(R_D2H, fake_host_link(sd));
 	} else {
 		gbps = fake_rate(FK_H2D, on, sm); /* host to host */
 	}
@@ -413,7 +416,7 @@ static struct fake_op *plan_copy_kernel(void **params, int on)
 	else if ((dst | src) % 16)
 		op->fault = CUDA_ERROR_MISALIGNED_ADDRESS;
 	else
-		plan_copy(op, sd, dd, on, 1, loops);
+		plan_copy(op, sd, dd, on, 1, 1); /* one pass: the launch queues loops of them */
 	return op;
 }
 
@@ -426,7 +429,7 @@ static struct fake_op *plan_spin(void **params)
 	struct fake_op *op = op_new(FOP_SPIN);
 	if (!op)
 		return NULL;
-	int where = fake_reg_find((void *)(uintptr_t)flag, 4);
+	int where = fake_reg_find((void *)(uintptr_t)flag, 8);
 	if (where == FAKE_PAGEABLE || where == -3 || flag % 4) {
 		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
 		op->kind = FOP_COPY;
@@ -462,7 +465,18 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	struct fake_op *op = f->kind == FF_COPY ? plan_copy_kernel(params, s->dev) : plan_spin(params);
 	if (!op)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* the copy kernel's passes one by one, so that the copies of other
+	 * streams on the same link take turns with them, as copy-engine
+	 * copies do */
+	unsigned passes = f->kind == FF_COPY && op->fault == CUDA_SUCCESS && op->bytes ? *(unsigned *)params[3] : 1;
 	pthread_mutex_lock(&lock);
+	for (unsigned i = 1; i < passes; i++) {
+		struct fake_op *more = op_new(op->kind);
+		if (!more)
+			break;
+		*more = *op;
+		enqueue(s, more);
+	}
 	enqueue(s, op);
 	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
@@ -520,6 +534,8 @@ FAKE_API CUresult cuEventRecord(CUevent e, CUstream hs)
 	if (bad_event(e) || (hs && hs->magic != STREAM_MAGIC))
 		return CUDA_ERROR_INVALID_HANDLE;
 	CUstream s = hs ? hs : &legacy[e->dev];
+	if (s->dev != e->dev) /* cuda.h: event and stream from different contexts */
+		return CUDA_ERROR_INVALID_HANDLE;
 	CUresult r = fake_gate(s->dev);
 	if (r != CUDA_SUCCESS)
 		return r;

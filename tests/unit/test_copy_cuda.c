@@ -164,7 +164,7 @@ static void test_h2d_d2h_timed(void **state)
 
 	fake_env("h2d=50,d2h=25", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
 	for (size_t i = 0; i < SIZE; i++)
@@ -200,7 +200,7 @@ static void test_copy_kernel(void **state)
 
 	fake_env("h2d=50,local=1000,sm_local=800", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	OK(cu.mem_alloc_v2(&a, SIZE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.memset_d32_async(a, 0x5a5a5a5au, SIZE / 4, g.s));
@@ -270,7 +270,7 @@ static void test_interference(void **state)
 	gpu_open(&g, 0);
 	OK(cu.stream_create(&s2, CU_STREAM_NON_BLOCKING));
 	OK(cu.event_create(&e2, CU_EVENT_DEFAULT));
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host2, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
@@ -298,12 +298,15 @@ static void test_spin_timeout(void **state)
 
 	fake_env(NULL, NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	hold(&g, flag, 50);
 	OK(cu.event_record(g.end, g.s));
 	assert_int_equal(cu.event_query(g.end), CUDA_ERROR_NOT_READY);
+	assert_int_equal(flag[1], 0);
 	OK(cu.stream_synchronize(g.s));
 	assert_int_equal(fake_count("fake_cuda_spin_timeouts"), 1);
+	/* the kernel's second word says it gave up */
+	assert_int_equal(flag[1], 1);
 	OK(cu.mem_free_host(flag));
 	gpu_close(&g);
 }
@@ -327,7 +330,7 @@ static void test_peer(void **state)
 	assert_int_equal(can, 1);
 	OK(cu.device_can_access_peer(&can, 1, 0));
 	assert_int_equal(can, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.ctx_set_current(g0.ctx));
 	OK(cu.mem_alloc_v2(&a, SIZE));
@@ -379,7 +382,7 @@ static void lost_run(const char *code, CUresult want, const char *name)
 		setenv("FAKE_CUDA_LOST_CODE", code, 1);
 	OK(cu.init(0));
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc(&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	gpu_open(&g0, 0);
@@ -448,7 +451,7 @@ static void test_slot_and_refusals(void **state)
 
 	fake_env("h2d@1=14,h2d=50", NULL, NULL, NULL);
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	assert_rate(measure_ce(&g1, b, (CUdeviceptr)(uintptr_t)host, flag), 14);

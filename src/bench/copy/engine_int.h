@@ -32,7 +32,14 @@ struct ce_engine {
 	int n;
 	struct ce_gpu g[COPY_MAX_GPUS];
 	bool peer[COPY_MAX_GPUS][COPY_MAX_GPUS]; /* both directions allowed and enabled */
-	volatile unsigned *flag;    /* pinned host word the spin kernels wait on */
+	/* pinned host words: [0] the spin kernels wait on it, [1] a spin
+	 * kernel that gave up waiting sets it (kernels.h) */
+	volatile unsigned *flag;
+	int spin_timeouts;          /* samples of the current test with [1] set */
+	/* why a pair is not in peer[][]: 0 peer access works, 1
+	 * cuDeviceCanAccessPeer said no, 2 cuCtxEnablePeerAccess failed */
+	unsigned char no_peer[COPY_MAX_GPUS][COPY_MAX_GPUS];
+	char peer_err[200];         /* the first cuCtxEnablePeerAccess failure */
 	size_t bytes;               /* per copy */
 	char err[320];
 };
@@ -46,6 +53,23 @@ struct ce_xfer {
 };
 
 #define CE_MAX_XFERS (2 * COPY_MAX_GPUS)
+
+/* Sets e->err to fn's failure on GPU gi (-1: none) and returns -1. */
+int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r);
+
+/* Names the call (the deadline's step), makes it, and returns -1 from the
+ * calling function with e->err set when it fails. */
+#define CE_CALL(e, gi, fn, expr)                                                                       \
+	do {                                                                                           \
+		if ((gi) >= 0)                                                                         \
+			isolate_step((e)->ictx, "%s on GPU %d (%s)", fn, (e)->out->gpus[gi].ordinal,   \
+				     (e)->out->gpus[gi].bdf);                                          \
+		else                                                                                   \
+			isolate_step((e)->ictx, "%s", fn);                                             \
+		CUresult r_ = (expr);                                                                  \
+		if (r_ != CUDA_SUCCESS)                                                                \
+			return ce_fail(e, gi, fn, r_);                                                 \
+	} while (0)
 
 /* Times xfers[0..n) together as nvbandwidth does (engine.h); sm: the copy
  * kernel instead of cuMemcpyAsync. total: one figure, every stream's

@@ -45,12 +45,7 @@
 /* Returns 0, or -1 with e->err naming GPU gi and the call that failed. */
 static int lat_check(struct ce_engine *e, int gi, const char *fn, CUresult r)
 {
-	char msg[256];
-	if (r == CUDA_SUCCESS)
-		return 0;
-	cuda_api_format(&e->cu, fn, r, msg, sizeof(msg));
-	snprintf(e->err, sizeof(e->err), "GPU %d (%s): %s", e->out->gpus[gi].ordinal, e->out->gpus[gi].bdf, msg);
-	return -1;
+	return r == CUDA_SUCCESS ? 0 : ce_fail(e, gi, fn, r);
 }
 
 static void lat_step(struct ce_engine *e, int gi, const char *fn)

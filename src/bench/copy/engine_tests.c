@@ -115,52 +115,90 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	return 0;
 }
 
+/* Frees the extra buffers of a fan test, its GPU's context current. */
+static void ce_fan_free(struct ce_engine *e, int i, CUdeviceptr *own, int n)
+{
+	if (e->cu.ctx_set_current(e->g[i].ctx) != CUDA_SUCCESS)
+		return;
+	for (int k = 1; k < n; k++)
+		if (own[k])
+			e->cu.mem_free_v2(own[k]);
+}
+
 /* all_to_one / one_to_all for GPU i: every peer's copy at once, the total
- * (nvbandwidth's TOTAL_BW). */
+ * (nvbandwidth's TOTAL_BW). As nvbandwidth v0.8 (testcase.cpp
+ * allToOneHelper, oneToAllHelper), GPU i has a buffer of its own for each
+ * peer, so that no two copies touch the same memory; the first is its b
+ * (a to write to, for the reads), the others are allocated here. */
 static int ce_fan(struct ce_engine *e, enum ce_kind k, bool sm, int i, struct copy_engine_test *res)
 {
 	struct ce_xfer x[CE_MAX_XFERS];
 	double bw[CE_MAX_XFERS];
 	struct ce_gpu *I = &e->g[i];
-	int n = 0;
+	CUdeviceptr own[COPY_MAX_GPUS] = { 0 };
+	bool src = k == K_ALL_TO_ONE_READ || k == K_ONE_TO_ALL_WRITE; /* i's buffers are read */
+	int n = 0, r = 0;
 
 	for (int p = 0; p < e->n; p++) {
 		struct ce_gpu *P = &e->g[p];
 		if (p == i || !e->peer[i][p])
 			continue;
-		switch (k) {
-		case K_ALL_TO_ONE_WRITE: x[n++] = xf(p, I->b, P->a, 1); break;
-		case K_ALL_TO_ONE_READ: x[n++] = xf(p, P->b, I->a, 1); break;
-		case K_ONE_TO_ALL_WRITE: x[n++] = xf(i, P->b, I->a, 1); break;
-		default: x[n++] = xf(i, I->b, P->a, 1); break;
+		own[n] = src ? I->a : I->b;
+		if (n > 0) {
+			isolate_step(e->ictx, "cuMemAlloc on GPU %d (%s)", e->out->gpus[i].ordinal, e->out->gpus[i].bdf);
+			CUresult cr = e->cu.ctx_set_current(I->ctx);
+			if (cr == CUDA_SUCCESS)
+				cr = e->cu.mem_alloc_v2(&own[n], e->bytes);
+			if (cr != CUDA_SUCCESS) {
+				own[n] = 0;
+				ce_fan_free(e, i, own, n);
+				return ce_fail(e, i, "cuMemAlloc (a buffer per peer)", cr);
+			}
 		}
+		switch (k) {
+		case K_ALL_TO_ONE_WRITE: x[n] = xf(p, own[n], P->a, 1); break;
+		case K_ALL_TO_ONE_READ: x[n] = xf(p, P->b, own[n], 1); break;
+		case K_ONE_TO_ALL_WRITE: x[n] = xf(i, P->b, own[n], 1); break;
+		default: x[n] = xf(i, own[n], P->a, 1); break;
+		}
+		n++;
 	}
-	if (n == 0)
-		return 0;
-	if (ce_measure(e, x, n, sm, true, bw) < 0)
-		return -1;
-	res->value[0][i] = bw[0];
-	return 0;
+	if (n > 0 && (r = ce_measure(e, x, n, sm, true, bw)) == 0)
+		res->value[0][i] = bw[0];
+	ce_fan_free(e, i, own, n);
+	return r;
 }
 
 /* Why a peer test cannot run here, or NULL. Also notes N/A pairs. */
 static const char *ce_peer_waiver(struct ce_engine *e, struct copy_engine_test *res)
 {
-	int pairs = 0, none = 0, nr = -1, nc = -1;
+	int pairs = 0, none = 0, failed = 0, nr = -1, nc = -1;
 	if (e->n < 2)
 		return "one GPU: there is no GPU pair";
 	for (int r = 0; r < e->n; r++)
 		for (int c = r + 1; c < e->n; c++) {
 			if (e->peer[r][c]) {
 				pairs++;
-			} else if (none++ == 0) {
+				continue;
+			}
+			failed += e->no_peer[r][c] == 2;
+			if (none++ == 0) {
 				nr = r;
 				nc = c;
 			}
 		}
-	if (!pairs)
+	if (!pairs && !failed)
 		return "no GPU pair with peer access (cuDeviceCanAccessPeer says 0; nvbandwidth waives this test too)";
-	if (none)
+	if (!pairs) {
+		snprintf(res->message, sizeof(res->message), "peer access could not be enabled for any GPU pair (%s)",
+			 e->peer_err);
+		return res->message;
+	}
+	if (none && failed)
+		snprintf(res->message, sizeof(res->message),
+			 "N/A: %d GPU pair%s without peer access, %d of them because cuCtxEnablePeerAccess failed (%s)",
+			 none, none == 1 ? "" : "s", failed, e->peer_err);
+	else if (none)
 		snprintf(res->message, sizeof(res->message),
 			 "N/A: %d GPU pair%s without peer access (cuDeviceCanAccessPeer), first GPU %d (%s) and "
 			 "GPU %d (%s)",
@@ -208,14 +246,22 @@ void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_eng
 	const char *waived = t->peers ? ce_peer_waiver(e, res) : NULL;
 	if (waived) {
 		res->status = COPY_WAIVED;
-		snprintf(res->message, sizeof(res->message), "%s", waived);
+		if (waived != res->message)
+			snprintf(res->message, sizeof(res->message), "%s", waived);
 		return;
 	}
+	e->spin_timeouts = 0;
 	int r = k == K_LATENCY ? ce_latency(e, t->peers, res)
 		: t->peers     ? ce_peer_test(e, k, sm, res)
 			       : ce_row(e, k, sm, res);
 	if (r < 0) {
 		res->status = COPY_ERROR;
 		snprintf(res->message, sizeof(res->message), "%s", e->err);
+	} else if (e->spin_timeouts) {
+		size_t len = strlen(res->message);
+		snprintf(res->message + len, sizeof(res->message) - len,
+			 "%sthe spin kernel gave up waiting (%d s) before the copies of %d sample%s were queued: "
+			 "those figures may count launch overhead",
+			 len ? "; " : "", COPY_SPIN_TIMEOUT_MS / 1000, e->spin_timeouts, e->spin_timeouts == 1 ? "" : "s");
 	}
 }

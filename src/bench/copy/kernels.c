@@ -8,17 +8,23 @@
  * grid's thread count (the stride, in elements), %rd7 the stride in bytes,
  * %rd8 three strides; %r6 the copy counter, %rd9 the element index. QUAD
  * copies elements i, i+s, i+2s, i+3s (four loads, then four stores) while
- * i+3s < n; TAIL the rest one by one.
- * gpuready_spin: %rd1 the flag, %rd2 the timeout in clocks, %rd3 the
- * start clock.
- * gpuready_chase: %rd1 the node being visited (first the buffer, then each
- * node's next pointer), %r1 the hops to make, %r2 the block that chases,
- * %r3 this block (ctaid.x), %r4 the hop counter. Blocks other than %r2
- * return at once (a plain bra: the predicate differs between blocks); the
- * loads are generic (ld.u64), since the chain holds the addresses a
- * pointer has (host memory under unified addressing, a peer GPU's memory),
- * and the final node is compared with 0 and traps, so that the loads are
- * live. */
+ * i+3s < n; TAIL the rest one by one. Branches: `bra.uni` (the branch
+ * is the same for every active thread of a warp, PTX ISA "bra") only on
+ * the loop counter's test, which every thread computes alike; the element
+ * tests in QUAD and TAIL differ between threads near the end of the
+ * buffer, so those branches, and the jumps back that threads reach
+ * apart, are plain `bra`.
+ * gpuready_spin (one thread): %rd1 the flag (two words), %rd2 the timeout
+ * in clocks, %rd3 the start clock; on the timeout it writes 1 to the
+ * second word, so that the host knows the hold did not last.
+ * gpuready_chase (one thread per block): %rd1 the node being visited
+ * (first the buffer, then each node's next pointer), %r1 the hops to
+ * make, %r2 the block that chases, %r3 this block (ctaid.x), %r4 the hop
+ * counter. Blocks other than %r2 return at once; the branches are plain
+ * `bra` (the block test differs between threads of the grid). The loads
+ * are generic (ld.u64), since the chain holds the addresses a pointer has
+ * (host memory under unified addressing, a peer GPU's memory), and the
+ * final node is compared with 0 and traps, so that the loads are live. */
 #include "kernels.h"
 
 /* clang-format off */
@@ -62,7 +68,7 @@ const char copy_kernels_ptx[] =
 	"QUAD:\n"
 	"\tadd.u64 %rd10, %rd9, %rd8;\n"
 	"\tsetp.ge.u64 %p2, %rd10, %rd3;\n"
-	"\t@%p2 bra.uni TAIL;\n"
+	"\t@%p2 bra TAIL;\n"
 	"\tshl.b64 %rd11, %rd9, 4;\n"
 	"\tadd.u64 %rd12, %rd2, %rd11;\n"
 	"\tadd.u64 %rd13, %rd1, %rd11;\n"
@@ -82,20 +88,20 @@ const char copy_kernels_ptx[] =
 	"\tst.global.v4.u32 [%rd19], {%r19, %r20, %r21, %r22};\n"
 	"\tshl.b64 %rd20, %rd6, 2;\n"
 	"\tadd.u64 %rd9, %rd9, %rd20;\n"
-	"\tbra.uni QUAD;\n"
+	"\tbra QUAD;\n"
 	"TAIL:\n"
 	"\tsetp.ge.u64 %p3, %rd9, %rd3;\n"
-	"\t@%p3 bra.uni NEXT;\n"
+	"\t@%p3 bra NEXT;\n"
 	"\tshl.b64 %rd11, %rd9, 4;\n"
 	"\tadd.u64 %rd12, %rd2, %rd11;\n"
 	"\tadd.u64 %rd13, %rd1, %rd11;\n"
 	"\tld.global.v4.u32 {%r7, %r8, %r9, %r10}, [%rd12];\n"
 	"\tst.global.v4.u32 [%rd13], {%r7, %r8, %r9, %r10};\n"
 	"\tadd.u64 %rd9, %rd9, %rd6;\n"
-	"\tbra.uni TAIL;\n"
+	"\tbra TAIL;\n"
 	"NEXT:\n"
 	"\tadd.u32 %r6, %r6, 1;\n"
-	"\tbra.uni LOOP;\n"
+	"\tbra LOOP;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n"
@@ -121,6 +127,8 @@ const char copy_kernels_ptx[] =
 	"\tsub.u64 %rd5, %rd4, %rd3;\n"
 	"\tsetp.lt.u64 %p2, %rd5, %rd2;\n"
 	"\t@%p2 bra.uni WAIT;\n"
+	"\tmov.u32 %r1, 1;\n"
+	"\tst.volatile.global.u32 [%rd1+4], %r1;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n"

@@ -34,9 +34,10 @@ extern const char copy_kernels_ptx[];
 #define COPY_KERNEL_NAME "gpuready_copy"
 
 /* The spin kernel: spin_kernel(flag, timeout), parameters (CUdeviceptr
- * flag, unsigned long long timeout): one thread reads the 4-byte flag
- * (volatile, so each read goes to memory) until it is non-zero or
- * timeout clocks of %clock64 have passed. Launched first on a stream, it
+ * flag, unsigned long long timeout): one thread reads the flag's first
+ * 4-byte word (volatile, so each read goes to memory) until it is
+ * non-zero or timeout clocks of %clock64 have passed; in that case it
+ * writes 1 to the second word (the flag is 8 bytes). Launched first on a stream, it
  * holds the work queued behind it until the host sets the flag, so that
  * the launch and enqueue costs stay out of the timed window (nvbandwidth's
  * spin kernel: its timeout is CU_DEVICE_ATTRIBUTE_CLOCK_RATE, in kHz, x

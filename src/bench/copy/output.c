@@ -263,6 +263,31 @@ static void print_device(FILE *out, int i, const struct copy_gpu *g)
 		fprintf(out, " (%s)\n", g->bdf ? g->bdf : "unknown");
 }
 
+/* Where the host buffers are: --numa's node, or each GPU's own, naming
+ * the GPUs whose node is not known or could not be bound. */
+static void print_numa(FILE *out, const struct copy_run *run)
+{
+	bool forced = run->numa && strcmp(run->numa, "auto"), all = true;
+	if (!run->host_buffers) {
+		fputc('\n', out);
+		return;
+	}
+	for (int i = 0; i < run->n_gpus; i++)
+		all &= run->gpus[i].numa_node >= 0;
+	if (forced)
+		fprintf(out, ", host buffers on NUMA node %s\n", run->numa);
+	else
+		fprintf(out, ", host buffers on each GPU's NUMA node%s\n", all ? "" : " where known");
+	for (int i = 0; i < run->n_gpus && !forced; i++) {
+		const struct copy_gpu *g = &run->gpus[i];
+		if (g->numa_note)
+			fprintf(out, "# GPU %d: %s\n", glabel(run, i), g->numa_note);
+		else if (g->numa_node < 0)
+			fprintf(out, "# GPU %d: its NUMA node is not known (sysfs numa_node): its host buffers follow "
+				"the default policy\n", glabel(run, i));
+	}
+}
+
 void copy_print_header(FILE *out, const struct copy_run *run)
 {
 	fprintf(out, "gpuready %s bench copy (nvbandwidth's tests and layout)\n\n", run->version ? run->version : "");
@@ -272,10 +297,9 @@ void copy_print_header(FILE *out, const struct copy_run *run)
 	fprintf(out, "%s\n", run->host ? run->host : "unknown");
 	for (int i = 0; i < run->n_gpus; i++)
 		print_device(out, glabel(run, i), &run->gpus[i]);
-	bool node = run->numa && strcmp(run->numa, "auto");
-	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples, host buffers on %s%s\n",
-		(unsigned long long)run->size_mib, run->loop_count, run->samples, node ? "NUMA node " : "each GPU's NUMA node",
-		node ? run->numa : "");
+	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples", (unsigned long long)run->size_mib,
+		run->loop_count, run->samples);
+	print_numa(out, run);
 	if (run->size_mib < 512)
 		fputs("# the buffer is below the default 512 MiB: figures may stay below the link's peak\n", out);
 	fputc('\n', out);
@@ -429,6 +453,8 @@ json_object *copy_json(const struct copy_run *run)
 		json_object_object_add(jg, "name", jstr(g->name));
 		json_object_object_add(jg, "bdf", jstr(g->bdf));
 		json_object_object_add(jg, "numa_node", g->numa_node >= 0 ? json_object_new_int(g->numa_node) : NULL);
+		if (g->numa_note)
+			json_object_object_add(jg, "numa_note", json_object_new_string(g->numa_note));
 		json_object_array_add(gpus, jg);
 	}
 	json_object_object_add(o, "gpus", gpus);

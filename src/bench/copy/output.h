@@ -56,6 +56,7 @@ struct copy_gpu {
 	int numa_node;      /* where its pinned host buffers were placed; -1 unknown */
 	bool index_known;   /* index is its CUDA device index (-d picks by it): the label */
 	int index;          /* without it, the GPU's position in the run labels it */
+	const char *numa_note; /* why not on its own node (a node without memory); NULL none */
 };
 
 /* The site's expectations; 0 is none given. */
@@ -73,6 +74,7 @@ struct copy_run {
 	uint64_t size_mib;            /* buffer per copy, MiB */
 	int loop_count, samples;      /* copies per sample; samples (the median is reported) */
 	const char *numa;             /* --numa as given: "auto" or a node */
+	bool host_buffers;            /* a test copied to or from pinned host memory */
 	struct copy_expect expect;
 	int n_results;
 	const struct copy_result *results;
