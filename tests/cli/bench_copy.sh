@@ -4,7 +4,8 @@
 # FAKE_CUDA_COPY_GBPS, FAKE_CUDA_PEER, FAKE_CUDA_LOST_AFTER, FAKE_CUDA_OOM,
 # FAKE_CUDA_HANG), with a fixture tree for the GPU's PCIe link (--sysroot):
 # the rate the double is set to in nvbandwidth's matrix, --expect-h2d
-# above it, pairs without peer access, a GPU lost part-way, allocation
+# above it, pairs without peer access, the latency tests
+# (FAKE_CUDA_LATENCY_NS), a GPU lost part-way, allocation
 # failure, a GPU that stops answering, no libcuda, and --json against
 # docs/bench-copy.schema.json.
 set -u
@@ -15,7 +16,7 @@ fakes=${GPUREADY_FAKES:?}
 ROOT="$FIX/h100-8x-cx7-roce/root"
 export LD_LIBRARY_PATH="$fakes${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset FAKE_CUDA_COPY_GBPS FAKE_CUDA_PEER FAKE_CUDA_LOST_AFTER FAKE_CUDA_OOM FAKE_CUDA_HANG FAKE_CUDA_PEER_ENABLE_FAIL \
-	FAKE_CUDA_SHARED_HOST FAKE_CUDA_CLOCK_KHZ
+	FAKE_CUDA_SHARED_HOST FAKE_CUDA_CLOCK_KHZ FAKE_CUDA_LATENCY_NS
 export FAKE_CUDA_DEVICES=1
 copy() { "$BIN" bench copy -b 4 -i 3 "$@"; }
 
@@ -68,6 +69,50 @@ contains "$TMP/out" ": GPU 3 14.0" "-d 1,3: the cell below the expectation is GP
 # an expectation no planned test is held to is a usage error
 expect_exit 2 copy -t 1 --expect-h2d 3000 &&
 	contains "$TMP/err" "--expect-h2d applies to host_to_device_memcpy_ce" "--expect-h2d without its test: exit 2"
+
+# The latency tests (a pointer chase through 2 MiB, whatever -b says): the
+# double's latency per access (FAKE_CUDA_LATENCY_NS, followed hop by hop)
+# in the matrices in ns, within 1% (the first launch on a stream also
+# counts the host's gap before it); the pairs without peer access N/A; one
+# GPU: the device-to-device test waived.
+# matrix_row FILE HEADER ROW V1 V2 ...: ROW of the matrix under HEADER holds
+# V1 V2 ... within 1% ("N/A" exactly).
+matrix_row() {
+	python3 - "$@" <<'PY'
+import sys
+path, header, row, want = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+lines = open(path).read().split("\n")
+i = lines.index(header)
+cells = next(l.split() for l in lines[i + 2:] if l.split() and l.split()[0] == row)[1:]
+assert len(cells) == len(want), (cells, want)
+for got, w in zip(cells, want):
+    if w == "N/A":
+        assert got == "N/A", (cells, want)
+    else:
+        assert abs(float(got) - float(w)) <= float(w) * 0.01, (cells, want)
+PY
+}
+lat_h="memory latency SM CPU(row) <-> GPU(column) (ns)"
+lat_d="Device to Device Latency SM GPU(row) <-> GPU(column) (ns)"
+FAKE_CUDA_DEVICES=3 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_LATENCY_NS=host=800,host@2=1500,p2p=600,p2p@1=640 \
+	expect_exit 0 copy -t 32,device_to_device_latency_sm && pass "latency tests, three GPUs: exit 0"
+contains "$TMP/out" "Running host_device_latency_sm." "host_device_latency_sm runs"
+matrix_row "$TMP/out" "$lat_h" 0 800 800 1500 && pass "host latency: 800 ns, GPU 2 1500 ns" ||
+	fail "host latency figures"
+matrix_row "$TMP/out" "$lat_d" 0 N/A 600 N/A && matrix_row "$TMP/out" "$lat_d" 1 640 N/A N/A &&
+	matrix_row "$TMP/out" "$lat_d" 2 N/A N/A N/A && pass "peer latency: 0->1 600 ns, 1->0 640 ns, the rest N/A" ||
+	fail "peer latency figures"
+contains "$TMP/out" "# host_device_latency_sm: highest 15" "the host verdict names the highest latency"
+contains "$TMP/out" "(GPU 2) per access, lower is better" "... its GPU, and that lower is better"
+contains "$TMP/out" "# device_to_device_latency_sm: highest 6" "the peer verdict names the highest latency"
+contains "$TMP/out" "N/A: 2 GPU pairs without peer access" "the peer verdict says why cells are N/A"
+lacks "$TMP/out" "ns, " "no share of a link limit on a latency"
+FAKE_CUDA_DEVICES=1 FAKE_CUDA_LATENCY_NS=host=900 expect_exit 0 copy -t 32,33 -b 1 &&
+	pass "latency tests, one GPU, -b 1: exit 0"
+matrix_row "$TMP/out" "$lat_h" 0 900 && pass "one GPU: host latency 900 ns" || fail "one GPU: host latency"
+contains "$TMP/out" "# device_to_device_latency_sm: waived: one GPU: there is no GPU pair" \
+	"one GPU: the device-to-device latency test is waived"
+contains "$TMP/out" "allocated apart (-b is below 2 MiB)" "-b 1: the 2 MiB host buffer is allocated apart, and said so"
 
 # A GPU lost part-way: the test errors naming the GPU and the call; exit 2.
 FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOST_AFTER=30 expect_exit 2 copy -t 0,1 && pass "a GPU lost part-way: exit 2"
@@ -198,18 +243,37 @@ FAKE_CUDA_DEVICES=4 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_COPY_GBPS=h2d=50 \
 cp "$TMP/out" "$TMP/copy.json"
 FAKE_CUDA_LOST_AFTER=40 FAKE_CUDA_DEVICES=2 expect_exit 2 copy -t 0,1 --json
 cp "$TMP/out" "$TMP/lost.json"
+FAKE_CUDA_DEVICES=3 FAKE_CUDA_PEER=0-1,1-0 FAKE_CUDA_LATENCY_NS=host=800,p2p=600 \
+	expect_exit 0 copy -t 32,33 --json && pass "--json with the latency tests: exit 0"
+cp "$TMP/out" "$TMP/latency.json"
 LD_LIBRARY_PATH=/nonexistent expect_exit 2 copy -t 0,1 --json && pass "--json without libcuda: exit 2"
 cp "$TMP/out" "$TMP/nolib.json"
 contains "$TMP/nolib.json" '"result":"error"' "--json without libcuda: result error"
 contains "$TMP/nolib.json" "cannot load the CUDA driver library: libcuda.so.1" "--json without libcuda: the reason"
 schema_ok bench-copy.schema.json "bench copy" "$TMP/copy.json" "$TMP/lost.json" "$TMP/nolib.json" "$TMP/memless.json" \
-	"$TMP/bad.json"
+	"$TMP/bad.json" \
+	"$TMP/latency.json"
 python3 - "$TMP/copy.json" <<'PY' && pass "JSON: the h2d figure and the result" || fail "JSON content"
 import json, sys
 d = json.load(open(sys.argv[1]))
 t = [x for x in d["tests"] if x["name"] == "host_to_device_memcpy_ce"][0]
 s = json.dumps(t)
 assert "50.0" in s, s[:400]
+assert d["result"] == "pass", d["result"]
+PY
+python3 - "$TMP/latency.json" <<'PY' && pass "JSON: the latency tests in ns, N/A as null" || fail "JSON latency content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+h, p = d["tests"]
+assert h["name"] == "host_device_latency_sm" and h["unit"] == "ns" and h["status"] == "ran", h
+m = h["matrices"][0]
+assert m["limits"] is None and m["rows"] == 1 and m["cols"] == 3, m
+assert all(abs(v - 800) <= 8 for v in m["values"][0]), m["values"]
+assert p["name"] == "device_to_device_latency_sm" and p["unit"] == "ns", p
+v = p["matrices"][0]["values"]
+assert abs(v[0][1] - 600) <= 6 and abs(v[1][0] - 600) <= 6, v
+assert v[0][0] is None and v[2][0] is None and v[0][2] is None, v
+assert p["verdict"]["weakest"]["share"] is None and "lower is better" in p["verdict"]["text"], p["verdict"]
 assert d["result"] == "pass", d["result"]
 PY
 

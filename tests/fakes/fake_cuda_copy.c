@@ -50,7 +50,9 @@
  * as a real driver does, and makes a function of each ".entry NAME";
  * nothing is compiled. gpuready_copy and gpuready_spin
  * (src/bench/copy/kernels.h) behave as their PTX does
- * (fake_cuda_queue.c); any other kernel is counted and does nothing. */
+ * (fake_cuda_queue.c), gpuready_chase too (fake_cuda_chase.c, with its
+ * setting FAKE_CUDA_LATENCY_NS); any other kernel is counted and does
+ * nothing. */
 #define _GNU_SOURCE
 #include "fake_cuda_int.h"
 
@@ -223,6 +225,7 @@ void fake_copy_init(void)
 	memset(counts, 0, sizeof(counts));
 	pthread_mutex_unlock(&lock);
 	fake_queue_init();
+	fake_chase_init();
 }
 
 CUresult fake_sticky(int dev)
@@ -466,6 +469,7 @@ static CUresult module_entries(struct CUmod_st *m, const char *text)
 		fn[m->n] = (struct CUfunc_st){ .magic = FUNC_MAGIC, .dev = m->dev,
 					       .kind = !strcmp(name, "gpuready_copy")	? FF_COPY
 						       : !strcmp(name, "gpuready_spin") ? FF_SPIN
+						       : !strcmp(name, "gpuready_chase") ? FF_CHASE
 											: FF_OTHER };
 		snprintf(fn[m->n].name, sizeof(fn[m->n].name), "%s", name);
 		m->n++;

@@ -84,7 +84,7 @@ int fake_reported_khz(void);
 int fake_peer_on(int from, int to);
 
 #define FUNC_MAGIC 0xf7c0u
-enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN };
+enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN, FF_CHASE };
 struct CUfunc_st {
 	unsigned magic;
 	int dev;
@@ -103,5 +103,16 @@ CUresult fake_stream_query(CUstream s);
 /* Waits for all queued work (dev < 0: of every device), then dev's
  * sticky error. */
 CUresult fake_ctx_sync(int dev);
+/* Queues on s work of ms modelled milliseconds that holds no link (a
+ * kernel the caller timed), raising fault on s's device when it runs
+ * (CUDA_SUCCESS: none). */
+CUresult fake_enqueue_timed(CUstream s, double ms, CUresult fault);
+
+/* ---- fake_cuda_chase.c: the pointer-chase kernel ---- */
+
+/* cuInit: reads FAKE_CUDA_LATENCY_NS, forgets the hop counts. */
+void fake_chase_init(void);
+/* cuLaunchKernel of gpuready_chase on s with gx blocks. */
+CUresult fake_chase_launch(CUstream s, unsigned gx, void **params);
 
 #endif

@@ -47,7 +47,7 @@
 
 enum { R_H2D, R_D2H, R_LOCAL, R_NV_OUT, R_NV_IN, R__N };
 
-enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT };
+enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT, FOP_TIMED };
 
 struct fake_op {
 	enum fop_kind kind;
@@ -466,6 +466,8 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	fake_count_launch(f->name);
 	if (f->kind == FF_OTHER)
 		return CUDA_SUCCESS;
+	if (f->kind == FF_CHASE)
+		return fake_chase_launch(s, gx, params);
 	struct fake_op *op = f->kind == FF_COPY ? plan_copy_kernel(params, s->dev) : plan_spin(params);
 	if (!op)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -481,6 +483,21 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		*more = *op;
 		enqueue(s, more);
 	}
+	enqueue(s, op);
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+/* A kernel timed by its own emulation (fake_cuda_chase.c): ms on s, no
+ * link held; its fault raised when it runs. */
+CUresult fake_enqueue_timed(CUstream s, double ms, CUresult fault)
+{
+	struct fake_op *op = op_new(FOP_TIMED);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->ms = ms;
+	op->fault = fault;
+	pthread_mutex_lock(&lock);
 	enqueue(s, op);
 	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;

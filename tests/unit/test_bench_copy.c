@@ -523,7 +523,7 @@ static void test_verdicts(void **state)
 	double lat[] = { 800.5, 812.25 };
 	struct copy_result l = { .test = "host_device_latency_sm", .rows = 1, .cols = 2, .value = { lat } };
 	line = verdict_of(&run, &l, &v);
-	assert_string_equal(line, "host_device_latency_sm: highest 812.2 ns (GPU 1)");
+	assert_string_equal(line, "host_device_latency_sm: highest 812.2 ns (GPU 1) per access, lower is better");
 	free(line);
 	/* every cell at its expectation passes */
 	double ok[] = { 50.0, 51.0 };

@@ -41,11 +41,15 @@
  * Differences from nvbandwidth, stated in the output where they matter:
  * the SM host<->device bidirectional tests run two copy kernels on two
  * streams (nvbandwidth: one kernel whose warps alternate direction, the
- * figure halved); the latency tests (pointer chase) are waived: gpuready
- * ships no pointer-chase kernel;
+ * figure halved);
  * all_to_one_read_sm and one_to_all_read_sm issue their copies in the
  * reading GPU's context as the _ce tests do (nvbandwidth v0.8 passes
  * PREFER_SRC_CONTEXT there, testcases_sm.cpp, unlike its _ce tests).
+ *
+ * The latency tests (host_device_latency_sm, device_to_device_latency_sm)
+ * are a pointer chase through a 2 MiB buffer instead, timed launch by
+ * launch without the spin kernel, as nvbandwidth times them; figures in
+ * ns per access (engine_latency.c says how, and where it differs).
  *
  * Pinned host buffers are placed on a NUMA node: the thread's memory
  * policy is set to MPOL_BIND on that node (set_mempolicy(2)) around

@@ -95,6 +95,11 @@ int ce_verify_setup(struct ce_engine *e);
 int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n);
 int ce_verify_check(struct ce_engine *e, const struct ce_xfer *x, int n);
 
+/* The latency tests (engine_latency.c): peers, device_to_device_latency_sm
+ * for the pairs with peer access, else host_device_latency_sm; figures in
+ * ns into res->value[0]. Returns 0, or -1 with e->err set. */
+int ce_latency(struct ce_engine *e, bool peers, struct copy_engine_test *res);
+
 /* Runs test t into *res (its matrices NAN where nothing was measured). */
 void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_engine_test *res);
 

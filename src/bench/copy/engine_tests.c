@@ -257,10 +257,9 @@ void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_eng
 		for (int i = 0; i < COPY_MAX_GPUS * COPY_MAX_GPUS; i++)
 			res->value[m][i] = NAN;
 	res->status = COPY_RAN;
-	if (k == K_LATENCY || k == K__UNKNOWN) {
+	if (k == K__UNKNOWN) {
 		res->status = COPY_WAIVED;
-		snprintf(res->message, sizeof(res->message),
-			 "gpuready has no pointer-chase kernel for the latency tests (use nvbandwidth)");
+		snprintf(res->message, sizeof(res->message), "gpuready does not know how to run this test");
 		return;
 	}
 	const char *waived = t->peers ? ce_peer_waiver(e, res) : NULL;
@@ -272,7 +271,9 @@ void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_eng
 	}
 	e->spin_timeouts = 0;
 	e->bad_cells = 0;
-	int r = t->peers ? ce_peer_test(e, k, sm, res) : ce_row(e, k, sm, res);
+	int r = k == K_LATENCY ? ce_latency(e, t->peers, res)
+		: t->peers     ? ce_peer_test(e, k, sm, res)
+			       : ce_row(e, k, sm, res);
 	if (r < 0) {
 		res->status = COPY_ERROR;
 		snprintf(res->message, sizeof(res->message), "%s", e->err);

@@ -16,7 +16,15 @@
  * apart, are plain `bra`.
  * gpuready_spin (one thread): %rd1 the flag (two words), %rd2 the timeout
  * in clocks, %rd3 the start clock; on the timeout it writes 1 to the
- * second word, so that the host knows the hold did not last. */
+ * second word, so that the host knows the hold did not last.
+ * gpuready_chase (one thread per block): %rd1 the node being visited
+ * (first the buffer, then each node's next pointer), %r1 the hops to
+ * make, %r2 the block that chases, %r3 this block (ctaid.x), %r4 the hop
+ * counter. Blocks other than %r2 return at once; the branches are plain
+ * `bra` (the block test differs between threads of the grid). The loads
+ * are generic (ld.u64), since the chain holds the addresses a pointer has
+ * (host memory under unified addressing, a peer GPU's memory), and the
+ * final node is compared with 0 and traps, so that the loads are live. */
 #include "kernels.h"
 
 /* clang-format off */
@@ -121,6 +129,37 @@ const char copy_kernels_ptx[] =
 	"\t@%p2 bra.uni WAIT;\n"
 	"\tmov.u32 %r1, 1;\n"
 	"\tst.volatile.global.u32 [%rd1+4], %r1;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gpuready_chase(\n"
+	"\t.param .u64 p_data,\n"
+	"\t.param .u64 p_size,\n"
+	"\t.param .u32 p_hops,\n"
+	"\t.param .u32 p_block\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<4>;\n"
+	"\t.reg .b32 %r<6>;\n"
+	"\t.reg .b64 %rd<4>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_data];\n"
+	"\tld.param.u32 %r1, [p_hops];\n"
+	"\tld.param.u32 %r2, [p_block];\n"
+	"\tmov.u32 %r3, %ctaid.x;\n"
+	"\tsetp.ne.u32 %p1, %r3, %r2;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tmov.u32 %r4, 0;\n"
+	"HOP:\n"
+	"\tsetp.ge.u32 %p2, %r4, %r1;\n"
+	"\t@%p2 bra END;\n"
+	"\tld.u64 %rd1, [%rd1];\n"
+	"\tadd.u32 %r4, %r4, 1;\n"
+	"\tbra HOP;\n"
+	"END:\n"
+	"\tsetp.eq.u64 %p3, %rd1, 0;\n"
+	"\t@%p3 trap;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n";

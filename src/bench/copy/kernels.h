@@ -44,6 +44,20 @@ extern const char copy_kernels_ptx[];
  * 10000 ms). The flag lives in pinned host memory (cuMemHostAlloc). */
 #define SPIN_KERNEL_NAME "gpuready_spin"
 
+/* The pointer-chase kernel: chase_kernel(data, size, hops, block),
+ * parameters (CUdeviceptr data, unsigned long long size, unsigned hops,
+ * unsigned block): launched with one thread per block, block `block`
+ * alone follows the chain that starts at data (each 8-byte node holds the
+ * address of the next) for hops loads, one after the other, each waiting
+ * for the one before; the other blocks return at once. size is the
+ * buffer's bytes, which the kernel does not read (nvbandwidth's
+ * ptrChasingKernel takes it too; the test double checks the chain stays
+ * inside it). Elapsed time / hops is the latency of one access to the
+ * memory the chain lies in (nvbandwidth kernels.cu ptrChasingKernel and
+ * latencyPtrChaseKernel: a grid of one block per SM, each block in turn
+ * the one that chases). */
+#define CHASE_KERNEL_NAME "gpuready_chase"
+
 /* The PTX ISA version and target the text declares (tests compare them
  * with the text and with what driver 535 accepts). */
 #define COPY_KERNELS_PTX_VERSION "7.0"

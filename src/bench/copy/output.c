@@ -188,6 +188,8 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 			cell_name(&sb, run, r, v->lo_m, v->lo_r, v->lo_c);
 			strbuf_addch(&sb, ')');
 		}
+		if (ns) /* a latency has no link limit to be a share of */
+			strbuf_adds(&sb, " per access, lower is better");
 		add_limit(&sb, v);
 	}
 	if (v->status == COPY_VERDICT_PASS)

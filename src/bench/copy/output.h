@@ -104,7 +104,8 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 
 /* The one-line verdict, without the leading "# " and the newline, e.g.
  * "host_to_device_memcpy_ce: 52.10 GB/s, 83% of PCIe Gen5 x16 (63.02 GB/s
- * encoded, 55.45 GB/s expected)". malloc'd. */
+ * encoded, 55.45 GB/s expected)", or for a latency test "highest 812.4 ns
+ * (GPU 3) per access, lower is better". malloc'd. */
 char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r, const struct copy_verdict *v);
 
 /* The run's outcome: "fail" when a test is below its expectation or
