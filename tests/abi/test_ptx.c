@@ -43,7 +43,7 @@ static int text_checks(void)
 	size_t n = strlen(target);
 	bad += (n && (target[n - 1] == 'a' || target[n - 1] == 'f')) &&
 	       printf("%s is an architecture-specific target: its PTX does not run on later GPUs\n", target);
-	const char *entries[] = { COPY_KERNEL_NAME, SPIN_KERNEL_NAME, CHASE_KERNEL_NAME };
+	const char *entries[] = { COPY_KERNEL_NAME, SPIN_KERNEL_NAME, CHASE_KERNEL_NAME, SPLIT_KERNEL_NAME };
 	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
 		char want[64];
 		snprintf(want, sizeof(want), ".visible .entry %s(", entries[i]);

@@ -232,6 +232,33 @@ FAKE_CUDA_DEVICES=2 FAKE_CUDA_CORRUPT=1 expect_exit 1 copy -t 0 --json && pass "
 contains "$TMP/out" '"status":"bad_data"' "--json: the test's status"
 cp "$TMP/out" "$TMP/bad.json"
 
+# The SM host<->device bidirectional tests are nvbandwidth's split warp:
+# one kernel moves half the data each way at once and the figure is half
+# of the total, so both tests give the same figure, set by the slower
+# direction (here 30 GB/s); the copy-engine ones measure one stream
+# beside a load. The data check covers both halves.
+FAKE_CUDA_DEVICES=1 FAKE_CUDA_COPY_GBPS=h2d=50,d2h=45,sm_h2d=40,sm_d2h=30 expect_exit 0 copy -t 2,3,18,19 &&
+	pass "the bidirectional tests: exit 0"
+contains "$TMP/out" "SUM host_to_device_bidirectional_memcpy_sm 30.00" "split warp: host to device"
+contains "$TMP/out" "SUM device_to_host_bidirectional_memcpy_sm 30.00" "split warp: device to host, the same measure"
+contains "$TMP/out" "SUM host_to_device_bidirectional_memcpy_ce 50.00" "copy engine: the measured direction"
+FAKE_CUDA_DEVICES=1 FAKE_CUDA_CORRUPT=0 expect_exit 1 copy -t 18 && pass "split warp over a corrupting link: exit 1"
+contains "$TMP/out" "failed the data check: the copy from host memory to GPU 0" "split warp: the data check"
+
+# The bidirectional write tests as nvbandwidth fills them: Write1 (row r,
+# column c) is GPU c writing into GPU r, Write2 the reverse (peer rates by
+# source GPU: 0 writes at 300, 1 at 200).
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_COPY_GBPS=p2p@0=300,p2p@1=200 expect_exit 0 copy -t 7 && pass "bidirectional write: exit 0"
+python3 - "$TMP/out" <<'PY' && pass "Write1 is the column GPU's write, Write2 the row's" || fail "bidirectional write matrices"
+import re, sys
+text = open(sys.argv[1]).read()
+def row0(name):
+    block = text.split(name + " bandwidth (GB/s)")[1]
+    return re.search(r"^ 0\s+N/A\s+([0-9.]+)$", block, re.M).group(1)
+assert row0("Write1") == "200.00", row0("Write1")
+assert row0("Write2") == "300.00", row0("Write2")
+PY
+
 # -l lists the tests as nvbandwidth -l numbers them, without libcuda.
 LD_LIBRARY_PATH=/nonexistent expect_exit 0 "$BIN" bench copy -l && pass "-l: exit 0 without libcuda"
 contains "$TMP/out" "0, host_to_device_memcpy_ce:" "-l: index 0 is host_to_device_memcpy_ce"

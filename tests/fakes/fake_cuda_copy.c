@@ -48,7 +48,7 @@
  * ".version X.Y" line (no cubin or fatbin), refuses an ISA newer than 8.4
  * (the fake driver is CUDA 12.4) with CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  * as a real driver does, and makes a function of each ".entry NAME";
- * nothing is compiled. gpuready_copy and gpuready_spin
+ * nothing is compiled. gpuready_copy, gpuready_spin, gpuready_splitwarp
  * (src/bench/copy/kernels.h) behave as their PTX does
  * (fake_cuda_queue.c), gpuready_chase too (fake_cuda_chase.c, with its
  * setting FAKE_CUDA_LATENCY_NS); any other kernel is counted and does
@@ -470,6 +470,7 @@ static CUresult module_entries(struct CUmod_st *m, const char *text)
 					       .kind = !strcmp(name, "gpuready_copy")	? FF_COPY
 						       : !strcmp(name, "gpuready_spin") ? FF_SPIN
 						       : !strcmp(name, "gpuready_chase") ? FF_CHASE
+						       : !strcmp(name, "gpuready_splitwarp") ? FF_SPLIT
 											: FF_OTHER };
 		snprintf(fn[m->n].name, sizeof(fn[m->n].name), "%s", name);
 		m->n++;

@@ -84,7 +84,7 @@ int fake_reported_khz(void);
 int fake_peer_on(int from, int to);
 
 #define FUNC_MAGIC 0xf7c0u
-enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN, FF_CHASE };
+enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN, FF_CHASE, FF_SPLIT };
 struct CUfunc_st {
 	unsigned magic;
 	int dev;

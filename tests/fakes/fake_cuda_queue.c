@@ -47,7 +47,7 @@
 
 enum { R_H2D, R_D2H, R_LOCAL, R_NV_OUT, R_NV_IN, R__N };
 
-enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT, FOP_TIMED };
+enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT, FOP_TIMED, FOP_SPLIT };
 
 struct fake_op {
 	enum fop_kind kind;
@@ -151,6 +151,17 @@ static void op_run(CUstream s, struct fake_op *op, double now)
 		memmove(op->dst, op->src, op->bytes);
 		if (op->corrupt && op->bytes)
 			((unsigned char *)op->dst)[op->bytes / 3] ^= 0x10;
+		break;
+	case FOP_SPLIT: /* odd warps' 512 bytes src -> dst, even ones dst -> src */
+		for (size_t off = 0; off < op->bytes; off += 512) {
+			size_t len = op->bytes - off < 512 ? op->bytes - off : 512;
+			if ((off / 512) & 1)
+				memmove((char *)op->dst + off, (const char *)op->src + off, len);
+			else
+				memmove((char *)(uintptr_t)op->src + off, (char *)op->dst + off, len);
+		}
+		if (op->corrupt && op->bytes > 512) /* in an odd warp's share */
+			((unsigned char *)op->dst)[512 + 7] ^= 0x10;
 		break;
 	case FOP_SET32:
 		for (size_t i = 0; i < op->bytes / 4; i++)
@@ -426,6 +437,36 @@ static struct fake_op *plan_copy_kernel(void **params, int on)
 	return op;
 }
 
+/* The split-warp kernel's (dst, src, loops) over grid x block 16-byte
+ * elements: one pass moves half the bytes each way, src's side to dst's
+ * and back at once, holding both directions of the host link (or of the
+ * NVLinks) for the slower half. */
+static struct fake_op *plan_split(void **params, int on, unsigned long long elems)
+{
+	CUdeviceptr dst = *(CUdeviceptr *)params[0], src = *(CUdeviceptr *)params[1];
+	struct fake_op *op = op_new(FOP_SPLIT), there, back;
+	if (!op)
+		return NULL;
+	op->dst = (void *)(uintptr_t)dst;
+	op->src = (const void *)(uintptr_t)src;
+	op->bytes = (size_t)elems * 16;
+	int sd = fake_reg_find(op->src, op->bytes), dd = fake_reg_find(op->dst, op->bytes);
+	if (sd == -3 || dd == -3) {
+		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
+		return op;
+	}
+	there = back = *op;
+	there.bytes = back.bytes = op->bytes / 2;
+	plan_copy(&there, sd, dd, on, 1, 1);
+	plan_copy(&back, dd, sd, on, 1, 1);
+	op->fault = there.fault != CUDA_SUCCESS ? there.fault : back.fault;
+	op->ms = there.ms > back.ms ? there.ms : back.ms;
+	op->res[0] = there.res[0];
+	op->res[1] = back.res[0];
+	op->corrupt = there.corrupt;
+	return op;
+}
+
 /* The spin kernel's (flag, timeout in clocks): held until the flag is set
  * or the timeout has passed at the fake's clock rate. */
 static struct fake_op *plan_spin(void **params)
@@ -468,13 +509,17 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 		return CUDA_SUCCESS;
 	if (f->kind == FF_CHASE)
 		return fake_chase_launch(s, gx, params);
-	struct fake_op *op = f->kind == FF_COPY ? plan_copy_kernel(params, s->dev) : plan_spin(params);
+	struct fake_op *op = f->kind == FF_COPY	  ? plan_copy_kernel(params, s->dev)
+			     : f->kind == FF_SPLIT ? plan_split(params, s->dev, (unsigned long long)gx * bx)
+						   : plan_spin(params);
 	if (!op)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	/* the copy kernel's passes one by one, so that the copies of other
+	/* the copy kernels' passes one by one, so that the copies of other
 	 * streams on the same link take turns with them, as copy-engine
 	 * copies do */
-	unsigned passes = f->kind == FF_COPY && op->fault == CUDA_SUCCESS && op->bytes ? *(unsigned *)params[3] : 1;
+	unsigned passes = f->kind == FF_COPY && op->fault == CUDA_SUCCESS && op->bytes ? *(unsigned *)params[3]
+			  : f->kind == FF_SPLIT && op->fault == CUDA_SUCCESS		 ? *(unsigned *)params[2]
+											 : 1;
 	pthread_mutex_lock(&lock);
 	for (unsigned i = 1; i < passes; i++) {
 		struct fake_op *more = op_new(op->kind);

@@ -46,6 +46,17 @@ struct ce_stream {
 
 static int ce_enqueue(struct ce_engine *e, const struct ce_xfer *x, bool sm, unsigned count, CUstream s)
 {
+	if (x->split) {
+		/* one thread per 16-byte element, blocks of up to 1024 as nvbandwidth */
+		CUdeviceptr dst = x->dst, src = x->src;
+		unsigned long long n16 = e->bytes / 16;
+		unsigned block = n16 < 1024 ? (unsigned)n16 : 1024;
+		void *params[] = { &dst, &src, &count };
+		CE_CALL(e, x->gpu, "cuLaunchKernel(" SPLIT_KERNEL_NAME ")",
+			e->cu.launch_kernel(e->g[x->gpu].split, (unsigned)(n16 / block), 1, 1, block, 1, 1, 0, s,
+					    params, NULL));
+		return 0;
+	}
 	if (sm) {
 		CUdeviceptr dst = x->dst, src = x->src;
 		unsigned long long n16 = e->bytes / 16;

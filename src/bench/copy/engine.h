@@ -38,10 +38,11 @@
  * Each copy's data is checked after its measurement unless -s
  * (engine_verify.c), as nvbandwidth does by default.
  *
+ * The SM host<->device bidirectional tests launch the split-warp kernel
+ * (kernels.h) once per sample between the host and the device buffer and
+ * report half its figure, as nvbandwidth (MemcpyInitiatorSMSplitWarp).
+ *
  * Differences from nvbandwidth, stated in the output where they matter:
- * the SM host<->device bidirectional tests run two copy kernels on two
- * streams (nvbandwidth: one kernel whose warps alternate direction, the
- * figure halved);
  * all_to_one_read_sm and one_to_all_read_sm issue their copies in the
  * reading GPU's context as the _ce tests do (nvbandwidth v0.8 passes
  * PREFER_SRC_CONTEXT there, testcases_sm.cpp, unlike its _ce tests).

@@ -14,7 +14,7 @@
 struct ce_gpu {
 	CUdevice dev;
 	CUcontext ctx;
-	CUfunction copy, spin;
+	CUfunction copy, spin, split;
 	CUmodule mod;
 	CUdeviceptr a, b;           /* device buffers: a the source, b the destination */
 	void *h1, *h2;              /* pinned host buffers (NULL when no host test runs) */
@@ -58,6 +58,7 @@ struct ce_xfer {
 	int gpu;
 	CUdeviceptr dst, src;
 	int mult;
+	bool split;                 /* the split-warp kernel: half each way (kernels.h) */
 };
 
 #define CE_MAX_XFERS (2 * COPY_MAX_GPUS)

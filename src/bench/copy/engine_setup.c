@@ -161,6 +161,7 @@ static int ce_gpu_open(struct ce_engine *e, int gi, bool host)
 	SETUP_CALL(e, gi, "cuModuleLoadData", e->cu.module_load_data(&g->mod, copy_kernels_ptx));
 	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->copy, g->mod, COPY_KERNEL_NAME));
 	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->spin, g->mod, SPIN_KERNEL_NAME));
+	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->split, g->mod, SPLIT_KERNEL_NAME));
 	if (ce_dev_alloc(e, gi, &g->a) < 0 || ce_dev_alloc(e, gi, &g->b) < 0)
 		return -1;
 	if (!e->flag) {

@@ -47,13 +47,21 @@ static struct ce_xfer xf(int gpu, CUdeviceptr dst, CUdeviceptr src, int mult)
 
 /* The host tests: GPU g's measured copy first, then the load beside it
  * (the other direction, and for all_* / *_all every other GPU). */
-static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, int g, struct ce_xfer *x)
+static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, bool sm, int g, struct ce_xfer *x)
 {
 	bool up = k == K_H2D || k == K_H2D_BIDIR || k == K_HOST_TO_ALL || k == K_HOST_TO_ALL_BIDIR;
 	bool bidir = k == K_H2D_BIDIR || k == K_D2H_BIDIR || k == K_ALL_TO_HOST_BIDIR || k == K_HOST_TO_ALL_BIDIR;
 	bool all = k >= K_ALL_TO_HOST && k <= K_HOST_TO_ALL_BIDIR;
 	int n = 0;
 
+	if (sm && (k == K_H2D_BIDIR || k == K_D2H_BIDIR)) {
+		/* nvbandwidth's split warp: one kernel between the host buffer
+		 * (source) and the device buffer, half the warps each way; both
+		 * tests measure the same (testcases_sm.cpp) */
+		x[0] = xf(g, e->g[g].a, ce_host(e->g[g].h1), 1);
+		x[0].split = true;
+		return 1;
+	}
 	for (int o = 0; o < e->n; o++) {
 		if (o != g && !all)
 			continue;
@@ -91,12 +99,14 @@ static int ce_row(struct ce_engine *e, enum ce_kind k, bool sm, struct copy_engi
 	for (int g = 0; g < e->n; g++) {
 		struct ce_xfer x[CE_MAX_XFERS];
 		double bw[CE_MAX_XFERS];
-		int n = k == K_LOCAL ? 1 : ce_host_xfers(e, k, g, x);
+		int n = k == K_LOCAL ? 1 : ce_host_xfers(e, k, sm, g, x);
 		if (k == K_LOCAL)
 			x[0] = xf(g, e->g[g].b, e->g[g].a, 1);
 		int r = ce_measure(e, x, n, sm, false, bw);
+		/* the split-warp figure is both directions: half is one's
+		 * (nvbandwidth getAdjustedBandwidth) */
 		if (r == 0)
-			res->value[0][g] = bw[0];
+			res->value[0][g] = x[0].split ? bw[0] / 2 : bw[0];
 		else if (ce_cell(e, r) < 0)
 			return -1;
 	}
@@ -116,7 +126,10 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	case K_D2D_READ: x[0] = xf(r, R->b, C->a, 1); break;
 	case K_D2D_WRITE: x[0] = xf(r, C->b, R->a, 1); break;
 	case K_D2D_BIDIR_READ: x[0] = xf(r, R->b, C->a, 1); x[1] = xf(c, C->b, R->a, 1); n = 2; break;
-	default: x[0] = xf(r, C->b, R->a, 1); x[1] = xf(c, R->b, C->a, 1); n = 2; break;
+	/* write: the first copy is the column GPU writing into the row's, the
+	 * second the reverse (nvbandwidth DeviceToDeviceBidirWriteCE: sources
+	 * {peer1, src2}, destinations {src1, peer2}, in the source's context) */
+	default: x[0] = xf(c, R->b, C->a, 1); x[1] = xf(r, C->b, R->a, 1); n = 2; break;
 	}
 	int m = ce_measure(e, x, n, sm, false, bw);
 	if (m != 0)

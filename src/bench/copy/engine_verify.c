@@ -14,7 +14,11 @@
  * the word 0xCAFEBABE first, nvbandwidth's destination seed. Device
  * buffers are filled and read back in their own GPU's context with the
  * synchronous cuMemcpyHtoD / cuMemcpyDtoH and cuMemsetD32Async on that
- * context's NULL stream; none of it is timed. */
+ * context's NULL stream; none of it is timed. The split-warp copy moves
+ * each 512-byte warp's share one way or the other (kernels.h), so there
+ * both buffers start as the pattern with the other direction's shares
+ * cleared, and both must hold the whole pattern after it (nvbandwidth's
+ * MemcpyInitiatorSMSplitWarp memsetPattern and memcmpPattern). */
 #define _GNU_SOURCE
 #include "engine_int.h"
 
@@ -25,6 +29,7 @@
 #define CE_PATTERN_BLOCK (2u << 20)
 #define CE_PATTERN_SEED 0xBAADF00Du
 #define CE_DST_WORD 0xCAFEBABEu
+#define CE_WARP_BYTES 512 /* 32 threads x 16 bytes */
 
 /* The GPU that holds a device address, or -1 for pinned host memory. */
 static int ce_owner(const struct ce_engine *e, CUdeviceptr p)
@@ -78,10 +83,39 @@ int ce_verify_setup(struct ce_engine *e)
 	return 0;
 }
 
+/* The pattern into p with the shares of the warps of parity odd set to
+ * CE_DST_WORD instead. */
+static void ce_split_image(const struct ce_engine *e, unsigned char *p, bool odd)
+{
+	memcpy(p, e->pattern, e->bytes);
+	for (size_t off = odd ? CE_WARP_BYTES : 0; off < e->bytes; off += 2 * CE_WARP_BYTES) {
+		uint32_t *w = (uint32_t *)(p + off);
+		for (size_t k = 0; k < CE_WARP_BYTES / 4 && off + 4 * k < e->bytes; k++)
+			w[k] = CE_DST_WORD;
+	}
+}
+
+/* A split-warp transfer: the odd warps bring the host buffer's share to
+ * the device, the even ones the device buffer's to the host. */
+static int ce_split_fill(struct ce_engine *e, const struct ce_xfer *x)
+{
+	int d = ce_owner(e, x->dst);
+	ce_split_image(e, (unsigned char *)(uintptr_t)x->src, false);
+	ce_split_image(e, e->scratch, true);
+	CE_CALL(e, d, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[d].ctx));
+	CE_CALL(e, d, "cuMemcpyHtoD (the data check's pattern)", e->cu.memcpy_htod_v2(x->dst, e->scratch, e->bytes));
+	return 0;
+}
+
 /* Sources get the pattern, destinations CE_DST_WORD. */
 int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n)
 {
 	for (int i = 0; i < n && e->plan->verify; i++) {
+		if (x[i].split) {
+			if (ce_split_fill(e, &x[i]) < 0)
+				return -1;
+			continue;
+		}
 		int so = ce_owner(e, x[i].src), d = ce_owner(e, x[i].dst);
 		if (so < 0) {
 			memcpy((void *)(uintptr_t)x[i].src, e->pattern, e->bytes);
@@ -133,6 +167,8 @@ int ce_verify_check(struct ce_engine *e, const struct ce_xfer *x, int n)
 			got = e->scratch;
 		}
 		size_t first, bad = ce_diff(e, got, &first);
+		if (!bad && x[i].split) /* the other half went the other way */
+			bad = ce_diff(e, (const unsigned char *)(uintptr_t)x[i].src, &first);
 		if (!bad)
 			continue;
 		char from[64], to[64];

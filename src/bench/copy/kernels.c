@@ -24,7 +24,13 @@
  * `bra` (the block test differs between threads of the grid). The loads
  * are generic (ld.u64), since the chain holds the addresses a pointer has
  * (host memory under unified addressing, a peer GPU's memory), and the
- * final node is compared with 0 and traps, so that the loads are live. */
+ * final node is compared with 0 and traps, so that the loads are live.
+ * gpuready_splitwarp: %rd1 dst, %rd2 src, %r1 loops; %rd3 this thread's
+ * element (ctaid.x * ntid.x + tid.x, 64-bit), %rd9 its warp's parity,
+ * %rd4/%rd5 its element in dst/src, %rd6 where it writes and %rd7 where
+ * it reads (chosen with selp, so the warps never branch apart), %r8 the
+ * copy counter; the loop's branches test only %r8, the same in every
+ * thread, so they are `bra.uni`. */
 #include "kernels.h"
 
 /* clang-format off */
@@ -160,6 +166,47 @@ const char copy_kernels_ptx[] =
 	"END:\n"
 	"\tsetp.eq.u64 %p3, %rd1, 0;\n"
 	"\t@%p3 trap;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gpuready_splitwarp(\n"
+	"\t.param .u64 p_dst,\n"
+	"\t.param .u64 p_src,\n"
+	"\t.param .u32 p_loops\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .b32 %r<16>;\n"
+	"\t.reg .b64 %rd<12>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_dst];\n"
+	"\tld.param.u64 %rd2, [p_src];\n"
+	"\tld.param.u32 %r1, [p_loops];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tcvta.to.global.u64 %rd2, %rd2;\n"
+	"\tmov.u32 %r2, %ctaid.x;\n"
+	"\tmov.u32 %r3, %ntid.x;\n"
+	"\tmov.u32 %r4, %tid.x;\n"
+	"\tmul.wide.u32 %rd3, %r2, %r3;\n"
+	"\tcvt.u64.u32 %rd8, %r4;\n"
+	"\tadd.u64 %rd3, %rd3, %rd8;\n"
+	"\tshr.u64 %rd9, %rd3, 5;\n"
+	"\tand.b64 %rd9, %rd9, 1;\n"
+	"\tsetp.ne.u64 %p1, %rd9, 0;\n"
+	"\tshl.b64 %rd10, %rd3, 4;\n"
+	"\tadd.u64 %rd4, %rd1, %rd10;\n"
+	"\tadd.u64 %rd5, %rd2, %rd10;\n"
+	"\tselp.b64 %rd6, %rd4, %rd5, %p1;\n"
+	"\tselp.b64 %rd7, %rd5, %rd4, %p1;\n"
+	"\tmov.u32 %r8, 0;\n"
+	"LOOP:\n"
+	"\tsetp.ge.u32 %p2, %r8, %r1;\n"
+	"\t@%p2 bra.uni DONE;\n"
+	"\tld.global.cg.v4.u32 {%r9, %r10, %r11, %r12}, [%rd7];\n"
+	"\tst.global.cg.v4.u32 [%rd6], {%r9, %r10, %r11, %r12};\n"
+	"\tadd.u32 %r8, %r8, 1;\n"
+	"\tbra.uni LOOP;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n";

@@ -58,6 +58,18 @@ extern const char copy_kernels_ptx[];
  * the one that chases). */
 #define CHASE_KERNEL_NAME "gpuready_chase"
 
+/* The split-warp kernel: splitwarp_kernel(dst, src, loops), parameters
+ * (CUdeviceptr dst, CUdeviceptr src, unsigned loops), launched with
+ * blocks of up to 1024 threads, one thread per 16-byte element of the
+ * buffers: the threads of odd-numbered warps (32 threads, 512 bytes) copy
+ * their element from src to dst, those of even-numbered warps from dst to
+ * src, loops times, with cache-global loads and stores (ld/st.global.cg).
+ * One kernel thus moves half the bytes each way at once: nvbandwidth's
+ * host<->device bidirectional SM tests (kernels.cu splitWarpCopyKernel,
+ * MemcpyInitiatorSMSplitWarp, whose figure is halved to give one
+ * direction's). */
+#define SPLIT_KERNEL_NAME "gpuready_splitwarp"
+
 /* The PTX ISA version and target the text declares (tests compare them
  * with the text and with what driver 535 accepts). */
 #define COPY_KERNELS_PTX_VERSION "7.0"
