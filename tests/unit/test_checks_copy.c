@@ -1,8 +1,9 @@
 /* gpu.copy_bandwidth against inventories built by hand: each GPU's
  * measured host copies against its PCIe link's expected figure (ok, warn
  * below 0.75, fail below 0.5), a GPU whose figure could not be measured,
- * no known limit (skip, never ok), a run that could not measure, and the
- * check skipped when --bench was not given. */
+ * no known limit (skip, never ok), a run that could not measure, the
+ * check skipped when --bench was not given, and the cluster fact's bands
+ * and how nodes vote on them. */
 #include "testutil.h"
 #include "bench/copy/node.h"
 #include "checks/check.h"
@@ -148,7 +149,10 @@ static void test_not_asked_and_error(void **state)
 
 /* The cluster fact: a healthy node's GPUs all vote "75%+", a node with a
  * slow slot holds a second band and so drifts from its shape's majority;
- * no figure or no limit leaves a GPU out, an unmeasured node has no fact. */
+ * a GPU with no limit is "no PCIe limit known", one that could not be
+ * measured "not measured" (without its reason), a run that measured
+ * nothing on a node with a GPU "not measured"; no fact without --bench or
+ * without a GPU on PCI. */
 static void test_cluster_fact(void **state)
 {
 	(void)state;
@@ -160,15 +164,83 @@ static void test_cluster_fact(void **state)
 	strv_free(&f);
 	n.gpus[2].h2d = 14.2;
 	n.gpus[1].d2h = 40.0;
-	n.gpus[3].expected = 0;
 	facts_collect(&n.inv, &f);
 	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"),
 			    "50-75% of PCIe limit,75%+ of PCIe limit,<50% of PCIe limit");
+	strv_free(&f);
+	node_init(&n, 2);
+	n.gpus[1].expected = 0;
+	snprintf(n.gpus[1].limit, sizeof(n.gpus[1].limit), "no PCIe link known: 0000:29:00.0 is not in /sys");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "75%+ of PCIe limit,no PCIe limit known");
+	strv_free(&f);
+	n.gpus[0].h2d = NAN;
+	snprintf(n.gpus[0].err, sizeof(n.gpus[0].err), "GPU 0 (0000:18:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "no PCIe limit known,not measured");
 	strv_free(&f);
 	n.inv.copy_bw = NULL;
 	facts_collect(&n.inv, &f);
 	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
 	strv_free(&f);
+
+	/* the whole run failed: "not measured" where a GPU is on PCI */
+	struct pci_dev gpu = { .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .device = 0x2330,
+			       .class_code = 0x030200, .numa_node = -1, .iommu_group = -1 };
+	node_init(&n, 0);
+	n.bw.error = (char *)"cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected";
+	facts_collect(&n.inv, &f);
+	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
+	strv_free(&f);
+	n.inv.pci.v = &gpu;
+	n.inv.pci.n = 1;
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "not measured");
+	strv_free(&f);
+}
+
+/* The vote: among seven nodes of one shape, the two whose GPU could not be
+ * measured (for different reasons, yet with one value) and the one with no
+ * known limit stand apart from the healthy majority. */
+static void test_cluster_vote(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "n01", "n02", "n03", "n04", "n05", "n06", "n07" };
+	struct node_record r[7];
+	for (int i = 0; i < 7; i++) {
+		struct node n;
+		node_init(&n, 2);
+		if (i == 4 || i == 6) {
+			n.gpus[1].d2h = NAN;
+			snprintf(n.gpus[1].err, sizeof(n.gpus[1].err), "%s",
+				 i == 4 ? "GPU 1 (0000:29:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)"
+					: "CUDA call cuStreamSynchronize on GPU 1 (0000:29:00.0) did not return within 120 s");
+		}
+		if (i == 5) {
+			n.gpus[0].expected = 0;
+			snprintf(n.gpus[0].limit, sizeof(n.gpus[0].limit), "no PCIe link known");
+		}
+		node_run(&n);
+		record_build(&n.inv, &n.rep, names[i], &r[i]);
+		report_free(&n.rep);
+	}
+	assert_string_equal(facts_get(&r[4].facts, "gpu.copy_bandwidth"), facts_get(&r[6].facts, "gpu.copy_bandwidth"));
+	struct drift d;
+	drift_compute(r, 7, NULL, &d);
+	bool want[7] = { false, false, false, false, true, true, true };
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(d.drifts[i], want[i]);
+	const struct drift_row *row = NULL;
+	for (size_t i = 0; i < d.n_rows; i++)
+		if (!strcmp(d.rows[i].key, "gpu.copy_bandwidth"))
+			row = &d.rows[i];
+	assert_non_null(row);
+	assert_string_equal(row->values[0].value, "75%+ of PCIe limit");
+	assert_int_equal(row->values[0].n, 4);
+	assert_int_equal(row->kind, DRIFT_MINORITY);
+	drift_free(&d);
+	for (int i = 0; i < 7; i++)
+		record_free(&r[i]);
 }
 
 /* bench copy's peer limits: NVLink 4 x18 on an NVSwitch baseboard (450
@@ -232,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_not_asked_and_error),
 		cmocka_unit_test(test_cluster_fact),
+		cmocka_unit_test(test_cluster_vote),
 		cmocka_unit_test(test_peer_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
