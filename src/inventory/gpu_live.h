@@ -60,6 +60,10 @@ struct nvml_gpu {
 	int pcie_gen_cur, pcie_gen_max, pcie_width_cur, pcie_width_max; /* GPU_UNKNOWN */
 	int nvlink_links;      /* links that exist (state query supported) */
 	int nvlink_down;       /* of those, disabled */
+	/* nvmlDeviceGetNvLinkVersion of the first active link: an
+	 * NVML_NVLINK_VERSION_* value (lib/nvml_api.h: not the generation,
+	 * nvml_nvlink_gen() decodes it); GPU_UNKNOWN none active, or not read */
+	int nvlink_version;
 	int mig_current, mig_pending; /* nvmlDeviceGetMigMode: 1 enabled, 0 disabled; GPU_UNKNOWN */
 	int compute_mode;      /* nvmlComputeMode_t (0 Default, 1 Exclusive_Thread, 2 Prohibited,
 				* 3 Exclusive_Process); GPU_UNKNOWN */

@@ -60,6 +60,9 @@
  *   FAKE_NVML_NVLINKS "UP,TOTAL": nvmlDeviceGetNvLinkState answers for
  *                     links 0..TOTAL-1, the first UP of them active, and
  *                     NVML_ERROR_INVALID_ARGUMENT past them
+ *   FAKE_NVML_NVLINK_VERSION  what nvmlDeviceGetNvLinkVersion answers for
+ *                     those links: an NVML_NVLINK_VERSION_* value (6 is
+ *                     NVLink 4.0, lib/nvml_api.h); unset: NOT_SUPPORTED
  *   FAKE_NVML_P2P     "NVLINK,READ,WRITE": the nvmlGpuP2PStatus_t that
  *                     nvmlDeviceGetP2PStatus answers for each capability
  *                     (unset: 0, OK, for all); with FAKE_NVML_P2P_PAIR="A,B"
@@ -346,6 +349,20 @@ FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, 
 	if (link >= (unsigned long)total)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*active = link < (unsigned long)up ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t dev, unsigned link, unsigned *version)
+{
+	long total, v;
+	unsigned i = dev_index(dev);
+	if (!dev || !version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_NVLINKS", i, 1, &total) || !env_field("FAKE_NVML_NVLINK_VERSION", i, 0, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= (unsigned long)total)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*version = (unsigned)v;
 	return NVML_SUCCESS;
 }
 

@@ -12,6 +12,7 @@
 #include "core/strv.h"
 #include "inventory/copy_bw.h"
 #include "inventory/gpu_live.h"
+#include "lib/nvml_api.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -243,6 +244,23 @@ static void test_cluster_vote(void **state)
 		record_free(&r[i]);
 }
 
+/* Two GPUs in NVML, 0000:18:00.0 and 0000:29:00.0, named name, with 18
+ * NVLinks each, all up, NVML's NVLink version version. */
+static void peer_init(struct inventory *inv, struct nvml_info *nvml, struct nvml_gpu g[2], const char *name,
+		      int version)
+{
+	memset(g, 0, 2 * sizeof(*g));
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		snprintf(g[i].name, sizeof(g[i].name), "%s", name);
+		g[i].nvlink_links = 18;
+		g[i].nvlink_version = version;
+	}
+	nvml->v = g;
+	nvml->n = 2;
+	inv->nvml = nvml;
+}
+
 /* bench copy's peer limits: NVLink 4 x18 on an NVSwitch baseboard (450
  * GB/s per direction, 360 expected at 0.80), unknown without NVSwitch or
  * NVML, the slower PCIe link where no NVLink is active. */
@@ -260,15 +278,7 @@ static void test_peer_limit(void **state)
 		  .max_width = 16, .cur_speed = 16, .cur_width = 16 },
 	};
 	struct copy_limit l;
-	memset(g, 0, sizeof(g));
-	for (int i = 0; i < 2; i++) {
-		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
-		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
-		g[i].nvlink_links = 18;
-	}
-	nvml.v = g;
-	nvml.n = 2;
-	inv.nvml = &nvml;
+	peer_init(&inv, &nvml, g, "NVIDIA H100 80GB HBM3", 0);
 	inv.pci.v = pci;
 	inv.pci.n = 3;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
@@ -276,6 +286,7 @@ static void test_peer_limit(void **state)
 	assert_int_equal(l.gen, 4);
 	assert_int_equal(l.width, 18);
 	assert_true(fabs(l.encoded_gbps - 450) < 0.01 && fabs(l.expected_gbps - 360) < 0.01);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from the GPU name)");
 	copy_peer_limit(&inv, "0000:18:00.0", NULL, 0, 0, &l);
 	assert_true(l.known && l.width == 18);
 	g[1].nvlink_down = 2; /* the pair is limited by the GPU with fewer links up */
@@ -296,6 +307,61 @@ static void test_peer_limit(void **state)
 	assert_non_null(strstr(l.label, "NVML"));
 }
 
+/* NVML's NVLink version is an nvmlNvlinkVersion_t (6 is NVLink 4.0, 7 is
+ * 5.0; an A100 answers 5, 3.1: hwloc issue #658), decoded, and preferred
+ * to the name; either GPU without it falls back to the names, and the
+ * label says which gave the generation. */
+static void test_peer_limit_nvml_version(void **state)
+{
+	(void)state;
+	static const unsigned v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000 };
+	static const int gen[] = { 0, 1, 2, 2, 3, 3, 4, 5, 6, 0, 0 };
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_int_equal(nvml_nvlink_gen(v[i]), gen[i]);
+
+	struct inventory inv = { .live = true };
+	struct nvml_info nvml = { .loaded = true };
+	struct nvml_gpu g[2];
+	struct pci_dev pci[1] = {
+		{ .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 },
+	};
+	struct copy_limit l;
+	peer_init(&inv, &nvml, g, "NVIDIA Graphics Device", NVML_NVLINK_VERSION_4_0); /* no generation in the name */
+	inv.pci.v = pci;
+	inv.pci.n = 1;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_true(fabs(l.encoded_gbps - 450) < 0.01);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from NVML)");
+	/* NVML over the name: an H100 by name that NVML says is NVLink 5.0 */
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
+		g[i].nvlink_version = NVML_NVLINK_VERSION_5_0;
+	}
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_int_equal(l.gen, 5);
+	assert_non_null(strstr(l.label, "from NVML"));
+	/* one GPU without NVML's answer (GPU_UNKNOWN): its name gives 4, the
+	 * other's NVML 5: they differ, so no limit */
+	g[1].nvlink_version = GPU_UNKNOWN;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "differ"));
+	/* neither: both names */
+	g[0].nvlink_version = NVML_NVLINK_VERSION_INVALID;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_non_null(strstr(l.label, "from the GPU name"));
+	/* no generation from either source */
+	for (int i = 0; i < 2; i++)
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA Graphics Device");
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "not known"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_fact),
 		cmocka_unit_test(test_cluster_vote),
 		cmocka_unit_test(test_peer_limit),
+		cmocka_unit_test(test_peer_limit_nvml_version),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
