@@ -124,6 +124,24 @@ struct nvml_info {
 	bool p2p_queried;
 };
 
+/* NVML's NVLinks per GPU as `gpuready snapshot` recorded them in
+ * .gpuready/nvlink, for a recorded tree (inventory/nvlink_rec.h): one
+ * GPU's line, and the file. */
+struct nvlink_rec {
+	char bdf[32];          /* sysfs form, "0000:18:00.0" */
+	int links, down;       /* as nvml_gpu.nvlink_links, nvlink_down */
+	int version;           /* as nvml_gpu.nvlink_version: NVML_NVLINK_VERSION_*, GPU_UNKNOWN */
+};
+
+struct nvlink_rec_info {
+	bool known;            /* a recorded tree's file was read */
+	char *why;             /* not known: why (live root, no file) */
+	unsigned bad;          /* lines that were not "BDF LINKS DOWN VERSION" */
+	size_t n;
+	struct nvlink_rec *v;
+};
+
+
 struct cuda_gpu {
 	int ordinal;
 	char bdf[32];          /* from cuDeviceGetPCIBusId, normalised */

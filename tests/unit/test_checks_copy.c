@@ -9,9 +9,11 @@
 #include "checks/check.h"
 #include "cluster/cluster.h"
 #include "core/report.h"
+#include "core/strbuf.h"
 #include "core/strv.h"
 #include "inventory/copy_bw.h"
 #include "inventory/gpu_live.h"
+#include "inventory/nvlink_rec.h"
 #include "lib/nvml_api.h"
 
 #include <math.h>
@@ -362,6 +364,55 @@ static void test_peer_limit_nvml_version(void **state)
 	assert_non_null(strstr(l.label, "not known"));
 }
 
+/* A recorded tree: .gpuready/nvlink as snapshot writes it (and refuses
+ * what it would not write), and the peer limit from it with the driver's
+ * model names, where NVML cannot be asked. */
+static void test_peer_limit_recorded(void **state)
+{
+	(void)state;
+	struct nvml_gpu g[3];
+	struct nvml_info nvml = { .loaded = true, .v = g, .n = 3 };
+	memset(g, 0, sizeof(g));
+	static const int up[] = { 18, 16, 0 }, ver[] = { NVML_NVLINK_VERSION_4_0, NVML_NVLINK_VERSION_4_0, GPU_UNKNOWN };
+	for (int i = 0; i < 3; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		g[i].nvlink_links = up[i] ? 18 : 0;
+		g[i].nvlink_down = up[i] ? 18 - up[i] : 0;
+		g[i].nvlink_version = ver[i];
+	}
+	struct strbuf sb = STRBUF_INIT;
+	nvlink_rec_format(&nvml, &sb);
+	assert_string_equal(sb.buf, "0000:18:00.0 18 0 6\n0000:29:00.0 18 2 6\n0000:3a:00.0 0 0 -\n");
+	strbuf_adds(&sb, "# a comment\n0000:4b:00.0 18 19 6\n0000:5c:00.0 x 0 6\n0000:6d:00.0 18 0\n");
+	struct inventory inv = { .live = false };
+	nvlink_rec_parse(sb.buf, sb.len, &inv.nvlink_rec);
+	inv.nvlink_rec.known = true;
+	assert_int_equal(inv.nvlink_rec.n, 3);
+	assert_int_equal(inv.nvlink_rec.bad, 3);
+	assert_int_equal(nvlink_rec_find(&inv.nvlink_rec, "0000:3A:00.0")->version, GPU_UNKNOWN);
+	strbuf_release(&sb);
+
+	struct pci_dev sw = { .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 };
+	struct nvidia_gpu_info ng[2] = { { .bdf = (char *)"0000:18:00.0", .model = (char *)"NVIDIA H100 80GB HBM3" },
+					 { .bdf = (char *)"0000:29:00.0", .model = (char *)"NVIDIA H100 80GB HBM3" } };
+	inv.pci.v = &sw;
+	inv.pci.n = 1;
+	inv.nvidia.gpus = ng;
+	inv.nvidia.n_gpus = 2;
+	struct copy_limit l;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.width, 16); /* the GPU with 2 links down */
+	assert_string_equal(l.label, "NVLink 4 x16 (generation from NVML)");
+	inv.nvlink_rec.v[0].version = inv.nvlink_rec.v[1].version = GPU_UNKNOWN; /* an older driver: the names */
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_string_equal(l.label, "NVLink 4 x16 (generation from the GPU name)");
+	nvlink_rec_free(&inv.nvlink_rec);
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, ".gpuready/nvlink"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_vote),
 		cmocka_unit_test(test_peer_limit),
 		cmocka_unit_test(test_peer_limit_nvml_version),
+		cmocka_unit_test(test_peer_limit_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

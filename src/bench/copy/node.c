@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "bench/copy/node.h"
 #include "core/strbuf.h"
+#include "inventory/nvlink_rec.h"
 #include "lib/nvml_api.h"
 
 #include <math.h>
@@ -55,6 +56,28 @@ static const struct nvml_gpu *nvml_gpu_of(const struct inventory *inv, const cha
 	return NULL;
 }
 
+/* The GPU at bdf as NVML counts its NVLinks: NVML's answer on the live
+ * machine, else a recorded tree's .gpuready/nvlink with the driver's model
+ * name (/proc/driver/nvidia/gpus); false when neither has it. */
+static bool peer_gpu(const struct inventory *inv, const char *bdf, struct nvml_gpu *out)
+{
+	const struct nvml_gpu *g = nvml_gpu_of(inv, bdf);
+	const struct nvlink_rec *r = g ? NULL : nvlink_rec_find(&inv->nvlink_rec, bdf);
+	if (g)
+		*out = *g;
+	if (!r)
+		return g != NULL;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->bdf, sizeof(out->bdf), "%s", r->bdf);
+	out->nvlink_links = r->links;
+	out->nvlink_down = r->down;
+	out->nvlink_version = r->version;
+	for (size_t i = 0; i < inv->nvidia.n_gpus; i++)
+		if (inv->nvidia.gpus[i].bdf && inv->nvidia.gpus[i].model && !strcasecmp(inv->nvidia.gpus[i].bdf, bdf))
+			snprintf(out->name, sizeof(out->name), "%s", inv->nvidia.gpus[i].model);
+	return true;
+}
+
 /* The NVLink generation of a GPU by its name; 0 unknown. */
 static int nvlink_gen(const char *name)
 {
@@ -98,9 +121,11 @@ static void unknown_limit(struct copy_limit *l, const char *why)
 void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, double pcie_eff, double nvlink_eff,
 		     struct copy_limit *l)
 {
-	const struct nvml_gpu *ga = inv ? nvml_gpu_of(inv, a) : NULL, *gb = inv && b ? nvml_gpu_of(inv, b) : NULL;
+	struct nvml_gpu na, nb;
+	const struct nvml_gpu *ga = inv && peer_gpu(inv, a, &na) ? &na : NULL,
+			      *gb = inv && b && peer_gpu(inv, b, &nb) ? &nb : NULL;
 	if (!ga || (b && !gb)) {
-		unknown_limit(l, "the peer path's links are not known (NVML did not list the GPUs)");
+		unknown_limit(l, "the NVLinks are not known (NVML did not list the GPUs; a tree: .gpuready/nvlink)");
 		return;
 	}
 	int la = ga->nvlink_links - ga->nvlink_down, lb = gb ? gb->nvlink_links - gb->nvlink_down : la;
