@@ -144,11 +144,14 @@ static void build_run(const struct settings *s, const struct inventory *inv, con
 				  .driver = inv ? inv->nvidia.version : NULL, .cuda_driver = o->driver_version,
 				  .n_gpus = o->n_gpus, .gpus = b->gpus, .size_mib = (uint64_t)s->copy.size_mib,
 				  .loop_count = s->copy.loop_count, .samples = s->copy.samples, .numa = s->copy.numa,
+				  .host_buffers = o->host_buffers,
 				  .expect = { s->copy.expect_h2d, s->copy.expect_d2h, s->copy.expect_p2p },
 				  .n_results = o->n_tests, .results = b->results };
 	for (int i = 0; i < o->n_gpus; i++) {
-		b->gpus[i] = (struct copy_gpu){ o->gpus[i].name, o->gpus[i].bdf, o->gpus[i].numa_node, true,
-						o->gpus[i].ordinal };
+		b->gpus[i] = (struct copy_gpu){ .name = o->gpus[i].name, .bdf = o->gpus[i].bdf,
+						.numa_node = o->gpus[i].numa_node, .index_known = true,
+						.index = o->gpus[i].ordinal,
+						.numa_note = o->gpus[i].numa_note[0] ? o->gpus[i].numa_note : NULL };
 		copy_gpu_limit(inv, o->gpus[i].bdf, s->copy.pcie_eff, &b->gpu_limit[i]);
 	}
 	for (int i = 0; i < o->n_tests; i++) {
@@ -252,6 +255,7 @@ int cmd_bench_copy(struct cmd_env *env)
 	}
 	p->size_mib = (uint64_t)s->copy.size_mib;
 	p->loop_count = s->copy.loop_count;
+	p->verify = !s->copy.skip_verify;
 	p->samples = s->copy.samples;
 	plan_tests(s, p);
 	if ((bad = expect_unplanned(s, p))) {

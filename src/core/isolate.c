@@ -25,6 +25,7 @@
  * counter the child bumps after naming each step. */
 struct isolate_shared {
 	atomic_uint seq;
+	atomic_uint extra_ms;   /* the step's time beyond the run's deadline */
 	char step[ISOLATE_STEP_MAX];
 };
 
@@ -35,6 +36,14 @@ struct isolate_ctx {
 	bool failed;    /* a send failed: the child exits non-zero */
 };
 
+static void step_v(struct isolate_ctx *ctx, double extra_s, const char *fmt, va_list ap)
+{
+	double ms = extra_s > 0 ? extra_s * 1e3 : 0;
+	atomic_store_explicit(&ctx->sh->extra_ms, ms < 4e9 ? (unsigned)ms : 4000000000u, memory_order_relaxed);
+	vsnprintf(ctx->sh->step, sizeof(ctx->sh->step), fmt, ap);
+	atomic_fetch_add_explicit(&ctx->sh->seq, 1, memory_order_release);
+}
+
 void isolate_step(struct isolate_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
@@ -42,9 +51,19 @@ void isolate_step(struct isolate_ctx *ctx, const char *fmt, ...)
 	if (!ctx)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(ctx->sh->step, sizeof(ctx->sh->step), fmt, ap);
+	step_v(ctx, 0, fmt, ap);
 	va_end(ap);
-	atomic_fetch_add_explicit(&ctx->sh->seq, 1, memory_order_release);
+}
+
+void isolate_step_longer(struct isolate_ctx *ctx, double extra_s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ctx)
+		return;
+	va_start(ap, fmt);
+	step_v(ctx, extra_s, fmt, ap);
+	va_end(ap);
 }
 
 int isolate_send(struct isolate_ctx *ctx, const void *p, size_t n)
@@ -117,7 +136,7 @@ static void parent_wait(pid_t pid, int fd, const struct isolate_shared *sh, doub
 			struct isolate_result *res)
 {
 	unsigned seen = atomic_load_explicit(&sh->seq, memory_order_acquire);
-	double started = clock_now();
+	double started = clock_now(), limit = timeout;
 	bool open_ = true, reaped = false;
 	int status = 0;
 
@@ -138,7 +157,9 @@ static void parent_wait(pid_t pid, int fd, const struct isolate_shared *sh, doub
 		if (now_seq != seen) {
 			seen = now_seq;
 			started = clock_now();
-		} else if (clock_now() - started > timeout) {
+			/* the step's name and its extra time are written before seq */
+			limit = timeout + atomic_load_explicit(&sh->extra_ms, memory_order_relaxed) / 1e3;
+		} else if (clock_now() - started > limit) {
 			res->end = ISOLATE_TIMEOUT;
 			break;
 		}
@@ -148,6 +169,7 @@ static void parent_wait(pid_t pid, int fd, const struct isolate_shared *sh, doub
 		reaped = reap_within_grace(pid, &status);
 	}
 	res->reaped = reaped;
+	res->step_timeout_s = limit;
 	/* the child is dead or stuck in the kernel: the page no longer moves */
 	memcpy(res->step, sh->step, sizeof(res->step));
 	res->step[sizeof(res->step) - 1] = '\0';
@@ -174,6 +196,7 @@ int isolate_run(isolate_fn fn, void *arg, double step_timeout_s, size_t max_out,
 	if (sh == MAP_FAILED)
 		return -errno;
 	atomic_init(&sh->seq, 0);
+	atomic_init(&sh->extra_ms, 0);
 	sh->step[0] = '\0';
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		int e = -errno;

@@ -46,6 +46,11 @@ typedef void (*isolate_fn)(struct isolate_ctx *ctx, void *arg);
  * its deadline again. Async-signal-unsafe, like the work itself. */
 void isolate_step(struct isolate_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The same for a call whose work grows with its size (waiting for queued
+ * copies): this step may last extra_s seconds beyond the run's deadline. */
+void isolate_step_longer(struct isolate_ctx *ctx, double extra_s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* In the child: appends n bytes to the result the parent receives.
  * Returns 0, or -errno (-EMSGSIZE past the caller's max_out). */
 int isolate_send(struct isolate_ctx *ctx, const void *p, size_t n);
@@ -63,6 +68,7 @@ struct isolate_result {
 	int exit_code;               /* CRASHED without a signal: its status */
 	bool reaped;                 /* false: SIGKILL did not end it within a second */
 	char step[ISOLATE_STEP_MAX]; /* the step in progress at the end, "" if none was named */
+	double step_timeout_s;       /* the deadline that step had */
 	struct strbuf out;           /* what the work sent (complete only when DONE) */
 };
 

@@ -3,6 +3,7 @@
 #ifndef GPUREADY_INVENTORY_COPY_BW_H
 #define GPUREADY_INVENTORY_COPY_BW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Each GPU's host<->GPU copy bandwidth, measured live by `check --bench`
@@ -16,6 +17,7 @@ struct copy_bw_gpu {
 	double expected;         /* GB/s a healthy link reaches; 0 unknown */
 	char limit[96];          /* "PCIe Gen5 x16 ..."; when expected is 0, why it is unknown */
 	char err[320];           /* why a figure is missing; "" none */
+	bool bad_data;           /* a copy to or from it failed the data check (err says which) */
 };
 
 struct copy_bw_info {

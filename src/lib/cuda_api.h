@@ -52,6 +52,7 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_LAUNCH_TIMEOUT = 702,
 	CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
 	CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+	CUDA_ERROR_TOO_MANY_PEERS = 711,     /* cuCtxEnablePeerAccess past the hardware's peer limit */
 	CUDA_ERROR_MISALIGNED_ADDRESS = 716, /* sticky */
 	CUDA_ERROR_LAUNCH_FAILED = 719,      /* sticky: "an exception occurred on the device" */
 	CUDA_ERROR_NOT_SUPPORTED = 801,

@@ -67,6 +67,11 @@ static const struct opt copy_rows[] = {
 	{ .name = "loop-count", .alias = "loopCount", .type = OPT_INT, .offset = OFF(copy.loop_count), .metavar = "N",
 	  .help = "Copies timed in each sample (after 4 untimed warm-up copies).", .def = OPT_DEF_INT(16), .min = 1,
 	  .max = 100000, .scope = SCOPE_BENCH_COPY },
+	{ .name = "skip-verification", .alias = "skipVerification", .short_name = 's', .type = OPT_FLAG,
+	  .offset = OFF(copy.skip_verify),
+	  .help = "Do not check the data after the copies (by default every destination must hold its source's "
+		  "pattern, as nvbandwidth checks; a difference fails the test and names the copy).",
+	  .scope = SCOPE_BENCH_COPY },
 	{ .name = "numa", .type = OPT_STRING, .offset = OFF(copy.numa), .metavar = "auto|NODE",
 	  .help = "Place pinned host buffers on each GPU's own NUMA node (auto), or on NODE for every GPU (to see "
 		  "what the wrong node costs).",

@@ -152,6 +152,7 @@ struct settings {
 		double expect_h2d, expect_d2h, expect_p2p; /* GB/s; 0 none */
 		double pcie_eff, nvlink_eff; /* protocol efficiency; 0: bench/copy/expect.h's */
 		bool list;             /* -l: list the tests and exit */
+		bool skip_verify;      /* -s: no data check after the copies */
 	} copy;
 };
 

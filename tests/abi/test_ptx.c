@@ -9,8 +9,8 @@
  * (no "a"/"f" suffix: those do not carry forward to later GPUs), and both
  * must match what kernels.h says. Then ptxas ($PTXAS, else
  * /usr/local/cuda/bin/ptxas, else ptxas on PATH) assembles it for sm_80
- * (A100) and sm_90 (H100) with warnings as errors, and the two entry
- * points kernels.h names must be in the text. Without ptxas it skips
+ * (A100) and sm_90 (H100) with warnings as errors, and the entry points
+ * kernels.h names must be in the text. Without ptxas it skips
  * (exit 77) after the text checks and says why. */
 #define _GNU_SOURCE
 #include "bench/copy/kernels.h"
@@ -43,8 +43,8 @@ static int text_checks(void)
 	size_t n = strlen(target);
 	bad += (n && (target[n - 1] == 'a' || target[n - 1] == 'f')) &&
 	       printf("%s is an architecture-specific target: its PTX does not run on later GPUs\n", target);
-	const char *entries[] = { COPY_KERNEL_NAME, SPIN_KERNEL_NAME };
-	for (size_t i = 0; i < 2; i++) {
+	const char *entries[] = { COPY_KERNEL_NAME, SPIN_KERNEL_NAME, CHASE_KERNEL_NAME, SPLIT_KERNEL_NAME };
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
 		char want[64];
 		snprintf(want, sizeof(want), ".visible .entry %s(", entries[i]);
 		bad += !strstr(copy_kernels_ptx, want) && printf("no entry %s in the text\n", entries[i]);

@@ -173,6 +173,7 @@ static const struct {
 	{ CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
 	  "peer access is already enabled" },
 	{ CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED", "peer access has not been enabled" },
+	{ CUDA_ERROR_TOO_MANY_PEERS, "CUDA_ERROR_TOO_MANY_PEERS", "peer mapping resources exhausted" },
 	{ CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address" },
 	{ CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
 	{ CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
@@ -259,7 +260,7 @@ FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 	case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: *v = 1; break;
 	/* an H100 SXM5's (132 SMs, 1980 MHz boost) */
 	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
-	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = FAKE_CLOCK_KHZ; break;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = fake_reported_khz(); break;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
 	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: *v = 1; break;
 	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *v = 1; break;
@@ -399,6 +400,11 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyHtoD_v2");
 	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!dst || !src || fake_reg_find((void *)(uintptr_t)dst, bytes) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	memcpy((void *)(uintptr_t)dst, src, bytes);
 	return CUDA_SUCCESS;
 }
@@ -408,6 +414,11 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 	fake_hang_if("FAKE_CUDA_HANG", "cuMemcpyDtoH_v2");
 	if (!fake_current)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	CUresult r = fake_gate(fake_current->dev);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!dst || !src || fake_reg_find((const void *)(uintptr_t)src, bytes) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(dst, (const void *)(uintptr_t)src, bytes);
 	return CUDA_SUCCESS;
 }

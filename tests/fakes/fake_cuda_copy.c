@@ -29,14 +29,30 @@
  * FAKE_CUDA_OOM=bytes  cuMemAlloc_v2 fails with CUDA_ERROR_OUT_OF_MEMORY
  *   when a GPU would hold more than bytes, cuMemHostAlloc when pinned
  *   host memory would in all.
+ * FAKE_CUDA_PEER_ENABLE_FAIL="0-1"  cuCtxEnablePeerAccess from a to b
+ *   fails with CUDA_ERROR_TOO_MANY_PEERS though cuDeviceCanAccessPeer
+ *   allows it (a driver's peer limit, cuda.h).
+ * FAKE_CUDA_SHARED_HOST="0-1,2-3"  GPUs whose host copies share one link
+ *   (behind one PCIe switch or root port): their copies in one direction
+ *   take turns on it, as the copies of one GPU do; unset, each GPU has
+ *   its own.
+ * FAKE_CUDA_CORRUPT=N  queued copies (cuMemcpyAsync, the copy kernel) to
+ *   or from GPU N arrive with one byte changed (a third of the way in), as
+ *   over a link that corrupts data; the synchronous cuMemcpyHtoD and
+ *   cuMemcpyDtoH are left alone.
+ * FAKE_CUDA_CLOCK_KHZ=N  the clock rate cuDeviceGetAttribute reports
+ *   (default FAKE_CLOCK_KHZ, the clock the spin kernel counts at): a lower
+ *   figure makes a spin kernel's timeout, in clocks, end early.
  *
  * Modules: cuModuleLoadData takes any NUL-terminated text with a
  * ".version X.Y" line (no cubin or fatbin), refuses an ISA newer than 8.4
  * (the fake driver is CUDA 12.4) with CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  * as a real driver does, and makes a function of each ".entry NAME";
- * nothing is compiled. gpuready_copy and gpuready_spin
+ * nothing is compiled. gpuready_copy, gpuready_spin, gpuready_splitwarp
  * (src/bench/copy/kernels.h) behave as their PTX does
- * (fake_cuda_queue.c); any other kernel is counted and does nothing. */
+ * (fake_cuda_queue.c), gpuready_chase too (fake_cuda_chase.c, with its
+ * setting FAKE_CUDA_LATENCY_NS); any other kernel is counted and does
+ * nothing. */
 #define _GNU_SOURCE
 #include "fake_cuda_int.h"
 
@@ -52,6 +68,10 @@
 
 static double rates[2][FK__N][FAKE_CUDA_MAX];
 static int peer_can[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
+static int peer_fail[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
+static int host_link[FAKE_CUDA_MAX]; /* the GPU whose host link a GPU uses */
+static int reported_khz = FAKE_CLOCK_KHZ;
+static int corrupt_dev = -1;
 static int peer_on[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static atomic_int sticky[FAKE_CUDA_MAX];
 static long long lost_after = -1, lost_calls;
@@ -126,26 +146,60 @@ static void read_rates(void)
 		}
 }
 
-static void read_peers(void)
+/* "a-b,c-d" into m[a][b], m[c][d]; "none" or unset: nothing. */
+static void read_pairs(const char *name, int m[FAKE_CUDA_MAX][FAKE_CUDA_MAX])
 {
-	const char *s = getenv("FAKE_CUDA_PEER");
-	int all = !s || !*s;
-
-	memset(peer_on, 0, sizeof(peer_on));
-	for (int a = 0; a < FAKE_CUDA_MAX; a++)
-		for (int b = 0; b < FAKE_CUDA_MAX; b++)
-			peer_can[a][b] = all && a != b;
-	if (all || !strcmp(s, "none"))
+	const char *s = getenv(name);
+	if (!s || !*s || !strcmp(s, "none"))
 		return;
 	char *copy = strdup(s);
 	for (char *save = NULL, *it = strtok_r(copy, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
 		int a, b;
 		if (sscanf(it, "%d-%d", &a, &b) == 2 && a >= 0 && b >= 0 && a < FAKE_CUDA_MAX && b < FAKE_CUDA_MAX && a != b)
-			peer_can[a][b] = 1;
+			m[a][b] = 1;
 		else
-			fprintf(stderr, "fake libcuda: FAKE_CUDA_PEER: ignoring \"%s\"\n", it);
+			fprintf(stderr, "fake libcuda: %s: ignoring \"%s\"\n", name, it);
 	}
 	free(copy);
+}
+
+static void read_peers(void)
+{
+	const char *s = getenv("FAKE_CUDA_PEER");
+	int all = !s || !*s, shared[FAKE_CUDA_MAX][FAKE_CUDA_MAX] = { { 0 } };
+
+	memset(peer_on, 0, sizeof(peer_on));
+	memset(peer_fail, 0, sizeof(peer_fail));
+	for (int a = 0; a < FAKE_CUDA_MAX; a++)
+		for (int b = 0; b < FAKE_CUDA_MAX; b++)
+			peer_can[a][b] = all && a != b;
+	read_pairs("FAKE_CUDA_PEER", peer_can);
+	read_pairs("FAKE_CUDA_PEER_ENABLE_FAIL", peer_fail);
+	read_pairs("FAKE_CUDA_SHARED_HOST", shared);
+	/* each GPU uses the link of the lowest GPU it shares one with */
+	for (int d = 0; d < FAKE_CUDA_MAX; d++) {
+		host_link[d] = d;
+		for (int o = 0; o < d; o++)
+			if (shared[d][o] || shared[o][d]) {
+				host_link[d] = host_link[o];
+				break;
+			}
+	}
+}
+
+int fake_host_link(int dev)
+{
+	return dev >= 0 && dev < FAKE_CUDA_MAX ? host_link[dev] : dev;
+}
+
+int fake_corrupts(int dev)
+{
+	return dev >= 0 && dev == corrupt_dev;
+}
+
+int fake_reported_khz(void)
+{
+	return reported_khz;
 }
 
 static long long env_ll(const char *name, long long def)
@@ -166,9 +220,12 @@ void fake_copy_init(void)
 	lost_code = (CUresult)env_ll("FAKE_CUDA_LOST_CODE", CUDA_ERROR_UNKNOWN);
 	lost_calls = 0;
 	oom_bytes = env_ll("FAKE_CUDA_OOM", -1);
+	reported_khz = (int)env_ll("FAKE_CUDA_CLOCK_KHZ", FAKE_CLOCK_KHZ);
+	corrupt_dev = (int)env_ll("FAKE_CUDA_CORRUPT", -1);
 	memset(counts, 0, sizeof(counts));
 	pthread_mutex_unlock(&lock);
 	fake_queue_init();
+	fake_chase_init();
 }
 
 CUresult fake_sticky(int dev)
@@ -367,6 +424,8 @@ FAKE_API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
 		return r;
 	if (!peer_can[a][b])
 		return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+	if (peer_fail[a][b])
+		return CUDA_ERROR_TOO_MANY_PEERS;
 	if (peer_on[a][b])
 		return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
 	peer_on[a][b] = 1;
@@ -410,6 +469,8 @@ static CUresult module_entries(struct CUmod_st *m, const char *text)
 		fn[m->n] = (struct CUfunc_st){ .magic = FUNC_MAGIC, .dev = m->dev,
 					       .kind = !strcmp(name, "gpuready_copy")	? FF_COPY
 						       : !strcmp(name, "gpuready_spin") ? FF_SPIN
+						       : !strcmp(name, "gpuready_chase") ? FF_CHASE
+						       : !strcmp(name, "gpuready_splitwarp") ? FF_SPLIT
 											: FF_OTHER };
 		snprintf(fn[m->n].name, sizeof(fn[m->n].name), "%s", name);
 		m->n++;

@@ -74,11 +74,17 @@ int fake_reg_find(const void *p, size_t bytes);
 /* Modelled copy rates in GB/s (1e9 bytes per second). */
 enum fake_kind { FK_H2D, FK_D2H, FK_P2P, FK_LOCAL, FK__N };
 double fake_rate(enum fake_kind k, int dev, int sm);
+/* The GPU whose host link dev's host copies use (FAKE_CUDA_SHARED_HOST). */
+int fake_host_link(int dev);
+/* Whether copies to or from device dev arrive changed (FAKE_CUDA_CORRUPT). */
+int fake_corrupts(int dev);
+/* CU_DEVICE_ATTRIBUTE_CLOCK_RATE as reported (FAKE_CUDA_CLOCK_KHZ). */
+int fake_reported_khz(void);
 /* Whether a context on device `from` has peer access to `to` enabled. */
 int fake_peer_on(int from, int to);
 
 #define FUNC_MAGIC 0xf7c0u
-enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN };
+enum fake_func_kind { FF_OTHER, FF_COPY, FF_SPIN, FF_CHASE, FF_SPLIT };
 struct CUfunc_st {
 	unsigned magic;
 	int dev;
@@ -97,5 +103,16 @@ CUresult fake_stream_query(CUstream s);
 /* Waits for all queued work (dev < 0: of every device), then dev's
  * sticky error. */
 CUresult fake_ctx_sync(int dev);
+/* Queues on s work of ms modelled milliseconds that holds no link (a
+ * kernel the caller timed), raising fault on s's device when it runs
+ * (CUDA_SUCCESS: none). */
+CUresult fake_enqueue_timed(CUstream s, double ms, CUresult fault);
+
+/* ---- fake_cuda_chase.c: the pointer-chase kernel ---- */
+
+/* cuInit: reads FAKE_CUDA_LATENCY_NS, forgets the hop counts. */
+void fake_chase_init(void);
+/* cuLaunchKernel of gpuready_chase on s with gx blocks. */
+CUresult fake_chase_launch(CUstream s, unsigned gx, void **params);
 
 #endif

@@ -47,7 +47,7 @@
 
 enum { R_H2D, R_D2H, R_LOCAL, R_NV_OUT, R_NV_IN, R__N };
 
-enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT };
+enum fop_kind { FOP_COPY, FOP_SET32, FOP_SPIN, FOP_RECORD, FOP_WAIT, FOP_TIMED, FOP_SPLIT };
 
 struct fake_op {
 	enum fop_kind kind;
@@ -63,6 +63,7 @@ struct fake_op {
 	CUevent ev;                    /* RECORD, WAIT */
 	unsigned long gen;
 	CUresult fault;                /* raised on the stream's device when it runs */
+	int corrupt;                   /* COPY: change a byte of what arrives (FAKE_CUDA_CORRUPT) */
 };
 
 struct CUevent_st {
@@ -146,14 +147,32 @@ static void op_run(CUstream s, struct fake_op *op, double now)
 		return;
 	}
 	switch (op->kind) {
-	case FOP_COPY: memmove(op->dst, op->src, op->bytes); break;
+	case FOP_COPY:
+		memmove(op->dst, op->src, op->bytes);
+		if (op->corrupt && op->bytes)
+			((unsigned char *)op->dst)[op->bytes / 3] ^= 0x10;
+		break;
+	case FOP_SPLIT: /* odd warps' 512 bytes src -> dst, even ones dst -> src */
+		for (size_t off = 0; off < op->bytes; off += 512) {
+			size_t len = op->bytes - off < 512 ? op->bytes - off : 512;
+			if ((off / 512) & 1)
+				memmove((char *)op->dst + off, (const char *)op->src + off, len);
+			else
+				memmove((char *)(uintptr_t)op->src + off, (char *)op->dst + off, len);
+		}
+		if (op->corrupt && op->bytes > 512) /* in an odd warp's share */
+			((unsigned char *)op->dst)[512 + 7] ^= 0x10;
+		break;
 	case FOP_SET32:
 		for (size_t i = 0; i < op->bytes / 4; i++)
 			memcpy((char *)op->dst + 4 * i, &op->value, 4);
 		break;
 	case FOP_SPIN:
-		if (__atomic_load_n(op->flag, __ATOMIC_ACQUIRE) == 0)
+		if (__atomic_load_n(op->flag, __ATOMIC_ACQUIRE) == 0) {
+			/* as the kernel does: the second word says it gave up */
+			__atomic_store_n((uint32_t *)(uintptr_t)(op->flag + 1), 1u, __ATOMIC_RELEASE);
 			atomic_fetch_add(&spin_timeouts, 1);
+		}
 		break; /* it ran until now */
 	case FOP_WAIT:
 		if (op->ev->t > start)
@@ -295,6 +314,7 @@ static void plan_copy(struct fake_op *op, int sd, int dd, int on, int sm, double
 {
 	double gbps;
 	op->res[0] = op->res[1] = -1;
+	op->corrupt = fake_corrupts(sd) || fake_corrupts(dd);
 	if (sm && ((sd >= 0 && sd != on && !fake_peer_on(on, sd)) || (dd >= 0 && dd != on && !fake_peer_on(on, dd)) ||
 		   sd == FAKE_PAGEABLE || dd == FAKE_PAGEABLE)) {
 		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -310,14 +330,14 @@ static void plan_copy(struct fake_op *op, int sd, int dd, int on, int sm, double
 	} else if (sd >= 0 && dd >= 0) { /* staged through the host */
 		double a = fake_rate(FK_D2H, sd, 0), b = fake_rate(FK_H2D, dd, 0);
 		gbps = a < b ? a : b;
-		op->res[0] = res(R_D2H, sd);
-		op->res[1] = res(R_H2D, dd);
+		op->res[0] = res(R_D2H, fake_host_link(sd));
+		op->res[1] = res(R_H2D, fake_host_link(dd));
 	} else if (dd >= 0) {
 		gbps = fake_rate(FK_H2D, dd, sm);
-		op->res[0] = res(R_H2D, dd);
+		op->res[0] = res(R_H2D, fake_host_link(dd));
 	} else if (sd >= 0) {
 		gbps = fake_rate(FK_D2H, sd, sm);
-		op->res[0] = res(R_D2H, sd);
+		op->res[0] = res(R_D2H, fake_host_link(sd));
 	} else {
 		gbps = fake_rate(FK_H2D, on, sm); /* host to host */
 	}
@@ -413,7 +433,37 @@ static struct fake_op *plan_copy_kernel(void **params, int on)
 	else if ((dst | src) % 16)
 		op->fault = CUDA_ERROR_MISALIGNED_ADDRESS;
 	else
-		plan_copy(op, sd, dd, on, 1, loops);
+		plan_copy(op, sd, dd, on, 1, 1); /* one pass: the launch queues loops of them */
+	return op;
+}
+
+/* The split-warp kernel's (dst, src, loops) over grid x block 16-byte
+ * elements: one pass moves half the bytes each way, src's side to dst's
+ * and back at once, holding both directions of the host link (or of the
+ * NVLinks) for the slower half. */
+static struct fake_op *plan_split(void **params, int on, unsigned long long elems)
+{
+	CUdeviceptr dst = *(CUdeviceptr *)params[0], src = *(CUdeviceptr *)params[1];
+	struct fake_op *op = op_new(FOP_SPLIT), there, back;
+	if (!op)
+		return NULL;
+	op->dst = (void *)(uintptr_t)dst;
+	op->src = (const void *)(uintptr_t)src;
+	op->bytes = (size_t)elems * 16;
+	int sd = fake_reg_find(op->src, op->bytes), dd = fake_reg_find(op->dst, op->bytes);
+	if (sd == -3 || dd == -3) {
+		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
+		return op;
+	}
+	there = back = *op;
+	there.bytes = back.bytes = op->bytes / 2;
+	plan_copy(&there, sd, dd, on, 1, 1);
+	plan_copy(&back, dd, sd, on, 1, 1);
+	op->fault = there.fault != CUDA_SUCCESS ? there.fault : back.fault;
+	op->ms = there.ms > back.ms ? there.ms : back.ms;
+	op->res[0] = there.res[0];
+	op->res[1] = back.res[0];
+	op->corrupt = there.corrupt;
 	return op;
 }
 
@@ -426,7 +476,7 @@ static struct fake_op *plan_spin(void **params)
 	struct fake_op *op = op_new(FOP_SPIN);
 	if (!op)
 		return NULL;
-	int where = fake_reg_find((void *)(uintptr_t)flag, 4);
+	int where = fake_reg_find((void *)(uintptr_t)flag, 8);
 	if (where == FAKE_PAGEABLE || where == -3 || flag % 4) {
 		op->fault = CUDA_ERROR_ILLEGAL_ADDRESS;
 		op->kind = FOP_COPY;
@@ -457,9 +507,41 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
 	fake_count_launch(f->name);
 	if (f->kind == FF_OTHER)
 		return CUDA_SUCCESS;
-	struct fake_op *op = f->kind == FF_COPY ? plan_copy_kernel(params, s->dev) : plan_spin(params);
+	if (f->kind == FF_CHASE)
+		return fake_chase_launch(s, gx, params);
+	struct fake_op *op = f->kind == FF_COPY	  ? plan_copy_kernel(params, s->dev)
+			     : f->kind == FF_SPLIT ? plan_split(params, s->dev, (unsigned long long)gx * bx)
+						   : plan_spin(params);
 	if (!op)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* the copy kernels' passes one by one, so that the copies of other
+	 * streams on the same link take turns with them, as copy-engine
+	 * copies do */
+	unsigned passes = f->kind == FF_COPY && op->fault == CUDA_SUCCESS && op->bytes ? *(unsigned *)params[3]
+			  : f->kind == FF_SPLIT && op->fault == CUDA_SUCCESS		 ? *(unsigned *)params[2]
+											 : 1;
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 1; i < passes; i++) {
+		struct fake_op *more = op_new(op->kind);
+		if (!more)
+			break;
+		*more = *op;
+		enqueue(s, more);
+	}
+	enqueue(s, op);
+	pthread_mutex_unlock(&lock);
+	return CUDA_SUCCESS;
+}
+
+/* A kernel timed by its own emulation (fake_cuda_chase.c): ms on s, no
+ * link held; its fault raised when it runs. */
+CUresult fake_enqueue_timed(CUstream s, double ms, CUresult fault)
+{
+	struct fake_op *op = op_new(FOP_TIMED);
+	if (!op)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->ms = ms;
+	op->fault = fault;
 	pthread_mutex_lock(&lock);
 	enqueue(s, op);
 	pthread_mutex_unlock(&lock);
@@ -503,6 +585,8 @@ FAKE_API CUresult cuEventRecord(CUevent e, CUstream hs)
 	if (bad_event(e) || (hs && hs->magic != STREAM_MAGIC))
 		return CUDA_ERROR_INVALID_HANDLE;
 	CUstream s = hs ? hs : &legacy[e->dev];
+	if (s->dev != e->dev) /* cuda.h: event and stream from different contexts */
+		return CUDA_ERROR_INVALID_HANDLE;
 	CUresult r = fake_gate(s->dev);
 	if (r != CUDA_SUCCESS)
 		return r;

@@ -235,7 +235,7 @@ static void expect_text(const char *got, const char *want)
 		fail_msg("got:\n%s\nwant:\n%s", got, want);
 }
 
-static const struct copy_gpu one_gpu[] = { { "NVIDIA H100 80GB HBM3", "0000:18:00.0", 0, false, 0 } };
+static const struct copy_gpu one_gpu[] = { { "NVIDIA H100 80GB HBM3", "0000:18:00.0", 0, false, 0, NULL } };
 
 /* nvbandwidth issue #42 quotes v0.8's block for one A100; the same
  * numbers give the same bytes here. */
@@ -267,6 +267,47 @@ static void print_text(FILE *f, const struct copy_run *run, const struct copy_re
 /* One GPU: the header, two host tests against its Gen5 x16 link (one held
  * to --expect-h2d), a waived peer test, and the local copy, which has no
  * link limit. */
+static void print_header(FILE *f, const struct copy_run *run, const struct copy_result *r)
+{
+	(void)r;
+	copy_print_header(f, run);
+}
+
+/* The header says where the host buffers are only as far as it knows:
+ * a GPU of unknown node and one whose node could not be bound are named;
+ * --numa names its node; no host test, no word on them. */
+static void test_header_numa(void **state)
+{
+	(void)state;
+	const struct copy_gpu gpus[] = {
+		{ "A", "0000:01:00.0", 0, true, 0, NULL },
+		{ "B", "0000:02:00.0", -1, true, 1, NULL },
+		{ "C", "0000:03:00.0", -1, true, 2, "set_mempolicy cannot bind NUMA node 3 (no memory there, or not online)" },
+	};
+	struct copy_run run = { .version = "0.1.0", .n_gpus = 3, .gpus = gpus, .size_mib = 512, .loop_count = 16,
+				.samples = 3, .numa = "auto", .host_buffers = true };
+	const char *head = "gpuready 0.1.0 bench copy (nvbandwidth's tests and layout)\n\nDriver Version: unknown\n\n"
+			   "unknown\nDevice 0: A (00000000:01:00)\nDevice 1: B (00000000:02:00)\n"
+			   "Device 2: C (00000000:03:00)\n\n# buffer 512 MiB, 16 copies per sample, median of 3 samples";
+	char *t = render(print_header, &run, NULL), want[1024];
+	snprintf(want, sizeof(want), "%s%s", head,
+		 ", host buffers on each GPU's NUMA node where known\n"
+		 "# GPU 1: its NUMA node is not known (sysfs numa_node): its host buffers follow the default policy\n"
+		 "# GPU 2: set_mempolicy cannot bind NUMA node 3 (no memory there, or not online)\n\n");
+	expect_text(t, want);
+	free(t);
+	run.numa = "1";
+	t = render(print_header, &run, NULL);
+	snprintf(want, sizeof(want), "%s%s", head, ", host buffers on NUMA node 1\n\n");
+	expect_text(t, want);
+	free(t);
+	run.host_buffers = false;
+	t = render(print_header, &run, NULL);
+	snprintf(want, sizeof(want), "%s%s", head, "\n\n");
+	expect_text(t, want);
+	free(t);
+}
+
 static void test_text_one_gpu(void **state)
 {
 	(void)state;
@@ -282,7 +323,8 @@ static void test_text_one_gpu(void **state)
 	};
 	struct copy_run run = { .version = "0.1.0", .host = "node01", .driver = "535.104.05", .cuda_driver = 12020,
 				.n_gpus = 1, .gpus = one_gpu, .size_mib = 512, .loop_count = 16, .samples = 3,
-				.numa = "auto", .expect = { .h2d = 50 }, .n_results = 4, .results = res };
+				.numa = "auto", .host_buffers = true, .expect = { .h2d = 50 }, .n_results = 4,
+				.results = res };
 	char *t = render(print_text, &run, NULL);
 	expect_text(t, "gpuready 0.1.0 bench copy (nvbandwidth's tests and layout)\n"
 		       "\n"
@@ -343,8 +385,10 @@ static const double p2p4[] = { NA,     276.07, 276.36, 276.14, /* */
 			       275.90, 276.48, NA,     150.31, /* */
 			       276.55, NA,     276.33, NA };
 static const struct copy_gpu four_gpus[] = {
-	{ "NVIDIA H100 80GB HBM3", "0000:18:00.0", 0, false, 0 }, { "NVIDIA H100 80GB HBM3", "0000:2a:00.0", 0, false, 0 },
-	{ "NVIDIA H100 80GB HBM3", "0000:9a:00.0", 1, false, 0 }, { "NVIDIA H100 80GB HBM3", "0000:ab:00.0", -1, false, 0 },
+	{ "NVIDIA H100 80GB HBM3", "0000:18:00.0", 0, false, 0, NULL },
+	{ "NVIDIA H100 80GB HBM3", "0000:2a:00.0", 0, false, 0, NULL },
+	{ "NVIDIA H100 80GB HBM3", "0000:9a:00.0", 1, false, 0, NULL },
+	{ "NVIDIA H100 80GB HBM3", "0000:ab:00.0", -1, false, 0, NULL },
 };
 struct four {
 	struct copy_limit pcie[4], nvl[16];
@@ -368,7 +412,7 @@ static void four_init(struct four *f)
 					  .cols = 4 };
 	f->run = (struct copy_run){ .version = "0.1.0", .host = "node02", .driver = "535.104.05", .cuda_driver = 12020,
 				    .n_gpus = 4, .gpus = four_gpus, .size_mib = 64, .loop_count = 16, .samples = 3,
-				    .numa = "1", .expect = { .h2d = 50, .p2p = 250 }, .n_results = 3,
+				    .numa = "1", .host_buffers = true, .expect = { .h2d = 50, .p2p = 250 }, .n_results = 3,
 				    .results = f->res };
 }
 
@@ -425,7 +469,7 @@ static void test_verdicts(void **state)
 	(void)state;
 	struct copy_verdict v;
 	struct copy_limit lim[4], bad;
-	const struct copy_gpu gpus2[] = { { "A", "0000:01:00.0", 0, false, 0 }, { "B", "0000:02:00.0", 0, false, 0 } };
+	const struct copy_gpu gpus2[] = { { "A", "0000:01:00.0", 0, false, 0, NULL }, { "B", "0000:02:00.0", 0, false, 0, NULL } };
 	struct copy_run run = { .n_gpus = 2, .gpus = gpus2, .expect = { .h2d = 50, .d2h = 50, .p2p = 100 } };
 	/* a read test names the copy's direction: column to row */
 	double rd[] = { NA, 120.0, 90.0, NA };
@@ -479,7 +523,7 @@ static void test_verdicts(void **state)
 	double lat[] = { 800.5, 812.25 };
 	struct copy_result l = { .test = "host_device_latency_sm", .rows = 1, .cols = 2, .value = { lat } };
 	line = verdict_of(&run, &l, &v);
-	assert_string_equal(line, "host_device_latency_sm: highest 812.2 ns (GPU 1)");
+	assert_string_equal(line, "host_device_latency_sm: highest 812.2 ns (GPU 1) per access, lower is better");
 	free(line);
 	/* every cell at its expectation passes */
 	double ok[] = { 50.0, 51.0 };
@@ -497,7 +541,7 @@ static void test_verdicts(void **state)
 static void test_text_bidir(void **state)
 {
 	(void)state;
-	const struct copy_gpu gpus2[] = { { "A", "0000:01:00.0", 0, false, 0 }, { "B", "0000:02:00.0", 0, false, 0 } };
+	const struct copy_gpu gpus2[] = { { "A", "0000:01:00.0", 0, false, 0, NULL }, { "B", "0000:02:00.0", 0, false, 0, NULL } };
 	double r1[] = { NA, 370.5, 371.0, NA }, r2[] = { NA, 369.0, 368.5, NA }, tot[] = { NA, 739.5, 739.5, NA };
 	struct copy_result r = { .test = "device_to_device_bidirectional_memcpy_read_ce", .rows = 2, .cols = 2,
 				 .value = { r1, r2, tot } };
@@ -648,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_slower),
 		cmocka_unit_test(test_text_nvbandwidth_block),
 		cmocka_unit_test(test_text_one_gpu),
+		cmocka_unit_test(test_header_numa),
 		cmocka_unit_test(test_text_four_gpus),
 		cmocka_unit_test(test_verdicts),
 		cmocka_unit_test(test_text_bidir),

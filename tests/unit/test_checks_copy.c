@@ -117,6 +117,27 @@ static void test_unknown(void **state)
 	report_free(&n.rep);
 }
 
+/* A copy that changed the data fails the GPU whatever its figures; the
+ * hint looks for PCIe errors on that GPU. */
+static void test_bad_data(void **state)
+{
+	(void)state;
+	struct node n;
+	node_init(&n, 2);
+	n.gpus[1].h2d = NAN;
+	n.gpus[1].bad_data = true;
+	snprintf(n.gpus[1].err, sizeof(n.gpus[1].err),
+		 "1 measurement failed the data check: the copy from host memory to GPU 1 (0000:29:00.0) (issued by "
+		 "GPU 1) left 1 of 67108864 bytes different from the source, the first at byte 22369621");
+	node_run(&n);
+	const struct finding *f = find(&n, "0000:29:00.0");
+	assert_int_equal(f->status, STATUS_FAIL);
+	assert_non_null(strstr(f->message, "GPU 1: a copy changed the data it moved: 1 measurement failed"));
+	assert_non_null(strstr(f->hint, "lspci -vv -s 0000:29:00.0"));
+	assert_int_equal(find(&n, "0000:18:00.0")->status, STATUS_OK);
+	report_free(&n.rep);
+}
+
 static void test_not_asked_and_error(void **state)
 {
 	(void)state;
@@ -419,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_healthy),
 		cmocka_unit_test(test_slow_slot),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_not_asked_and_error),
 		cmocka_unit_test(test_cluster_fact),
 		cmocka_unit_test(test_cluster_vote),

@@ -5,7 +5,10 @@
  * the start event, the copies and the end event are queued; the host
  * releases it and synchronises), so that the figure is the fake's
  * configured rate; the copy kernel; peer access granted and refused; a
- * GPU lost in the middle of a run; allocation failure. Each test sets the
+ * GPU lost in the middle of a run; allocation failure; the pointer-chase
+ * kernel (the fake follows the chain: the time is the hops made x
+ * FAKE_CUDA_LATENCY_NS, and a chain that leaves its buffer, a misaligned
+ * node or a GPU's memory without peer access faults). Each test sets the
  * FAKE_CUDA_* variables and calls cuInit, which reads them again. */
 #define _GNU_SOURCE
 #include "testutil.h"
@@ -82,7 +85,7 @@ struct gpu {
 	CUdevice dev;
 	CUcontext ctx;
 	CUmodule mod;
-	CUfunction copy, spin;
+	CUfunction copy, spin, chase;
 	CUstream s;
 	CUevent start, end;
 };
@@ -95,6 +98,7 @@ static void gpu_open(struct gpu *g, int ordinal)
 	OK(cu.module_load_data(&g->mod, copy_kernels_ptx));
 	OK(cu.module_get_function(&g->copy, g->mod, COPY_KERNEL_NAME));
 	OK(cu.module_get_function(&g->spin, g->mod, SPIN_KERNEL_NAME));
+	OK(cu.module_get_function(&g->chase, g->mod, CHASE_KERNEL_NAME));
 	OK(cu.stream_create(&g->s, CU_STREAM_NON_BLOCKING));
 	OK(cu.event_create(&g->start, CU_EVENT_DEFAULT));
 	OK(cu.event_create(&g->end, CU_EVENT_DEFAULT));
@@ -160,7 +164,7 @@ static void test_h2d_d2h_timed(void **state)
 
 	fake_env("h2d=50,d2h=25", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
 	for (size_t i = 0; i < SIZE; i++)
@@ -196,7 +200,7 @@ static void test_copy_kernel(void **state)
 
 	fake_env("h2d=50,local=1000,sm_local=800", NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	OK(cu.mem_alloc_v2(&a, SIZE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.memset_d32_async(a, 0x5a5a5a5au, SIZE / 4, g.s));
@@ -266,7 +270,7 @@ static void test_interference(void **state)
 	gpu_open(&g, 0);
 	OK(cu.stream_create(&s2, CU_STREAM_NON_BLOCKING));
 	OK(cu.event_create(&e2, CU_EVENT_DEFAULT));
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host2, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&dev, SIZE));
@@ -294,12 +298,15 @@ static void test_spin_timeout(void **state)
 
 	fake_env(NULL, NULL, NULL, NULL);
 	gpu_open(&g, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, 0));
+	OK(cu.mem_host_alloc((void **)&flag, 8, 0));
 	hold(&g, flag, 50);
 	OK(cu.event_record(g.end, g.s));
 	assert_int_equal(cu.event_query(g.end), CUDA_ERROR_NOT_READY);
+	assert_int_equal(flag[1], 0);
 	OK(cu.stream_synchronize(g.s));
 	assert_int_equal(fake_count("fake_cuda_spin_timeouts"), 1);
+	/* the kernel's second word says it gave up */
+	assert_int_equal(flag[1], 1);
 	OK(cu.mem_free_host(flag));
 	gpu_close(&g);
 }
@@ -323,7 +330,7 @@ static void test_peer(void **state)
 	assert_int_equal(can, 1);
 	OK(cu.device_can_access_peer(&can, 1, 0));
 	assert_int_equal(can, 0);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	OK(cu.ctx_set_current(g0.ctx));
 	OK(cu.mem_alloc_v2(&a, SIZE));
@@ -375,7 +382,7 @@ static void lost_run(const char *code, CUresult want, const char *name)
 		setenv("FAKE_CUDA_LOST_CODE", code, 1);
 	OK(cu.init(0));
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc(&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	gpu_open(&g0, 0);
@@ -444,7 +451,7 @@ static void test_slot_and_refusals(void **state)
 
 	fake_env("h2d@1=14,h2d=50", NULL, NULL, NULL);
 	gpu_open(&g1, 1);
-	OK(cu.mem_host_alloc((void **)&flag, 4, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_alloc((void **)&flag, 8, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_host_alloc((void **)&host, SIZE, CU_MEMHOSTALLOC_PORTABLE));
 	OK(cu.mem_alloc_v2(&b, SIZE));
 	assert_rate(measure_ce(&g1, b, (CUdeviceptr)(uintptr_t)host, flag), 14);
@@ -487,6 +494,212 @@ static void test_module(void **state)
 	gpu_close(&g);
 }
 
+/* ---- the pointer chase (fake_cuda_chase.c) ---- */
+
+#define LAT_BYTES (2u << 20)
+#define NODES (LAT_BYTES / 8)
+#define STRIDE 16 /* nodes: nvbandwidth's strideLen */
+
+/* FAKE_CUDA_LATENCY_NS (NULL unsets), read again by cuInit, which also
+ * forgets a fault. */
+static void lat_env(const char *ns)
+{
+	if (ns)
+		setenv("FAKE_CUDA_LATENCY_NS", ns, 1);
+	else
+		unsetenv("FAKE_CUDA_LATENCY_NS");
+	fake_env(NULL, NULL, NULL, NULL);
+}
+
+/* nvbandwidth's chain: node i -> node i + 16 (mod n), as addressed at base. */
+static void chain(uint64_t *buf, CUdeviceptr base)
+{
+	for (size_t i = 0; i < NODES; i++)
+		buf[i] = (uint64_t)base + ((i + STRIDE) % NODES) * 8;
+}
+
+/* A chain in GPU g's memory, written with cuMemcpyHtoD. */
+static CUdeviceptr dev_chain(struct gpu *g, uint64_t *staging)
+{
+	CUdeviceptr buf;
+	OK(cu.ctx_set_current(g->ctx));
+	OK(cu.mem_alloc_v2(&buf, LAT_BYTES));
+	chain(staging, buf);
+	OK(cu.memcpy_htod_v2(buf, staging, LAT_BYTES));
+	return buf;
+}
+
+/* One launch on g (grid blocks, block `block` chases hops from data):
+ * the first error (a kernel's fault is sticky: it may show at the end
+ * event's record or at the synchronisation, as on a GPU), the elapsed ms
+ * in *ms when none. */
+static CUresult chase(struct gpu *g, CUdeviceptr data, unsigned hops, unsigned blocks, unsigned block, float *ms)
+{
+	unsigned long long size = LAT_BYTES;
+	void *params[] = { &data, &size, &hops, &block };
+	OK(cu.ctx_set_current(g->ctx));
+	OK(cu.event_record(g->start, g->s));
+	OK(cu.launch_kernel(g->chase, blocks, 1, 1, 1, 1, 1, 0, g->s, params, NULL));
+	CUresult r = cu.event_record(g->end, g->s);
+	if (r == CUDA_SUCCESS)
+		r = cu.stream_synchronize(g->s);
+	if (r == CUDA_SUCCESS)
+		OK(cuda_api_elapsed(&cu, ms, g->start, g->end));
+	return r;
+}
+
+static void assert_ms(float got, double want)
+{
+	/* the first launch on a stream also counts the gap since its start
+	 * event (real time, microseconds) */
+	if (got < want * 0.999 || got > want * 1.05)
+		fail_msg("elapsed %.6f ms, want %.6f", (double)got, want);
+}
+
+/* Host memory: hops x host latency; every node of the chain's period is
+ * visited, the hops counted; the blocks that do not chase do nothing; a
+ * chain of adjacent nodes is mostly cache hits. */
+static void test_chase_host(void **state)
+{
+	(void)state;
+	struct gpu g;
+	uint64_t *h;
+	CUdeviceptr d;
+	float ms = 0;
+
+	lat_env("host=800,host@1=2000");
+	gpu_open(&g, 0);
+	OK(cu.mem_host_alloc((void **)&h, LAT_BYTES, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_get_device_pointer_v2(&d, h, 0));
+	chain(h, d);
+	OK(chase(&g, d, 50000, 132, 7, &ms));
+	assert_ms(ms, 50000 * 800e-6);
+	assert_int_equal(fake_count("fake_cuda_chase_hops"), 50000);
+	assert_int_equal(fake_count("fake_cuda_chase_nodes"), NODES / STRIDE); /* 16384: 2 MiB / 128 B */
+	/* a grid that does not reach the chasing block: nothing walked */
+	OK(chase(&g, d, 50000, 4, 7, &ms));
+	assert_int_equal(fake_count("fake_cuda_chase_hops"), 50000);
+	/* a stride of one node: every node is visited */
+	for (size_t i = 0; i < NODES; i++)
+		h[i] = (uint64_t)d + ((i + 1) % NODES) * 8;
+	OK(chase(&g, d, NODES, 1, 0, &ms));
+	assert_int_equal(fake_count("fake_cuda_chase_nodes"), NODES);
+	/* ... 16 nodes to a 128-byte line: 15 of 16 hops are cache hits (30 ns) */
+	assert_ms(ms, (NODES / 16 * 800 + NODES / 16 * 15 * 30) * 1e-6);
+	OK(cu.mem_free_host(h));
+	gpu_close(&g);
+
+	/* host@1: GPU 1's own figure */
+	gpu_open(&g, 1);
+	OK(cu.mem_host_alloc((void **)&h, LAT_BYTES, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_get_device_pointer_v2(&d, h, 0));
+	chain(h, d);
+	OK(chase(&g, d, 1000, 1, 0, &ms));
+	assert_ms(ms, 1000 * 2000e-6);
+	OK(cu.mem_free_host(h));
+	gpu_close(&g);
+}
+
+/* A chain in GPU 1's memory: local from GPU 1, p2p from GPU 0 with peer
+ * access, a fault from GPU 0 without. */
+static void test_chase_device(void **state)
+{
+	(void)state;
+	struct gpu g0, g1;
+	uint64_t *c = malloc(LAT_BYTES);
+	float ms = 0;
+
+	assert_non_null(c);
+	lat_env("p2p=650,local=500");
+	gpu_open(&g0, 0);
+	gpu_open(&g1, 1);
+	CUdeviceptr buf = dev_chain(&g1, c);
+	OK(chase(&g1, buf, 10000, 1, 0, &ms));
+	assert_ms(ms, 10000 * 500e-6);
+	/* GPU 0 without peer access to GPU 1: an illegal address, sticky */
+	assert_int_equal(chase(&g0, buf, 10000, 1, 0, &ms), CUDA_ERROR_ILLEGAL_ADDRESS);
+	OK(cu.ctx_set_current(g1.ctx));
+	OK(cu.mem_free_v2(buf));
+	lat_env(NULL); /* forgets GPU 0's fault */
+	gpu_close(&g0);
+	gpu_close(&g1);
+
+	lat_env("p2p=650,local=500");
+	gpu_open(&g0, 0);
+	gpu_open(&g1, 1);
+	buf = dev_chain(&g1, c);
+	OK(cu.ctx_set_current(g0.ctx));
+	OK(cu.ctx_enable_peer_access(g1.ctx, 0));
+	OK(chase(&g0, buf, 10000, 1, 0, &ms));
+	assert_ms(ms, 10000 * 650e-6);
+	OK(cu.ctx_set_current(g1.ctx));
+	OK(cu.mem_free_v2(buf));
+	gpu_close(&g0);
+	gpu_close(&g1);
+	free(c);
+}
+
+/* Chains set up wrong are caught where the GPU would fault: a node
+ * pointing out of the buffer (here a host address in a GPU's chain, as
+ * nvbandwidth's host chain would be if copied as is), a misaligned node,
+ * an unwritten (zero) node, a last node of 0 (the kernel's trap). */
+static void test_chase_wrong_chain(void **state)
+{
+	(void)state;
+	struct gpu g;
+	uint64_t *h;
+	CUdeviceptr d, buf;
+	float ms = 0;
+
+	struct {
+		size_t node;
+		int kind; /* 0 outside, 1 misaligned, 2 zero */
+		unsigned hops;
+		CUresult want;
+	} cases[] = {
+		{ 3 * STRIDE, 0, 100, CUDA_ERROR_ILLEGAL_ADDRESS },
+		{ 5 * STRIDE, 1, 100, CUDA_ERROR_MISALIGNED_ADDRESS },
+		{ 7 * STRIDE, 2, 100, CUDA_ERROR_ILLEGAL_ADDRESS },
+		{ 7 * STRIDE, 2, 8, CUDA_ERROR_LAUNCH_FAILED }, /* node 7's next is read last */
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		lat_env(NULL);
+		gpu_open(&g, 0);
+		OK(cu.mem_host_alloc((void **)&h, LAT_BYTES, CU_MEMHOSTALLOC_PORTABLE));
+		OK(cu.mem_host_get_device_pointer_v2(&d, h, 0));
+		OK(cu.mem_alloc_v2(&buf, LAT_BYTES));
+		chain(h, d);
+		size_t n = cases[k].node;
+		h[n] = cases[k].kind == 0 ? (uint64_t)buf : cases[k].kind == 1 ? h[n] + 4 : 0;
+		assert_int_equal(chase(&g, d, cases[k].hops, 1, 0, &ms), cases[k].want);
+		/* the hops up to the bad node were made */
+		int want_hops = cases[k].want == CUDA_ERROR_LAUNCH_FAILED ? (int)cases[k].hops : (int)(n / STRIDE + 1);
+		assert_int_equal(fake_count("fake_cuda_chase_hops"), want_hops);
+		cu.mem_free_v2(buf);
+		cu.mem_free_host(h);
+		lat_env(NULL);
+		gpu_close(&g);
+	}
+	/* a buffer that runs past its allocation, and pageable memory */
+	lat_env(NULL);
+	gpu_open(&g, 0);
+	OK(cu.mem_host_alloc((void **)&h, LAT_BYTES / 2, CU_MEMHOSTALLOC_PORTABLE));
+	OK(cu.mem_host_get_device_pointer_v2(&d, h, 0));
+	assert_int_equal(chase(&g, d, 10, 1, 0, &ms), CUDA_ERROR_ILLEGAL_ADDRESS);
+	cu.mem_free_host(h);
+	lat_env(NULL);
+	gpu_close(&g);
+	lat_env(NULL);
+	gpu_open(&g, 0);
+	uint64_t *pageable = malloc(LAT_BYTES);
+	assert_non_null(pageable);
+	chain(pageable, (CUdeviceptr)(uintptr_t)pageable);
+	assert_int_equal(chase(&g, (CUdeviceptr)(uintptr_t)pageable, 10, 1, 0, &ms), CUDA_ERROR_ILLEGAL_ADDRESS);
+	free(pageable);
+	lat_env(NULL);
+	gpu_close(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +709,8 @@ int main(void)
 		cmocka_unit_test(test_lost_gpu),      cmocka_unit_test(test_oom),
 		cmocka_unit_test(test_slot_and_refusals),
 		cmocka_unit_test(test_module),
+		cmocka_unit_test(test_chase_host),    cmocka_unit_test(test_chase_device),
+		cmocka_unit_test(test_chase_wrong_chain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -91,6 +91,48 @@ static void test_deadline_is_per_step(void **state)
 	isolate_result_free(&res);
 }
 
+/* A step given 1 s beyond a 0.3 s deadline outlasts the deadline and
+ * finishes; the ordinary step after it has 0.3 s again. */
+static void work_longer(struct isolate_ctx *ctx, void *arg)
+{
+	(void)arg;
+	isolate_step_longer(ctx, 1.0, "long %d", 1);
+	usleep(700 * 1000);
+	(void)isolate_send(ctx, "a", 1);
+	isolate_step(ctx, "short");
+	for (;;)
+		pause();
+}
+
+static void work_longer_hangs(struct isolate_ctx *ctx, void *arg)
+{
+	(void)arg;
+	isolate_step_longer(ctx, 0.5, "long");
+	for (;;)
+		pause();
+}
+
+static void test_longer_step(void **state)
+{
+	(void)state;
+	struct isolate_result res;
+	assert_int_equal(isolate_run(work_longer, NULL, 0.3, 1024, &res), 0);
+	assert_int_equal(res.end, ISOLATE_TIMEOUT);
+	assert_string_equal(res.step, "short");
+	assert_true(res.step_timeout_s > 0.29 && res.step_timeout_s < 0.31);
+	assert_int_equal(res.out.len, 1);
+	isolate_result_free(&res);
+
+	double t0 = clock_now();
+	assert_int_equal(isolate_run(work_longer_hangs, NULL, 0.3, 1024, &res), 0);
+	double took = clock_now() - t0;
+	assert_int_equal(res.end, ISOLATE_TIMEOUT);
+	assert_string_equal(res.step, "long");
+	assert_true(res.step_timeout_s > 0.79 && res.step_timeout_s < 0.81);
+	assert_true(took >= 0.8 && took < 3.0);
+	isolate_result_free(&res);
+}
+
 static void work_crashes(struct isolate_ctx *ctx, void *arg)
 {
 	(void)arg;
@@ -170,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_result_comes_back),
 		cmocka_unit_test(test_overrun_is_named),
 		cmocka_unit_test(test_deadline_is_per_step),
+		cmocka_unit_test(test_longer_step),
 		cmocka_unit_test(test_death_and_excess),
 		cmocka_unit_test(test_stdio_not_doubled),
 	};

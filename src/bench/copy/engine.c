@@ -7,11 +7,12 @@
 #include "bench/copy/kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
+int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
 {
 	char msg[256];
 	cuda_api_format(&e->cu, fn, r, msg, sizeof(msg));
@@ -22,20 +23,6 @@ static int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
 			 msg);
 	return -1;
 }
-
-/* Names the call (the deadline's step), makes it, and returns -1 from the
- * calling function with e->err set when it fails. */
-#define CE_CALL(e, gi, fn, expr)                                                                       \
-	do {                                                                                           \
-		if ((gi) >= 0)                                                                         \
-			isolate_step((e)->ictx, "%s on GPU %d (%s)", fn, (e)->out->gpus[gi].ordinal,   \
-				     (e)->out->gpus[gi].bdf);                                          \
-		else                                                                                   \
-			isolate_step((e)->ictx, "%s", fn);                                             \
-		CUresult r_ = (expr);                                                                  \
-		if (r_ != CUDA_SUCCESS)                                                                \
-			return ce_fail(e, gi, fn, r_);                                                 \
-	} while (0)
 
 double copy_median(double *v, int n)
 {
@@ -59,6 +46,17 @@ struct ce_stream {
 
 static int ce_enqueue(struct ce_engine *e, const struct ce_xfer *x, bool sm, unsigned count, CUstream s)
 {
+	if (x->split) {
+		/* one thread per 16-byte element, blocks of up to 1024 as nvbandwidth */
+		CUdeviceptr dst = x->dst, src = x->src;
+		unsigned long long n16 = e->bytes / 16;
+		unsigned block = n16 < 1024 ? (unsigned)n16 : 1024;
+		void *params[] = { &dst, &src, &count };
+		CE_CALL(e, x->gpu, "cuLaunchKernel(" SPLIT_KERNEL_NAME ")",
+			e->cu.launch_kernel(e->g[x->gpu].split, (unsigned)(n16 / block), 1, 1, block, 1, 1, 0, s,
+					    params, NULL));
+		return 0;
+	}
 	if (sm) {
 		CUdeviceptr dst = x->dst, src = x->src;
 		unsigned long long n16 = e->bytes / 16;
@@ -91,10 +89,13 @@ static int ce_queue(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm
 {
 	unsigned loops = (unsigned)e->plan->loop_count;
 
-	__atomic_store_n(e->flag, 0u, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->flag[0], 0u, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->flag[1], 0u, __ATOMIC_RELEASE);
 	for (int i = 0; i < n; i++)
 		if (ce_hold(e, &x[i], sm, st[i].s) < 0)
 			return -1;
+	/* the holds above left the last stream's context current */
+	CE_CALL(e, x[0].gpu, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[x[0].gpu].ctx));
 	CE_CALL(e, x[0].gpu, "cuEventRecord", e->cu.event_record(st[0].start, st[0].s));
 	for (int i = 1; i < n; i++) {
 		CE_CALL(e, x[i].gpu, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[x[i].gpu].ctx));
@@ -117,18 +118,39 @@ static int ce_queue(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm
 	return 0;
 }
 
+/* How long waiting for a sample's copies may take beyond the step
+ * deadline: every byte queued on its streams (warm-up included) at
+ * COPY_DEADLINE_FLOOR_GBPS, as if they all shared one slow link. */
+static double ce_sample_extra_s(const struct ce_engine *e, const struct ce_xfer *x, int n)
+{
+	double copies = 0;
+	for (int i = 0; i < n; i++)
+		copies += (double)e->plan->loop_count * x[i].mult + COPY_WARMUP;
+	return copies * (double)e->bytes / (COPY_DEADLINE_FLOOR_GBPS * 1e9);
+}
+
 /* One sample: queue, release, wait, read the times into v[i] (GB/s). */
 static int ce_sample(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, bool total, struct ce_stream *st,
 		     double *v)
 {
 	double per_copy = (double)e->bytes * e->plan->loop_count;
-	double all = 0;
+	double all = 0, extra = ce_sample_extra_s(e, x, n);
 
 	if (ce_queue(e, x, n, sm, total, st) < 0)
 		return -1;
-	__atomic_store_n(e->flag, 1u, __ATOMIC_RELEASE);
-	for (int i = 0; i < n; i++)
-		CE_CALL(e, x[i].gpu, "cuStreamSynchronize", e->cu.stream_synchronize(st[i].s));
+	__atomic_store_n(&e->flag[0], 1u, __ATOMIC_RELEASE);
+	for (int i = 0; i < n; i++) {
+		const struct copy_engine_gpu *g = &e->out->gpus[x[i].gpu];
+		isolate_step_longer(e->ictx, extra, "cuStreamSynchronize on GPU %d (%s) with %.0f MB queued", g->ordinal,
+				    g->bdf, extra * COPY_DEADLINE_FLOOR_GBPS * 1e3);
+		CUresult r = e->cu.stream_synchronize(st[i].s);
+		if (r != CUDA_SUCCESS)
+			return ce_fail(e, x[i].gpu, "cuStreamSynchronize", r);
+	}
+	/* the spin kernel ended on its timeout before the flag was set: the
+	 * copies may have started while the others were still being queued */
+	if (__atomic_load_n(&e->flag[1], __ATOMIC_ACQUIRE))
+		e->spin_timeouts++;
 	for (int i = 0; i < n; i++)
 		all += per_copy * x[i].mult;
 	for (int i = 0; i < (total ? 1 : n); i++) {
@@ -180,7 +202,9 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, boo
 		snprintf(e->err, sizeof(e->err), "out of memory");
 		return -1;
 	}
-	r = ce_streams(e, x, n, st);
+	r = ce_verify_fill(e, x, n);
+	if (r == 0)
+		r = ce_streams(e, x, n, st);
 	for (int k = 0; r == 0 && k < ns; k++) {
 		r = ce_sample(e, x, n, sm, total, st, row);
 		for (int i = 0; r == 0 && i < n; i++)
@@ -189,6 +213,8 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, boo
 	ce_streams_free(e, x, n, st);
 	for (int i = 0; r == 0 && i < (total ? 1 : n); i++)
 		bw[i] = copy_median(v + (size_t)i * (size_t)ns, ns);
+	if (r == 0)
+		r = ce_verify_check(e, x, n);
 	free(v);
 	return r;
 }

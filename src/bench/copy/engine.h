@@ -22,31 +22,55 @@
  * the load on the link is the same). Peer tests run a pair only where
  * cuDeviceCanAccessPeer allows both directions (peer access is enabled
  * both ways, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ignored); other pairs
- * are N/A, and a test with no such pair is waived, as in nvbandwidth.
+ * are N/A, and a test with no such pair is waived, as in nvbandwidth. A
+ * pair whose cuCtxEnablePeerAccess fails (CUDA_ERROR_TOO_MANY_PEERS past
+ * the hardware's peer limit) is N/A too, with the driver's error, and the
+ * other pairs still run. all_to_one / one_to_all give the GPU in the
+ * middle a buffer per peer, as nvbandwidth's allToOneHelper and
+ * oneToAllHelper do, so that no two copies share memory.
+ *
+ * The spin kernel gives up after nvbandwidth's 10 s; if the host had not
+ * released it by then (queuing took longer, or the clock the driver
+ * reports is below the one the kernel counts), it says so in a second
+ * word of the flag, and the test's message counts those samples: their
+ * figures may include launch overhead.
+ *
+ * Each copy's data is checked after its measurement unless -s
+ * (engine_verify.c), as nvbandwidth does by default.
+ *
+ * The SM host<->device bidirectional tests launch the split-warp kernel
+ * (kernels.h) once per sample between the host and the device buffer and
+ * report half its figure, as nvbandwidth (MemcpyInitiatorSMSplitWarp).
  *
  * Differences from nvbandwidth, stated in the output where they matter:
- * the SM host<->device bidirectional tests run two copy kernels on two
- * streams (nvbandwidth: one kernel whose warps alternate direction, the
- * figure halved); the latency tests (pointer chase) are waived: gpuready
- * ships no pointer-chase kernel; data is not verified after the copy;
  * all_to_one_read_sm and one_to_all_read_sm issue their copies in the
  * reading GPU's context as the _ce tests do (nvbandwidth v0.8 passes
  * PREFER_SRC_CONTEXT there, testcases_sm.cpp, unlike its _ce tests).
  *
+ * The latency tests (host_device_latency_sm, device_to_device_latency_sm)
+ * are a pointer chase through a 2 MiB buffer instead, timed launch by
+ * launch without the spin kernel, as nvbandwidth times them; figures in
+ * ns per access (engine_latency.c says how, and where it differs).
+ *
  * Pinned host buffers are placed on a NUMA node: the thread's memory
  * policy is set to MPOL_BIND on that node (set_mempolicy(2)) around
- * cuMemHostAlloc and set back to MPOL_DEFAULT after. The NVIDIA kernel
+ * cuMemHostAlloc and set back to the policy it had (get_mempolicy(2))
+ * after. The NVIDIA kernel
  * module allocates the pages of pinned system memory when it is allocated,
  * in the calling thread (nv_alloc_system_pages in kernel-open/nvidia/
  * nv-vm.c of NVIDIA/open-gpu-kernel-modules), and Linux applies the
  * current task's policy to such an allocation (mm/mempolicy.c), so the
  * policy steers them. The node is the GPU's own (sysfs
  * /sys/bus/pci/devices/BDF/numa_node, read by the inventory) unless
- * --numa names one; unknown (-1) leaves the kernel's default.
+ * --numa names one; unknown (-1) leaves the kernel's default, and so does
+ * a GPU's own node that cannot be bound (a node without memory: EINVAL),
+ * with a note in the output; a node named by --numa that cannot be bound
+ * is an error.
  *
  * Everything runs in a child process under a deadline per step
- * (core/isolate.h), so a GPU that stops answering costs one deadline and
- * is named with the call, never a hang; gpuready's own process never loads
+ * (core/isolate.h; waiting for a sample's copies gets the time its bytes
+ * take at COPY_DEADLINE_FLOOR_GBPS on top), so a GPU that stops answering
+ * costs one deadline and is named with the call, never a hang; gpuready's own process never loads
  * libcuda. */
 #ifndef GPUREADY_BENCH_COPY_ENGINE_H
 #define GPUREADY_BENCH_COPY_ENGINE_H
@@ -54,6 +78,7 @@
 #include "bench/copy/catalog.h"
 #include "bench/copy/output.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define COPY_MAX_GPUS 16
@@ -62,6 +87,12 @@
 #define COPY_SPIN_TIMEOUT_MS 10000 /* nvbandwidth DEFAULT_SPIN_KERNEL_TIMEOUT_MS */
 #define COPY_SM_THREADS 512     /* nvbandwidth numThreadPerBlock */
 #define COPY_STEP_TIMEOUT_S 120.0
+/* Waiting for a sample's copies may take, beyond the step deadline, the
+ * time all its bytes take at this rate (GB/s), as if every stream shared
+ * one link: below the slowest GPU link worth measuring (PCIe Gen1 x4, 1
+ * GB/s before protocol overhead), so a large -b or --loop-count never
+ * reads as a hung GPU, while a hung one is still abandoned. */
+#define COPY_DEADLINE_FLOOR_GBPS 0.5
 
 /* What to run. */
 struct copy_plan {
@@ -77,6 +108,7 @@ struct copy_plan {
 	char node_bdf[COPY_MAX_GPUS * 4][16];
 	int node_of[COPY_MAX_GPUS * 4];
 	double step_timeout_s;         /* <= 0: COPY_STEP_TIMEOUT_S, or GPUREADY_PROBE_TIMEOUT */
+	bool verify;                   /* check each copy's data (nvbandwidth's default; -s: off) */
 };
 
 /* One GPU as the child found it. */
@@ -85,6 +117,7 @@ struct copy_engine_gpu {
 	char name[96];
 	char bdf[16];                  /* "0000:18:00.0", lower case */
 	int numa_node;                 /* where its host buffers were placed; -1 default */
+	char numa_note[128];            /* why not on its own node, when the node could not be bound */
 };
 
 /* One test's outcome, fixed size so that it crosses the pipe as is. */
@@ -101,6 +134,7 @@ struct copy_engine_test {
 struct copy_engine_out {
 	char error[512];
 	int driver_version;            /* cuDriverGetVersion; 0 unknown */
+	bool host_buffers;             /* a planned test copies to or from the host */
 	int n_gpus;
 	struct copy_engine_gpu gpus[COPY_MAX_GPUS];
 	int n_tests;

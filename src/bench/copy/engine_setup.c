@@ -22,6 +22,8 @@
 #define CE_MPOL_DEFAULT 0
 #define CE_MPOL_BIND 2
 #define CE_MAX_NODES 1024
+#define CE_LONG_BITS (8 * sizeof(unsigned long))
+#define CE_MASK_LONGS (CE_MAX_NODES / CE_LONG_BITS)
 
 static int ce_setup_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
 {
@@ -54,26 +56,51 @@ static int ce_node_of(const struct copy_plan *p, const char *bdf)
 	return -1;
 }
 
-/* cuMemHostAlloc under MPOL_BIND on node (set_mempolicy(2)), the default
- * policy restored after; node < 0 allocates under the default policy. */
+/* Sets MPOL_BIND on node for the calling thread (set_mempolicy(2)),
+ * having saved the policy it had into *mode / old. Returns 0 or -errno. */
+static int ce_bind(int node, int *mode, unsigned long *old)
+{
+	unsigned long mask[CE_MASK_LONGS] = { 0 };
+
+	if (syscall(SYS_get_mempolicy, mode, old, (unsigned long)CE_MAX_NODES, NULL, 0ul) < 0)
+		return -errno;
+	mask[node / CE_LONG_BITS] |= 1ul << (node % CE_LONG_BITS);
+	/* set_mempolicy reads maxnode - 1 bits (mm/mempolicy.c get_nodes) */
+	if (syscall(SYS_set_mempolicy, CE_MPOL_BIND, mask, (unsigned long)CE_MAX_NODES + 1) < 0)
+		return -errno;
+	return 0;
+}
+
+/* cuMemHostAlloc under MPOL_BIND on node, the thread's policy restored
+ * after; node < 0 allocates under the policy in force. The node of each
+ * GPU found by the inventory that cannot be bound (a node without memory,
+ * EINVAL) leaves the policy in force, with a note; one named by --numa is
+ * an error. */
 static int ce_host_alloc(struct ce_engine *e, int gi, int node, void **p)
 {
-	unsigned long mask[CE_MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
+	unsigned long old[CE_MASK_LONGS] = { 0 };
+	int mode = CE_MPOL_DEFAULT, err = node >= 0 && node < CE_MAX_NODES ? ce_bind(node, &mode, old) : 0;
+	struct copy_engine_gpu *o = &e->out->gpus[gi];
 
-	if (node >= 0) {
-		mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
-		if (syscall(SYS_set_mempolicy, CE_MPOL_BIND, mask, (unsigned long)CE_MAX_NODES + 1) < 0) {
-			snprintf(e->out->error, sizeof(e->out->error),
-				 "set_mempolicy(MPOL_BIND, node %d) for GPU %d's host buffers: %s (a node without "
-				 "memory, or none by that number)",
-				 node, e->out->gpus[gi].ordinal, strerror(errno));
-			return -1;
-		}
+	if (node >= CE_MAX_NODES)
+		err = -EINVAL;
+	if (err < 0 && (e->plan->numa >= 0 || err != -EINVAL)) {
+		snprintf(e->out->error, sizeof(e->out->error),
+			 "set_mempolicy(MPOL_BIND, node %d) for GPU %d's host buffers: %s%s", node, o->ordinal,
+			 strerror(-err), err == -EINVAL ? " (a node without memory, or none by that number)" : "");
+		return -1;
+	}
+	if (err < 0) {
+		snprintf(o->numa_note, sizeof(o->numa_note),
+			 "set_mempolicy cannot bind NUMA node %d (no memory there, or not online): host buffers "
+			 "under the default policy",
+			 node);
+		node = -1;
 	}
 	isolate_step(e->ictx, "cuMemHostAlloc on GPU %d", gi);
 	CUresult r = e->cu.mem_host_alloc(p, e->bytes, CU_MEMHOSTALLOC_PORTABLE);
 	if (node >= 0)
-		syscall(SYS_set_mempolicy, CE_MPOL_DEFAULT, NULL, 0ul);
+		syscall(SYS_set_mempolicy, mode, mode == CE_MPOL_DEFAULT ? NULL : old, (unsigned long)CE_MAX_NODES + 1);
 	if (r != CUDA_SUCCESS) {
 		ce_setup_fail(e, gi, "cuMemHostAlloc", r);
 		size_t len = strlen(e->out->error);
@@ -81,6 +108,7 @@ static int ce_host_alloc(struct ce_engine *e, int gi, int node, void **p)
 			 (unsigned long long)e->plan->size_mib, node >= 0 ? " on the NUMA node" : "");
 		return -1;
 	}
+	o->numa_node = node;
 	return 0;
 }
 
@@ -133,21 +161,47 @@ static int ce_gpu_open(struct ce_engine *e, int gi, bool host)
 	SETUP_CALL(e, gi, "cuModuleLoadData", e->cu.module_load_data(&g->mod, copy_kernels_ptx));
 	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->copy, g->mod, COPY_KERNEL_NAME));
 	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->spin, g->mod, SPIN_KERNEL_NAME));
+	SETUP_CALL(e, gi, "cuModuleGetFunction", e->cu.module_get_function(&g->split, g->mod, SPLIT_KERNEL_NAME));
 	if (ce_dev_alloc(e, gi, &g->a) < 0 || ce_dev_alloc(e, gi, &g->b) < 0)
 		return -1;
 	if (!e->flag) {
 		void *f = NULL;
-		SETUP_CALL(e, gi, "cuMemHostAlloc", e->cu.mem_host_alloc(&f, 4, CU_MEMHOSTALLOC_PORTABLE));
+		SETUP_CALL(e, gi, "cuMemHostAlloc", e->cu.mem_host_alloc(&f, 8, CU_MEMHOSTALLOC_PORTABLE));
 		e->flag = f;
 	}
 	SETUP_CALL(e, gi, "cuMemHostGetDevicePointer",
 		   e->cu.mem_host_get_device_pointer_v2(&g->flag, (void *)e->flag, 0));
 	if (!host)
 		return 0;
-	if (ce_host_alloc(e, gi, node, &g->h1) < 0 || ce_host_alloc(e, gi, node, &g->h2) < 0)
+	e->out->host_buffers = true;
+	if (ce_host_alloc(e, gi, node, &g->h1) < 0)
 		return -1;
-	e->out->gpus[gi].numa_node = node;
-	return 0;
+	/* the second follows the first: a node without memory is noted once */
+	return ce_host_alloc(e, gi, e->out->gpus[gi].numa_node, &g->h2);
+}
+
+/* Peer access from a to b; a failure leaves the pair out (N/A, with the
+ * first failure kept for the message) rather than every test. */
+static void ce_enable_peer(struct ce_engine *e, int a, int b)
+{
+	CUresult r;
+	isolate_step(e->ictx, "cuCtxSetCurrent on GPU %d", a);
+	r = e->cu.ctx_set_current(e->g[a].ctx);
+	if (r == CUDA_SUCCESS) {
+		isolate_step(e->ictx, "cuCtxEnablePeerAccess on GPU %d", a);
+		r = e->cu.ctx_enable_peer_access(e->g[b].ctx, 0);
+	}
+	if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+		e->peer[a][b] = true;
+		return;
+	}
+	e->no_peer[a][b] = e->no_peer[b][a] = 2;
+	if (!e->peer_err[0]) {
+		char msg[160];
+		cuda_api_format(&e->cu, "cuCtxEnablePeerAccess", r, msg, sizeof(msg));
+		snprintf(e->peer_err, sizeof(e->peer_err), "GPU %d to GPU %d: %s", e->out->gpus[a].ordinal,
+			 e->out->gpus[b].ordinal, msg);
+	}
 }
 
 /* Peer access both ways where cuDeviceCanAccessPeer allows both. */
@@ -163,13 +217,9 @@ static int ce_peers(struct ce_engine *e)
 			SETUP_CALL(e, b, "cuDeviceCanAccessPeer",
 				   e->cu.device_can_access_peer(&ba, e->g[b].dev, e->g[a].dev));
 			if (!ab || !ba)
-				continue;
-			SETUP_CALL(e, a, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[a].ctx));
-			isolate_step(e->ictx, "cuCtxEnablePeerAccess on GPU %d", a);
-			CUresult r = e->cu.ctx_enable_peer_access(e->g[b].ctx, 0);
-			if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-				return ce_setup_fail(e, a, "cuCtxEnablePeerAccess", r);
-			e->peer[a][b] = true;
+				e->no_peer[a][b] = e->no_peer[b][a] = e->no_peer[a][b] ? e->no_peer[a][b] : 1;
+			else
+				ce_enable_peer(e, a, b);
 		}
 	for (int a = 0; a < e->n; a++)
 		for (int b = 0; b < e->n; b++)
@@ -207,7 +257,8 @@ static int ce_pick(struct ce_engine *e, int count, int *ord)
 
 static int ce_setup(struct ce_engine *e, struct dl_lib *lib)
 {
-	unsigned need = CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_STREAM | CUDA_NEED_EVENT | CUDA_NEED_COPYBENCH;
+	unsigned need = CUDA_NEED_BASE | CUDA_NEED_FACTS | CUDA_NEED_STREAM | CUDA_NEED_EVENT | CUDA_NEED_COPY |
+			CUDA_NEED_COPYBENCH;
 	int count = 0, ord[COPY_MAX_GPUS];
 
 	isolate_step(e->ictx, "loading libcuda.so.1");
@@ -230,6 +281,10 @@ static int ce_setup(struct ce_engine *e, struct dl_lib *lib)
 	for (int i = 0; i < e->n; i++)
 		if (ce_gpu_facts(e, i, ord[i]) < 0 || ce_gpu_open(e, i, host) < 0)
 			return -1;
+	if (ce_verify_setup(e) < 0) {
+		snprintf(e->out->error, sizeof(e->out->error), "%s", e->err);
+		return -1;
+	}
 	return ce_needs(e->plan, NULL, true) && e->n > 1 ? ce_peers(e) : 0;
 }
 
@@ -271,12 +326,13 @@ static double ce_timeout(const struct copy_plan *p)
 }
 
 /* Why the child ended before its work did, naming the step in progress. */
-static void ce_end_reason(const struct isolate_result *res, double timeout, char *out, size_t size)
+static void ce_end_reason(const struct isolate_result *res, char *out, size_t size)
 {
+	double timeout = res->step_timeout_s;
 	const char *step = res->step[0] ? res->step : "its first call";
 	const char *left = res->reaped ? "" : "; the process did not die when killed and was left behind";
 	if (res->end == ISOLATE_TIMEOUT)
-		snprintf(out, size, "CUDA call %s did not return within %g s (the GPU stopped answering?; abandoned%s)",
+		snprintf(out, size, "CUDA call %s did not return within %.3g s (the GPU stopped answering?; abandoned%s)",
 			 step, timeout, left);
 	else if (res->end == ISOLATE_CRASHED && res->signal)
 		snprintf(out, size, "the measuring process died of signal %d (%s) during %s", res->signal,
@@ -322,7 +378,7 @@ int copy_engine_run(const struct copy_plan *plan, struct copy_engine_out *out)
 		out->n_tests = (int)n;
 	}
 	if (res.end != ISOLATE_DONE) {
-		ce_end_reason(&res, timeout, why, sizeof(why));
+		ce_end_reason(&res, why, sizeof(why));
 		if (res.out.len < head)
 			snprintf(out->error, sizeof(out->error), "%s", why);
 		else if (!out->error[0])

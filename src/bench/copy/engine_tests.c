@@ -47,13 +47,21 @@ static struct ce_xfer xf(int gpu, CUdeviceptr dst, CUdeviceptr src, int mult)
 
 /* The host tests: GPU g's measured copy first, then the load beside it
  * (the other direction, and for all_* / *_all every other GPU). */
-static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, int g, struct ce_xfer *x)
+static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, bool sm, int g, struct ce_xfer *x)
 {
 	bool up = k == K_H2D || k == K_H2D_BIDIR || k == K_HOST_TO_ALL || k == K_HOST_TO_ALL_BIDIR;
 	bool bidir = k == K_H2D_BIDIR || k == K_D2H_BIDIR || k == K_ALL_TO_HOST_BIDIR || k == K_HOST_TO_ALL_BIDIR;
 	bool all = k >= K_ALL_TO_HOST && k <= K_HOST_TO_ALL_BIDIR;
 	int n = 0;
 
+	if (sm && (k == K_H2D_BIDIR || k == K_D2H_BIDIR)) {
+		/* nvbandwidth's split warp: one kernel between the host buffer
+		 * (source) and the device buffer, half the warps each way; both
+		 * tests measure the same (testcases_sm.cpp) */
+		x[0] = xf(g, e->g[g].a, ce_host(e->g[g].h1), 1);
+		x[0].split = true;
+		return 1;
+	}
 	for (int o = 0; o < e->n; o++) {
 		if (o != g && !all)
 			continue;
@@ -75,17 +83,32 @@ static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, int g, struct ce_x
 	return n;
 }
 
+/* A measurement's outcome for its cell: a failed data check is noted (the
+ * cell stays NAN) and the test goes on; -1, a CUDA error, ends it. */
+static int ce_cell(struct ce_engine *e, int r)
+{
+	if (r != -2)
+		return r;
+	if (e->bad_cells++ == 0)
+		snprintf(e->bad_msg, sizeof(e->bad_msg), "%s", e->err);
+	return 0;
+}
+
 static int ce_row(struct ce_engine *e, enum ce_kind k, bool sm, struct copy_engine_test *res)
 {
 	for (int g = 0; g < e->n; g++) {
 		struct ce_xfer x[CE_MAX_XFERS];
 		double bw[CE_MAX_XFERS];
-		int n = k == K_LOCAL ? 1 : ce_host_xfers(e, k, g, x);
+		int n = k == K_LOCAL ? 1 : ce_host_xfers(e, k, sm, g, x);
 		if (k == K_LOCAL)
 			x[0] = xf(g, e->g[g].b, e->g[g].a, 1);
-		if (ce_measure(e, x, n, sm, false, bw) < 0)
+		int r = ce_measure(e, x, n, sm, false, bw);
+		/* the split-warp figure is both directions: half is one's
+		 * (nvbandwidth getAdjustedBandwidth) */
+		if (r == 0)
+			res->value[0][g] = x[0].split ? bw[0] / 2 : bw[0];
+		else if (ce_cell(e, r) < 0)
 			return -1;
-		res->value[0][g] = bw[0];
 	}
 	return 0;
 }
@@ -103,10 +126,14 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	case K_D2D_READ: x[0] = xf(r, R->b, C->a, 1); break;
 	case K_D2D_WRITE: x[0] = xf(r, C->b, R->a, 1); break;
 	case K_D2D_BIDIR_READ: x[0] = xf(r, R->b, C->a, 1); x[1] = xf(c, C->b, R->a, 1); n = 2; break;
-	default: x[0] = xf(r, C->b, R->a, 1); x[1] = xf(c, R->b, C->a, 1); n = 2; break;
+	/* write: the first copy is the column GPU writing into the row's, the
+	 * second the reverse (nvbandwidth DeviceToDeviceBidirWriteCE: sources
+	 * {peer1, src2}, destinations {src1, peer2}, in the source's context) */
+	default: x[0] = xf(c, R->b, C->a, 1); x[1] = xf(r, C->b, R->a, 1); n = 2; break;
 	}
-	if (ce_measure(e, x, n, sm, false, bw) < 0)
-		return -1;
+	int m = ce_measure(e, x, n, sm, false, bw);
+	if (m != 0)
+		return ce_cell(e, m);
 	res->value[0][cell] = bw[0];
 	if (n == 2) {
 		res->value[1][cell] = bw[1];
@@ -115,52 +142,95 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	return 0;
 }
 
+/* Frees the extra buffers of a fan test, its GPU's context current. */
+static void ce_fan_free(struct ce_engine *e, int i, CUdeviceptr *own, int n)
+{
+	if (e->cu.ctx_set_current(e->g[i].ctx) != CUDA_SUCCESS)
+		return;
+	for (int k = 1; k < n; k++)
+		if (own[k])
+			e->cu.mem_free_v2(own[k]);
+}
+
 /* all_to_one / one_to_all for GPU i: every peer's copy at once, the total
- * (nvbandwidth's TOTAL_BW). */
+ * (nvbandwidth's TOTAL_BW). As nvbandwidth v0.8 (testcase.cpp
+ * allToOneHelper, oneToAllHelper), GPU i has a buffer of its own for each
+ * peer, so that no two copies touch the same memory; the first is its b
+ * (a to write to, for the reads), the others are allocated here. */
 static int ce_fan(struct ce_engine *e, enum ce_kind k, bool sm, int i, struct copy_engine_test *res)
 {
 	struct ce_xfer x[CE_MAX_XFERS];
 	double bw[CE_MAX_XFERS];
 	struct ce_gpu *I = &e->g[i];
-	int n = 0;
+	CUdeviceptr own[COPY_MAX_GPUS] = { 0 };
+	bool src = k == K_ALL_TO_ONE_READ || k == K_ONE_TO_ALL_WRITE; /* i's buffers are read */
+	int n = 0, r = 0;
 
 	for (int p = 0; p < e->n; p++) {
 		struct ce_gpu *P = &e->g[p];
 		if (p == i || !e->peer[i][p])
 			continue;
-		switch (k) {
-		case K_ALL_TO_ONE_WRITE: x[n++] = xf(p, I->b, P->a, 1); break;
-		case K_ALL_TO_ONE_READ: x[n++] = xf(p, P->b, I->a, 1); break;
-		case K_ONE_TO_ALL_WRITE: x[n++] = xf(i, P->b, I->a, 1); break;
-		default: x[n++] = xf(i, I->b, P->a, 1); break;
+		own[n] = src ? I->a : I->b;
+		if (n > 0) {
+			isolate_step(e->ictx, "cuMemAlloc on GPU %d (%s)", e->out->gpus[i].ordinal, e->out->gpus[i].bdf);
+			CUresult cr = e->cu.ctx_set_current(I->ctx);
+			if (cr == CUDA_SUCCESS)
+				cr = e->cu.mem_alloc_v2(&own[n], e->bytes);
+			if (cr != CUDA_SUCCESS) {
+				own[n] = 0;
+				ce_fan_free(e, i, own, n);
+				return ce_fail(e, i, "cuMemAlloc (a buffer per peer)", cr);
+			}
 		}
+		switch (k) {
+		case K_ALL_TO_ONE_WRITE: x[n] = xf(p, own[n], P->a, 1); break;
+		case K_ALL_TO_ONE_READ: x[n] = xf(p, P->b, own[n], 1); break;
+		case K_ONE_TO_ALL_WRITE: x[n] = xf(i, P->b, own[n], 1); break;
+		default: x[n] = xf(i, own[n], P->a, 1); break;
+		}
+		n++;
 	}
-	if (n == 0)
-		return 0;
-	if (ce_measure(e, x, n, sm, true, bw) < 0)
-		return -1;
-	res->value[0][i] = bw[0];
-	return 0;
+	/* the data check's owner of the extra buffers */
+	e->extra_gpu = i;
+	e->n_extra = n > 1 ? n - 1 : 0;
+	memcpy(e->extra, own + 1, (size_t)e->n_extra * sizeof(own[0]));
+	if (n > 0 && (r = ce_measure(e, x, n, sm, true, bw)) == 0)
+		res->value[0][i] = bw[0];
+	e->n_extra = 0;
+	ce_fan_free(e, i, own, n);
+	return ce_cell(e, r);
 }
 
 /* Why a peer test cannot run here, or NULL. Also notes N/A pairs. */
 static const char *ce_peer_waiver(struct ce_engine *e, struct copy_engine_test *res)
 {
-	int pairs = 0, none = 0, nr = -1, nc = -1;
+	int pairs = 0, none = 0, failed = 0, nr = -1, nc = -1;
 	if (e->n < 2)
 		return "one GPU: there is no GPU pair";
 	for (int r = 0; r < e->n; r++)
 		for (int c = r + 1; c < e->n; c++) {
 			if (e->peer[r][c]) {
 				pairs++;
-			} else if (none++ == 0) {
+				continue;
+			}
+			failed += e->no_peer[r][c] == 2;
+			if (none++ == 0) {
 				nr = r;
 				nc = c;
 			}
 		}
-	if (!pairs)
+	if (!pairs && !failed)
 		return "no GPU pair with peer access (cuDeviceCanAccessPeer says 0; nvbandwidth waives this test too)";
-	if (none)
+	if (!pairs) {
+		snprintf(res->message, sizeof(res->message), "peer access could not be enabled for any GPU pair (%s)",
+			 e->peer_err);
+		return res->message;
+	}
+	if (none && failed)
+		snprintf(res->message, sizeof(res->message),
+			 "N/A: %d GPU pair%s without peer access, %d of them because cuCtxEnablePeerAccess failed (%s)",
+			 none, none == 1 ? "" : "s", failed, e->peer_err);
+	else if (none)
 		snprintf(res->message, sizeof(res->message),
 			 "N/A: %d GPU pair%s without peer access (cuDeviceCanAccessPeer), first GPU %d (%s) and "
 			 "GPU %d (%s)",
@@ -200,21 +270,35 @@ void ce_run_test(struct ce_engine *e, const struct copy_test *t, struct copy_eng
 		for (int i = 0; i < COPY_MAX_GPUS * COPY_MAX_GPUS; i++)
 			res->value[m][i] = NAN;
 	res->status = COPY_RAN;
-	if (k == K_LATENCY || k == K__UNKNOWN) {
+	if (k == K__UNKNOWN) {
 		res->status = COPY_WAIVED;
-		snprintf(res->message, sizeof(res->message),
-			 "gpuready has no pointer-chase kernel for the latency tests (use nvbandwidth)");
+		snprintf(res->message, sizeof(res->message), "gpuready does not know how to run this test");
 		return;
 	}
 	const char *waived = t->peers ? ce_peer_waiver(e, res) : NULL;
 	if (waived) {
 		res->status = COPY_WAIVED;
-		snprintf(res->message, sizeof(res->message), "%s", waived);
+		if (waived != res->message)
+			snprintf(res->message, sizeof(res->message), "%s", waived);
 		return;
 	}
-	int r = t->peers ? ce_peer_test(e, k, sm, res) : ce_row(e, k, sm, res);
+	e->spin_timeouts = 0;
+	e->bad_cells = 0;
+	int r = k == K_LATENCY ? ce_latency(e, t->peers, res)
+		: t->peers     ? ce_peer_test(e, k, sm, res)
+			       : ce_row(e, k, sm, res);
 	if (r < 0) {
 		res->status = COPY_ERROR;
 		snprintf(res->message, sizeof(res->message), "%s", e->err);
+	} else if (e->bad_cells) {
+		res->status = COPY_BAD_DATA;
+		snprintf(res->message, sizeof(res->message), "%d measurement%s failed the data check: %.*s", e->bad_cells,
+			 e->bad_cells == 1 ? "" : "s", (int)sizeof(res->message) - 48, e->bad_msg);
+	} else if (e->spin_timeouts) {
+		size_t len = strlen(res->message);
+		snprintf(res->message + len, sizeof(res->message) - len,
+			 "%sthe spin kernel gave up waiting (%d s) before the copies of %d sample%s were queued: "
+			 "those figures may count launch overhead",
+			 len ? "; " : "", COPY_SPIN_TIMEOUT_MS / 1000, e->spin_timeouts, e->spin_timeouts == 1 ? "" : "s");
 	}
 }

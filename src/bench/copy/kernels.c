@@ -8,9 +8,29 @@
  * grid's thread count (the stride, in elements), %rd7 the stride in bytes,
  * %rd8 three strides; %r6 the copy counter, %rd9 the element index. QUAD
  * copies elements i, i+s, i+2s, i+3s (four loads, then four stores) while
- * i+3s < n; TAIL the rest one by one.
- * gpuready_spin: %rd1 the flag, %rd2 the timeout in clocks, %rd3 the
- * start clock. */
+ * i+3s < n; TAIL the rest one by one. Branches: `bra.uni` (the branch
+ * is the same for every active thread of a warp, PTX ISA "bra") only on
+ * the loop counter's test, which every thread computes alike; the element
+ * tests in QUAD and TAIL differ between threads near the end of the
+ * buffer, so those branches, and the jumps back that threads reach
+ * apart, are plain `bra`.
+ * gpuready_spin (one thread): %rd1 the flag (two words), %rd2 the timeout
+ * in clocks, %rd3 the start clock; on the timeout it writes 1 to the
+ * second word, so that the host knows the hold did not last.
+ * gpuready_chase (one thread per block): %rd1 the node being visited
+ * (first the buffer, then each node's next pointer), %r1 the hops to
+ * make, %r2 the block that chases, %r3 this block (ctaid.x), %r4 the hop
+ * counter. Blocks other than %r2 return at once; the branches are plain
+ * `bra` (the block test differs between threads of the grid). The loads
+ * are generic (ld.u64), since the chain holds the addresses a pointer has
+ * (host memory under unified addressing, a peer GPU's memory), and the
+ * final node is compared with 0 and traps, so that the loads are live.
+ * gpuready_splitwarp: %rd1 dst, %rd2 src, %r1 loops; %rd3 this thread's
+ * element (ctaid.x * ntid.x + tid.x, 64-bit), %rd9 its warp's parity,
+ * %rd4/%rd5 its element in dst/src, %rd6 where it writes and %rd7 where
+ * it reads (chosen with selp, so the warps never branch apart), %r8 the
+ * copy counter; the loop's branches test only %r8, the same in every
+ * thread, so they are `bra.uni`. */
 #include "kernels.h"
 
 /* clang-format off */
@@ -54,7 +74,7 @@ const char copy_kernels_ptx[] =
 	"QUAD:\n"
 	"\tadd.u64 %rd10, %rd9, %rd8;\n"
 	"\tsetp.ge.u64 %p2, %rd10, %rd3;\n"
-	"\t@%p2 bra.uni TAIL;\n"
+	"\t@%p2 bra TAIL;\n"
 	"\tshl.b64 %rd11, %rd9, 4;\n"
 	"\tadd.u64 %rd12, %rd2, %rd11;\n"
 	"\tadd.u64 %rd13, %rd1, %rd11;\n"
@@ -74,20 +94,20 @@ const char copy_kernels_ptx[] =
 	"\tst.global.v4.u32 [%rd19], {%r19, %r20, %r21, %r22};\n"
 	"\tshl.b64 %rd20, %rd6, 2;\n"
 	"\tadd.u64 %rd9, %rd9, %rd20;\n"
-	"\tbra.uni QUAD;\n"
+	"\tbra QUAD;\n"
 	"TAIL:\n"
 	"\tsetp.ge.u64 %p3, %rd9, %rd3;\n"
-	"\t@%p3 bra.uni NEXT;\n"
+	"\t@%p3 bra NEXT;\n"
 	"\tshl.b64 %rd11, %rd9, 4;\n"
 	"\tadd.u64 %rd12, %rd2, %rd11;\n"
 	"\tadd.u64 %rd13, %rd1, %rd11;\n"
 	"\tld.global.v4.u32 {%r7, %r8, %r9, %r10}, [%rd12];\n"
 	"\tst.global.v4.u32 [%rd13], {%r7, %r8, %r9, %r10};\n"
 	"\tadd.u64 %rd9, %rd9, %rd6;\n"
-	"\tbra.uni TAIL;\n"
+	"\tbra TAIL;\n"
 	"NEXT:\n"
 	"\tadd.u32 %r6, %r6, 1;\n"
-	"\tbra.uni LOOP;\n"
+	"\tbra LOOP;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n"
@@ -113,6 +133,80 @@ const char copy_kernels_ptx[] =
 	"\tsub.u64 %rd5, %rd4, %rd3;\n"
 	"\tsetp.lt.u64 %p2, %rd5, %rd2;\n"
 	"\t@%p2 bra.uni WAIT;\n"
+	"\tmov.u32 %r1, 1;\n"
+	"\tst.volatile.global.u32 [%rd1+4], %r1;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gpuready_chase(\n"
+	"\t.param .u64 p_data,\n"
+	"\t.param .u64 p_size,\n"
+	"\t.param .u32 p_hops,\n"
+	"\t.param .u32 p_block\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<4>;\n"
+	"\t.reg .b32 %r<6>;\n"
+	"\t.reg .b64 %rd<4>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_data];\n"
+	"\tld.param.u32 %r1, [p_hops];\n"
+	"\tld.param.u32 %r2, [p_block];\n"
+	"\tmov.u32 %r3, %ctaid.x;\n"
+	"\tsetp.ne.u32 %p1, %r3, %r2;\n"
+	"\t@%p1 bra DONE;\n"
+	"\tmov.u32 %r4, 0;\n"
+	"HOP:\n"
+	"\tsetp.ge.u32 %p2, %r4, %r1;\n"
+	"\t@%p2 bra END;\n"
+	"\tld.u64 %rd1, [%rd1];\n"
+	"\tadd.u32 %r4, %r4, 1;\n"
+	"\tbra HOP;\n"
+	"END:\n"
+	"\tsetp.eq.u64 %p3, %rd1, 0;\n"
+	"\t@%p3 trap;\n"
+	"DONE:\n"
+	"\tret;\n"
+	"}\n"
+	"\n"
+	".visible .entry gpuready_splitwarp(\n"
+	"\t.param .u64 p_dst,\n"
+	"\t.param .u64 p_src,\n"
+	"\t.param .u32 p_loops\n"
+	")\n"
+	"{\n"
+	"\t.reg .pred %p<3>;\n"
+	"\t.reg .b32 %r<16>;\n"
+	"\t.reg .b64 %rd<12>;\n"
+	"\n"
+	"\tld.param.u64 %rd1, [p_dst];\n"
+	"\tld.param.u64 %rd2, [p_src];\n"
+	"\tld.param.u32 %r1, [p_loops];\n"
+	"\tcvta.to.global.u64 %rd1, %rd1;\n"
+	"\tcvta.to.global.u64 %rd2, %rd2;\n"
+	"\tmov.u32 %r2, %ctaid.x;\n"
+	"\tmov.u32 %r3, %ntid.x;\n"
+	"\tmov.u32 %r4, %tid.x;\n"
+	"\tmul.wide.u32 %rd3, %r2, %r3;\n"
+	"\tcvt.u64.u32 %rd8, %r4;\n"
+	"\tadd.u64 %rd3, %rd3, %rd8;\n"
+	"\tshr.u64 %rd9, %rd3, 5;\n"
+	"\tand.b64 %rd9, %rd9, 1;\n"
+	"\tsetp.ne.u64 %p1, %rd9, 0;\n"
+	"\tshl.b64 %rd10, %rd3, 4;\n"
+	"\tadd.u64 %rd4, %rd1, %rd10;\n"
+	"\tadd.u64 %rd5, %rd2, %rd10;\n"
+	"\tselp.b64 %rd6, %rd4, %rd5, %p1;\n"
+	"\tselp.b64 %rd7, %rd5, %rd4, %p1;\n"
+	"\tmov.u32 %r8, 0;\n"
+	"LOOP:\n"
+	"\tsetp.ge.u32 %p2, %r8, %r1;\n"
+	"\t@%p2 bra.uni DONE;\n"
+	"\tld.global.cg.v4.u32 {%r9, %r10, %r11, %r12}, [%rd7];\n"
+	"\tst.global.cg.v4.u32 [%rd6], {%r9, %r10, %r11, %r12};\n"
+	"\tadd.u32 %r8, %r8, 1;\n"
+	"\tbra.uni LOOP;\n"
 	"DONE:\n"
 	"\tret;\n"
 	"}\n";

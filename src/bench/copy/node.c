@@ -173,9 +173,14 @@ static void copy_bw_fill(const struct inventory *inv, const struct copy_engine_o
 		snprintf(g->limit, sizeof(g->limit), "%s", l.label);
 		g->h2d = o->n_tests > 0 ? o->tests[0].value[0][i] : NAN;
 		g->d2h = o->n_tests > 1 ? o->tests[1].value[0][i] : NAN;
-		for (int t = 0; t < o->n_tests && !g->err[0]; t++)
-			if (o->tests[t].status != COPY_RAN)
-				snprintf(g->err, sizeof(g->err), "%s", o->tests[t].message);
+		for (int t = 0; t < o->n_tests && !g->err[0]; t++) {
+			const struct copy_engine_test *et = &o->tests[t];
+			/* a failed data check leaves only the failing GPUs' cells empty */
+			if (et->status == COPY_RAN || (et->status == COPY_BAD_DATA && !isnan(et->value[0][i])))
+				continue;
+			g->bad_data = et->status == COPY_BAD_DATA;
+			snprintf(g->err, sizeof(g->err), "%s", et->message);
+		}
 	}
 }
 
@@ -197,6 +202,7 @@ void copy_bw_measure(const struct inventory *inv, struct copy_bw_info **out)
 	p->size_mib = COPY_CHECK_MIB;
 	p->loop_count = 16;
 	p->samples = 3;
+	p->verify = true;
 	p->numa = -1;
 	copy_plan_nodes(inv, p);
 	if (copy_engine_run(p, o) < 0)

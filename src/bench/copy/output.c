@@ -93,7 +93,9 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 	/* An expectation is met only by figures: a test waived or failed, or a
 	 * pair without peer access (N/A), fails it, because lost peer access
 	 * is what --expect-p2p is there to catch. */
-	if (!v->expect)
+	if (r->status == COPY_BAD_DATA)
+		v->status = COPY_VERDICT_FAIL; /* with or without an expectation */
+	else if (!v->expect)
 		v->status = COPY_VERDICT_NONE;
 	else
 		v->status = v->below || v->missing || !v->measured || r->status != COPY_RAN ? COPY_VERDICT_FAIL
@@ -167,6 +169,10 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 	bool ns = t && t->unit == COPY_UNIT_NS;
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_addf(&sb, "%s: ", r->test);
+	if (r->status == COPY_BAD_DATA) {
+		strbuf_addf(&sb, "FAIL: %s", r->message ? r->message : "a copy failed its data check");
+		return strbuf_detach(&sb);
+	}
 	if (r->status == COPY_ERROR)
 		strbuf_addf(&sb, "error: %s", r->message ? r->message : "the test failed");
 	else if (r->status == COPY_WAIVED)
@@ -182,6 +188,8 @@ char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r,
 			cell_name(&sb, run, r, v->lo_m, v->lo_r, v->lo_c);
 			strbuf_addch(&sb, ')');
 		}
+		if (ns) /* a latency has no link limit to be a share of */
+			strbuf_adds(&sb, " per access, lower is better");
 		add_limit(&sb, v);
 	}
 	if (v->status == COPY_VERDICT_PASS)
@@ -232,7 +240,7 @@ void copy_print_result(FILE *out, const struct copy_run *run, const struct copy_
 		fputs("Waived: \n", out);
 	} else {
 		fprintf(out, "Running %s.\n", r->test);
-		if (r->status == COPY_ERROR)
+		if (r->status == COPY_ERROR || r->status == COPY_BAD_DATA)
 			fprintf(out, "Error: %s\n", r->message ? r->message : "the test failed");
 	}
 	for (int m = 0; t && r->status == COPY_RAN && m < t->n_matrices; m++) {
@@ -261,6 +269,31 @@ static void print_device(FILE *out, int i, const struct copy_gpu *g)
 		fprintf(out, " (%s)\n", g->bdf ? g->bdf : "unknown");
 }
 
+/* Where the host buffers are: --numa's node, or each GPU's own, naming
+ * the GPUs whose node is not known or could not be bound. */
+static void print_numa(FILE *out, const struct copy_run *run)
+{
+	bool forced = run->numa && strcmp(run->numa, "auto"), all = true;
+	if (!run->host_buffers) {
+		fputc('\n', out);
+		return;
+	}
+	for (int i = 0; i < run->n_gpus; i++)
+		all &= run->gpus[i].numa_node >= 0;
+	if (forced)
+		fprintf(out, ", host buffers on NUMA node %s\n", run->numa);
+	else
+		fprintf(out, ", host buffers on each GPU's NUMA node%s\n", all ? "" : " where known");
+	for (int i = 0; i < run->n_gpus && !forced; i++) {
+		const struct copy_gpu *g = &run->gpus[i];
+		if (g->numa_note)
+			fprintf(out, "# GPU %d: %s\n", glabel(run, i), g->numa_note);
+		else if (g->numa_node < 0)
+			fprintf(out, "# GPU %d: its NUMA node is not known (sysfs numa_node): its host buffers follow "
+				"the default policy\n", glabel(run, i));
+	}
+}
+
 void copy_print_header(FILE *out, const struct copy_run *run)
 {
 	fprintf(out, "gpuready %s bench copy (nvbandwidth's tests and layout)\n\n", run->version ? run->version : "");
@@ -270,10 +303,9 @@ void copy_print_header(FILE *out, const struct copy_run *run)
 	fprintf(out, "%s\n", run->host ? run->host : "unknown");
 	for (int i = 0; i < run->n_gpus; i++)
 		print_device(out, glabel(run, i), &run->gpus[i]);
-	bool node = run->numa && strcmp(run->numa, "auto");
-	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples, host buffers on %s%s\n",
-		(unsigned long long)run->size_mib, run->loop_count, run->samples, node ? "NUMA node " : "each GPU's NUMA node",
-		node ? run->numa : "");
+	fprintf(out, "\n# buffer %llu MiB, %d copies per sample, median of %d samples", (unsigned long long)run->size_mib,
+		run->loop_count, run->samples);
+	print_numa(out, run);
 	if (run->size_mib < 512)
 		fputs("# the buffer is below the default 512 MiB: figures may stay below the link's peak\n", out);
 	fputc('\n', out);
@@ -388,7 +420,7 @@ static json_object *jverdict(const struct copy_run *run, const struct copy_resul
 
 static json_object *jresult(const struct copy_run *run, const struct copy_result *r)
 {
-	static const char *const st[] = { "ran", "waived", "error" };
+	static const char *const st[] = { "ran", "waived", "error", "bad_data" };
 	const struct copy_test *t = test_of(r);
 	json_object *o = json_object_new_object(), *ms = json_object_new_array();
 	struct copy_verdict v;
@@ -427,6 +459,8 @@ json_object *copy_json(const struct copy_run *run)
 		json_object_object_add(jg, "name", jstr(g->name));
 		json_object_object_add(jg, "bdf", jstr(g->bdf));
 		json_object_object_add(jg, "numa_node", g->numa_node >= 0 ? json_object_new_int(g->numa_node) : NULL);
+		if (g->numa_note)
+			json_object_object_add(jg, "numa_note", json_object_new_string(g->numa_note));
 		json_object_array_add(gpus, jg);
 	}
 	json_object_object_add(o, "gpus", gpus);

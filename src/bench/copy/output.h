@@ -29,6 +29,7 @@ enum copy_status {
 	COPY_RAN,     /* measured (cells may still be N/A: pairs without peer access) */
 	COPY_WAIVED,  /* not applicable here (no GPU pair with peer access) */
 	COPY_ERROR,   /* failed part-way or could not start */
+	COPY_BAD_DATA, /* a copy's destination did not hold its source's data after it */
 };
 
 /* One test's outcome. The matrices are rows x cols (1 x GPUs or GPUs x
@@ -56,6 +57,7 @@ struct copy_gpu {
 	int numa_node;      /* where its pinned host buffers were placed; -1 unknown */
 	bool index_known;   /* index is its CUDA device index (-d picks by it): the label */
 	int index;          /* without it, the GPU's position in the run labels it */
+	const char *numa_note; /* why not on its own node (a node without memory); NULL none */
 };
 
 /* The site's expectations; 0 is none given. */
@@ -73,6 +75,7 @@ struct copy_run {
 	uint64_t size_mib;            /* buffer per copy, MiB */
 	int loop_count, samples;      /* copies per sample; samples (the median is reported) */
 	const char *numa;             /* --numa as given: "auto" or a node */
+	bool host_buffers;            /* a test copied to or from pinned host memory */
 	struct copy_expect expect;
 	int n_results;
 	const struct copy_result *results;
@@ -101,10 +104,12 @@ void copy_verdict_compute(const struct copy_run *run, const struct copy_result *
 
 /* The one-line verdict, without the leading "# " and the newline, e.g.
  * "host_to_device_memcpy_ce: 52.10 GB/s, 83% of PCIe Gen5 x16 (63.02 GB/s
- * encoded, 55.45 GB/s expected)". malloc'd. */
+ * encoded, 55.45 GB/s expected)", or for a latency test "highest 812.4 ns
+ * (GPU 3) per access, lower is better". malloc'd. */
 char *copy_verdict_line(const struct copy_run *run, const struct copy_result *r, const struct copy_verdict *v);
 
-/* The run's outcome: "fail" when a test is below its expectation, else
+/* The run's outcome: "fail" when a test is below its expectation or
+ * failed its data check, else
  * "error" when a test could not run, else "pass". */
 const char *copy_run_result(const struct copy_run *run);
 

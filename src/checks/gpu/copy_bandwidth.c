@@ -16,7 +16,9 @@
  * healthy figure reaches). A figure with no known limit is skipped, not
  * passed: the verdict needs the limit. A run that could not measure warns
  * with its reason, unless no NVIDIA GPU is on PCI (then there is nothing to
- * measure: skip). */
+ * measure: skip). A copy whose destination did not hold its source's data
+ * afterwards (the data check nvbandwidth also makes) fails: the path
+ * corrupts data, whatever its speed. */
 #include "checks/check.h"
 #include "common.h"
 #include "inventory/copy_bw.h"
@@ -31,6 +33,13 @@
 static void judge(struct check_ctx *c, const struct copy_bw_gpu *g, unsigned mib)
 {
 	struct finding *f;
+	if (g->bad_data) {
+		f = check_add(c, STATUS_FAIL, g->bdf, "GPU %d: a copy changed the data it moved: %s", g->ordinal, g->err);
+		finding_hint(f, "look for PCIe errors with `lspci -vv -s %s` (DevSta, the AER status) and repeat with "
+			     "`gpuready bench copy -d %d -t 0,1`",
+			     g->bdf, g->ordinal);
+		return;
+	}
 	if (g->err[0] || isnan(g->h2d) || isnan(g->d2h)) {
 		f = check_add(c, STATUS_WARN, g->bdf, "GPU %d: copy bandwidth not measured: %s", g->ordinal,
 			      g->err[0] ? g->err : "no figure");
