@@ -114,7 +114,8 @@ static void nvidia_facts(const struct inventory *inv, struct strv *pairs)
 /* check --bench's copy bandwidth (gpu.copy_bandwidth), live only: the set
  * of bands each GPU's slower host copy falls in, as a share of its PCIe
  * link's expected figure, so that the nodes of one shape agree on "75%+"
- * and a slow slot's node votes apart. A GPU that could not be measured,
+ * and a slow slot's node votes apart. A GPU whose copy changed the data
+ * is "data check failed"; one that could not be measured,
  * or a run that measured nothing on a node with NVIDIA GPUs, is "not
  * measured", and a figure with no known limit "no PCIe limit known": the
  * node then votes apart from measured ones too, never with them. The
@@ -122,6 +123,8 @@ static void nvidia_facts(const struct inventory *inv, struct strv *pairs)
  * vote); the node's gpu.copy_bandwidth finding says it. */
 static const char *copy_band(const struct copy_bw_gpu *g)
 {
+	if (g->bad_data)
+		return "data check failed";
 	if (g->err[0] || isnan(g->h2d) || isnan(g->d2h))
 		return "not measured";
 	if (!(g->expected > 0))

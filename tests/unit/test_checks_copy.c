@@ -174,7 +174,8 @@ static void test_not_asked_and_error(void **state)
 /* The cluster fact: a healthy node's GPUs all vote "75%+", a node with a
  * slow slot holds a second band and so drifts from its shape's majority;
  * a GPU with no limit is "no PCIe limit known", one that could not be
- * measured "not measured" (without its reason), a run that measured
+ * measured "not measured" (without its reason), one whose copy changed
+ * the data "data check failed", a run that measured
  * nothing on a node with a GPU "not measured"; no fact without --bench or
  * without a GPU on PCI. */
 static void test_cluster_fact(void **state)
@@ -202,6 +203,11 @@ static void test_cluster_fact(void **state)
 	snprintf(n.gpus[0].err, sizeof(n.gpus[0].err), "GPU 0 (0000:18:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)");
 	facts_collect(&n.inv, &f);
 	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "no PCIe limit known,not measured");
+	strv_free(&f);
+	n.gpus[1].bad_data = true; /* a copy changed the data: its own band */
+	snprintf(n.gpus[1].err, sizeof(n.gpus[1].err), "1 measurement failed the data check");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "data check failed,not measured");
 	strv_free(&f);
 	n.inv.copy_bw = NULL;
 	facts_collect(&n.inv, &f);
