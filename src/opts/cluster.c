@@ -50,8 +50,8 @@ static const struct opt cluster_rows[] = {
 	{ .name = "host-timeout", .type = OPT_INT, .offset = OFF(cluster.host_timeout), .metavar = "SEC",
 	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
 	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts); under a "
-		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported (for cluster "
-		  "check --bench, 180 s more).",
+		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported. cluster check "
+		  "--bench adds 180 s to either.",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "bootstrap", .type = OPT_STRING, .offset = OFF(cluster.bootstrap), .metavar = "HOW",
 	  .def = OPT_DEF_STR("auto"), .valid = bootstrap_form,
