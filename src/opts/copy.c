@@ -73,8 +73,8 @@ static const struct opt copy_rows[] = {
 		  "pattern, as nvbandwidth checks; a difference fails the test and names the copy).",
 	  .scope = SCOPE_BENCH_COPY },
 	{ .name = "numa", .type = OPT_STRING, .offset = OFF(copy.numa), .metavar = "auto|NODE",
-	  .help = "Place pinned host buffers on each GPU's own NUMA node (auto), or on NODE for every GPU (to see "
-		  "what the wrong node costs).",
+	  .help = "Place pinned host buffers on each GPU's own NUMA node (auto: preferred, another node's memory if "
+		  "it runs short), or bind them to NODE for every GPU (to see what the wrong node costs).",
 	  .def = OPT_DEF_STR("auto"), .scope = SCOPE_BENCH_COPY, .valid = numa_form },
 	{ .name = "devices", .short_name = 'd', .type = OPT_STRING, .offset = OFF(copy.devices), .metavar = "GPUS",
 	  .help = "GPUs to measure, by CUDA index (0,2,5), or all.", .def = OPT_DEF_STR("all"),

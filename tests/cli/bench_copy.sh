@@ -128,14 +128,17 @@ contains "$TMP/err" "a buffer of 4 MiB" "and its size"
 t0=$(date +%s)
 FAKE_CUDA_HANG=cuDevicePrimaryCtxRetain GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0 &&
 	pass "a hung CUDA call: exit 2 after $(($(date +%s) - t0)) s"
-contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 0 did not return within 1 s" "the hung call is named"
+contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 0 (0000:18:00.0) did not return within 1 s" "the hung call is named"
+# with -d, the GPU by its CUDA index and address, not its place in the list
+FAKE_CUDA_DEVICES=2 FAKE_CUDA_HANG=cuDevicePrimaryCtxRetain GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0 -d 1 &&
+	contains "$TMP/err" "cuDevicePrimaryCtxRetain on GPU 1 (0000:29:00.0) did not return" "-d 1: the hung GPU is GPU 1"
 
 # ... or in the middle of a test: the test errors naming the call, the
 # tests after it are not run, the figures before it are kept.
 FAKE_CUDA_HANG=cuStreamSynchronize GPUREADY_PROBE_TIMEOUT=1 expect_exit 2 copy -t 0,1 &&
 	pass "a hung cuStreamSynchronize: exit 2"
 # (4 MiB x 20 copies queued: 84 MB at 0.5 GB/s add 0.17 s to the 1 s)
-contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) with 84 MB queued did not return within 1.17 s" \
+contains "$TMP/out" "Error: CUDA call cuStreamSynchronize on GPU 0 (0000:18:00.0) with up to 84 MB queued did not return within 1.17 s" \
 	"the hung test names the call and the GPU"
 contains "$TMP/out" "not run: CUDA call cuStreamSynchronize" "the next test was not run, and says why"
 
@@ -157,10 +160,10 @@ mem0="$TMP/memless/sys/bus/pci/devices/0000:18:00.0"
 mkdir -p "$mem0" && echo 0x10de >"$mem0/vendor" && echo 0x030200 >"$mem0/class" && echo 7 >"$mem0/numa_node"
 expect_exit 0 copy -t 0 --sysroot "$TMP/memless" && pass "a GPU on a node that cannot be bound: exit 0"
 contains "$TMP/out" "host buffers on each GPU's NUMA node where known" "the header does not claim every GPU's node"
-contains "$TMP/out" "# GPU 0: set_mempolicy cannot bind NUMA node 7 (no memory there, or not online)" \
+contains "$TMP/out" "# GPU 0: set_mempolicy cannot prefer NUMA node 7 (no memory there, or not online)" \
 	"the GPU whose node could not be bound is named"
 expect_exit 0 copy -t 0 --sysroot "$TMP/memless" --json && pass "the same with --json: exit 0"
-contains "$TMP/out" '"numa_note":"set_mempolicy cannot bind NUMA node 7' "--json: the note"
+contains "$TMP/out" '"numa_note":"set_mempolicy cannot prefer NUMA node 7' "--json: the note"
 cp "$TMP/out" "$TMP/memless.json"
 # Without a host test there are no host buffers, and the header says nothing of them.
 FAKE_CUDA_DEVICES=2 expect_exit 0 copy -t 34 && pass "device_local_copy: exit 0"

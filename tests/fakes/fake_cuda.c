@@ -505,9 +505,9 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
 		graph_release(capture_stop(s));
 	if (atomic_load(&s->hung))
 		atomic_fetch_sub(&hung_streams, 1);
-	fake_stream_unlink(s);
 	s->magic = 0;
-	free(s);
+	if (!fake_stream_unlink(s))
+		free(s);
 	return CUDA_SUCCESS;
 }
 

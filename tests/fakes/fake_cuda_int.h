@@ -30,6 +30,7 @@ struct CUstream_st {
 	CUstreamCaptureMode mode;
 	pthread_t capturer;
 	int invalidated;            /* an illegal call broke the capture */
+	int orphan;                 /* destroyed with work pending: freed once that has run */
 	/* fake_cuda_copy.c, under its lock: the queue, the modelled time its
 	 * last work ends (ms, CLOCK_MONOTONIC), the list of live streams */
 	struct fake_op *head, *tail;
@@ -97,7 +98,10 @@ void fake_count_launch(const char *name);
 
 void fake_queue_init(void);
 void fake_stream_link(CUstream s);
-void fake_stream_unlink(CUstream s); /* runs what s still holds first */
+/* cuStreamDestroy's side: as the driver, returns at once; work s still
+ * holds runs later, and s is freed after it (1), or now (0: the caller
+ * frees it). */
+int fake_stream_unlink(CUstream s);
 CUresult fake_stream_sync(CUstream s);
 CUresult fake_stream_query(CUstream s);
 /* Waits for all queued work (dev < 0: of every device), then dev's

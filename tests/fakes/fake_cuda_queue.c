@@ -205,11 +205,26 @@ static int drain_once(double now)
 	return ran;
 }
 
+/* Frees the destroyed streams whose work has all run. */
+static void reap_orphans(void)
+{
+	for (struct CUstream_st **p = &streams; *p;) {
+		struct CUstream_st *s = *p;
+		if (s->orphan && !s->head) {
+			*p = s->next;
+			free(s);
+		} else {
+			p = &s->next;
+		}
+	}
+}
+
 static void drain(void)
 {
 	double now = fake_now_ms();
 	while (drain_once(now))
 		;
+	reap_orphans();
 }
 
 /* Runs the queues until done(arg) holds; while only spins hold them, polls
@@ -256,13 +271,18 @@ static void enqueue(CUstream s, struct fake_op *op)
 	drain();
 }
 
-void fake_stream_unlink(CUstream s)
+int fake_stream_unlink(CUstream s)
 {
 	pthread_mutex_lock(&lock);
-	drain_until(stream_empty, s);
-	for (struct fake_op *op = s->head, *next; op; op = next) {
-		next = op->next;
-		free(op);
+	drain();
+	if (s->head) {
+		/* "the function will return immediately and the resources
+		 * associated with hStream will be released automatically once
+		 * the device has completed all work in hStream" (cuda.h,
+		 * cuStreamDestroy) */
+		s->orphan = 1;
+		pthread_mutex_unlock(&lock);
+		return 1;
 	}
 	for (struct CUstream_st **p = &streams; *p; p = &(*p)->next)
 		if (*p == s) {
@@ -270,6 +290,7 @@ void fake_stream_unlink(CUstream s)
 			break;
 		}
 	pthread_mutex_unlock(&lock);
+	return 0;
 }
 
 CUresult fake_stream_sync(CUstream s)

@@ -282,7 +282,7 @@ static void test_header_numa(void **state)
 	const struct copy_gpu gpus[] = {
 		{ "A", "0000:01:00.0", 0, true, 0, NULL },
 		{ "B", "0000:02:00.0", -1, true, 1, NULL },
-		{ "C", "0000:03:00.0", -1, true, 2, "set_mempolicy cannot bind NUMA node 3 (no memory there, or not online)" },
+		{ "C", "0000:03:00.0", -1, true, 2, "set_mempolicy cannot prefer NUMA node 3 (no memory there, or not online)" },
 	};
 	struct copy_run run = { .version = "0.1.0", .n_gpus = 3, .gpus = gpus, .size_mib = 512, .loop_count = 16,
 				.samples = 3, .numa = "auto", .host_buffers = true };
@@ -293,7 +293,7 @@ static void test_header_numa(void **state)
 	snprintf(want, sizeof(want), "%s%s", head,
 		 ", host buffers on each GPU's NUMA node where known\n"
 		 "# GPU 1: its NUMA node is not known (sysfs numa_node): its host buffers follow the default policy\n"
-		 "# GPU 2: set_mempolicy cannot bind NUMA node 3 (no memory there, or not online)\n\n");
+		 "# GPU 2: set_mempolicy cannot prefer NUMA node 3 (no memory there, or not online)\n\n");
 	expect_text(t, want);
 	free(t);
 	run.numa = "1";

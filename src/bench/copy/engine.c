@@ -119,14 +119,20 @@ static int ce_queue(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm
 }
 
 /* How long waiting for a sample's copies may take beyond the step
- * deadline: every byte queued on its streams (warm-up included) at
- * COPY_DEADLINE_FLOOR_GBPS, as if they all shared one slow link. */
+ * deadline: the bytes queued (warm-up included) on the busiest GPU, the
+ * one that issues or holds the most of them, at COPY_DEADLINE_FLOOR_GBPS:
+ * the GPUs' links run side by side. */
 static double ce_sample_extra_s(const struct ce_engine *e, const struct ce_xfer *x, int n)
 {
-	double copies = 0;
-	for (int i = 0; i < n; i++)
-		copies += (double)e->plan->loop_count * x[i].mult + COPY_WARMUP;
-	return copies * (double)e->bytes / (COPY_DEADLINE_FLOOR_GBPS * 1e9);
+	double most = 0;
+	for (int g = 0; g < e->n; g++) {
+		double copies = 0;
+		for (int i = 0; i < n; i++)
+			if (x[i].gpu == g || ce_owner(e, x[i].src) == g || ce_owner(e, x[i].dst) == g)
+				copies += (double)e->plan->loop_count * x[i].mult + COPY_WARMUP;
+		most = copies > most ? copies : most;
+	}
+	return most * (double)e->bytes / (COPY_DEADLINE_FLOOR_GBPS * 1e9);
 }
 
 /* One sample: queue, release, wait, read the times into v[i] (GB/s). */
@@ -141,8 +147,8 @@ static int ce_sample(struct ce_engine *e, const struct ce_xfer *x, int n, bool s
 	__atomic_store_n(&e->flag[0], 1u, __ATOMIC_RELEASE);
 	for (int i = 0; i < n; i++) {
 		const struct copy_engine_gpu *g = &e->out->gpus[x[i].gpu];
-		isolate_step_longer(e->ictx, extra, "cuStreamSynchronize on GPU %d (%s) with %.0f MB queued", g->ordinal,
-				    g->bdf, extra * COPY_DEADLINE_FLOOR_GBPS * 1e3);
+		isolate_step_longer(e->ictx, extra, "cuStreamSynchronize on GPU %d (%s) with up to %.0f MB queued",
+				    g->ordinal, g->bdf, extra * COPY_DEADLINE_FLOOR_GBPS * 1e3);
 		CUresult r = e->cu.stream_synchronize(st[i].s);
 		if (r != CUDA_SUCCESS)
 			return ce_fail(e, x[i].gpu, "cuStreamSynchronize", r);
@@ -165,6 +171,25 @@ static int ce_sample(struct ce_engine *e, const struct ce_xfer *x, int n, bool s
 		v[i] = (total ? all : per_copy * x[i].mult) / (ms * 1e-3) / 1e9;
 	}
 	return 0;
+}
+
+/* After a failed call part-way through a sample, the streams queued so
+ * far still hold their spin kernel and copies: destroying them would not
+ * wait (cuStreamDestroy releases a stream once its work is done), so they
+ * would run inside the next measurement. Release the spin kernels and
+ * wait for every stream, errors ignored (the first one is the report). */
+static void ce_drain(struct ce_engine *e, const struct ce_xfer *x, int n, struct ce_stream *st)
+{
+	double extra = ce_sample_extra_s(e, x, n);
+	__atomic_store_n(&e->flag[0], 1u, __ATOMIC_RELEASE);
+	for (int i = 0; i < n; i++) {
+		if (!st[i].s)
+			continue;
+		isolate_step_longer(e->ictx, extra, "cuStreamSynchronize on GPU %d (%s), draining after: %.60s",
+				    e->out->gpus[x[i].gpu].ordinal, e->out->gpus[x[i].gpu].bdf, e->err);
+		if (e->cu.ctx_set_current(e->g[x[i].gpu].ctx) == CUDA_SUCCESS)
+			(void)e->cu.stream_synchronize(st[i].s);
+	}
 }
 
 static void ce_streams_free(struct ce_engine *e, const struct ce_xfer *x, int n, struct ce_stream *st)
@@ -210,6 +235,8 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *x, int n, bool sm, boo
 		for (int i = 0; r == 0 && i < n; i++)
 			v[(size_t)i * (size_t)ns + (size_t)k] = row[i];
 	}
+	if (r == -1)
+		ce_drain(e, x, n, st);
 	ce_streams_free(e, x, n, st);
 	for (int i = 0; r == 0 && i < (total ? 1 : n); i++)
 		bw[i] = copy_median(v + (size_t)i * (size_t)ns, ns);

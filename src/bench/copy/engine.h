@@ -53,9 +53,9 @@
  * ns per access (engine_latency.c says how, and where it differs).
  *
  * Pinned host buffers are placed on a NUMA node: the thread's memory
- * policy is set to MPOL_BIND on that node (set_mempolicy(2)) around
- * cuMemHostAlloc and set back to the policy it had (get_mempolicy(2))
- * after. The NVIDIA kernel
+ * policy is set to MPOL_PREFERRED for the GPU's own node, MPOL_BIND for
+ * one --numa names (set_mempolicy(2)), around cuMemHostAlloc, and set
+ * back to the policy it had (get_mempolicy(2)) after. The NVIDIA kernel
  * module allocates the pages of pinned system memory when it is allocated,
  * in the calling thread (nv_alloc_system_pages in kernel-open/nvidia/
  * nv-vm.c of NVIDIA/open-gpu-kernel-modules), and Linux applies the
@@ -63,7 +63,7 @@
  * policy steers them. The node is the GPU's own (sysfs
  * /sys/bus/pci/devices/BDF/numa_node, read by the inventory) unless
  * --numa names one; unknown (-1) leaves the kernel's default, and so does
- * a GPU's own node that cannot be bound (a node without memory: EINVAL),
+ * a GPU's own node that cannot be preferred (no memory there: EINVAL),
  * with a note in the output; a node named by --numa that cannot be bound
  * is an error.
  *

@@ -93,6 +93,8 @@ int ce_measure(struct ce_engine *e, const struct ce_xfer *xfers, int n, bool sm,
  * a measurement; the destinations after it: -2 with e->err naming the
  * copy when one differs. All return -1 with e->err on a CUDA error. */
 int ce_verify_setup(struct ce_engine *e);
+/* The GPU that holds a buffer of the engine's, or -1 for host memory. */
+int ce_owner(const struct ce_engine *e, CUdeviceptr p);
 int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n);
 int ce_verify_check(struct ce_engine *e, const struct ce_xfer *x, int n);
 

@@ -20,6 +20,7 @@
 
 /* linux/mempolicy.h */
 #define CE_MPOL_DEFAULT 0
+#define CE_MPOL_PREFERRED 1
 #define CE_MPOL_BIND 2
 #define CE_MAX_NODES 1024
 #define CE_LONG_BITS (8 * sizeof(unsigned long))
@@ -39,9 +40,19 @@ static int ce_setup_fail(struct ce_engine *e, int gi, const char *fn, CUresult r
 	return -1;
 }
 
+/* Names the step as the deadline reports it: the GPU by its CUDA index and
+ * PCI address (what an operator resets), as CE_CALL does. */
+static void ce_setup_step(struct ce_engine *e, int gi, const char *fn)
+{
+	if (gi < 0)
+		isolate_step(e->ictx, "%s", fn);
+	else
+		isolate_step(e->ictx, "%s on GPU %d (%s)", fn, e->out->gpus[gi].ordinal, e->out->gpus[gi].bdf);
+}
+
 #define SETUP_CALL(e, gi, fn, expr)                                                                    \
 	do {                                                                                           \
-		isolate_step((e)->ictx, "%s on GPU %d", fn, gi);                                       \
+		ce_setup_step(e, gi, fn);                                                              \
 		CUresult r_ = (expr);                                                                  \
 		if (r_ != CUDA_SUCCESS)                                                                \
 			return ce_setup_fail(e, gi, fn, r_);                                           \
@@ -56,51 +67,64 @@ static int ce_node_of(const struct copy_plan *p, const char *bdf)
 	return -1;
 }
 
-/* Sets MPOL_BIND on node for the calling thread (set_mempolicy(2)),
- * having saved the policy it had into *mode / old. Returns 0 or -errno. */
-static int ce_bind(int node, int *mode, unsigned long *old)
+/* Sets mode (MPOL_PREFERRED or MPOL_BIND) on node for the calling thread
+ * (set_mempolicy(2)), having saved the policy it had into *old_mode /
+ * old. Returns 0 or -errno. */
+static int ce_bind(int mode, int node, int *old_mode, unsigned long *old)
 {
 	unsigned long mask[CE_MASK_LONGS] = { 0 };
 
-	if (syscall(SYS_get_mempolicy, mode, old, (unsigned long)CE_MAX_NODES, NULL, 0ul) < 0)
+	if (syscall(SYS_get_mempolicy, old_mode, old, (unsigned long)CE_MAX_NODES, NULL, 0ul) < 0)
 		return -errno;
 	mask[node / CE_LONG_BITS] |= 1ul << (node % CE_LONG_BITS);
 	/* set_mempolicy reads maxnode - 1 bits (mm/mempolicy.c get_nodes) */
-	if (syscall(SYS_set_mempolicy, CE_MPOL_BIND, mask, (unsigned long)CE_MAX_NODES + 1) < 0)
+	if (syscall(SYS_set_mempolicy, mode, mask, (unsigned long)CE_MAX_NODES + 1) < 0)
 		return -errno;
 	return 0;
 }
 
-/* cuMemHostAlloc under MPOL_BIND on node, the thread's policy restored
- * after; node < 0 allocates under the policy in force. The node of each
- * GPU found by the inventory that cannot be bound (a node without memory,
- * EINVAL) leaves the policy in force, with a note; one named by --numa is
- * an error. */
+/* Puts back the policy ce_bind saved; if that fails, the default, so that
+ * no later allocation stays bound. */
+static void ce_unbind(int mode, const unsigned long *old)
+{
+	if (syscall(SYS_set_mempolicy, mode, mode == CE_MPOL_DEFAULT ? NULL : old, (unsigned long)CE_MAX_NODES + 1) < 0)
+		syscall(SYS_set_mempolicy, CE_MPOL_DEFAULT, NULL, 0ul);
+}
+
+/* cuMemHostAlloc with the thread's policy set to node, restored after;
+ * node < 0 allocates under the policy in force. A GPU's own node is
+ * MPOL_PREFERRED: the kernel takes pages elsewhere rather than fail or
+ * invoke the OOM killer when that node is short of memory, as a first
+ * touch under nvbandwidth's CPU affinity would; a node that cannot be
+ * preferred (without memory: EINVAL) leaves the policy in force, with a
+ * note. A node named by --numa is MPOL_BIND (that node or nothing) and
+ * one that cannot be bound is an error. */
 static int ce_host_alloc(struct ce_engine *e, int gi, int node, void **p)
 {
 	unsigned long old[CE_MASK_LONGS] = { 0 };
-	int mode = CE_MPOL_DEFAULT, err = node >= 0 && node < CE_MAX_NODES ? ce_bind(node, &mode, old) : 0;
+	int forced = e->plan->numa >= 0, old_mode = CE_MPOL_DEFAULT;
+	int err = node >= CE_MAX_NODES ? -EINVAL
+		  : node >= 0	       ? ce_bind(forced ? CE_MPOL_BIND : CE_MPOL_PREFERRED, node, &old_mode, old)
+					: 0;
 	struct copy_engine_gpu *o = &e->out->gpus[gi];
 
-	if (node >= CE_MAX_NODES)
-		err = -EINVAL;
-	if (err < 0 && (e->plan->numa >= 0 || err != -EINVAL)) {
+	if (err < 0 && (forced || err != -EINVAL)) {
 		snprintf(e->out->error, sizeof(e->out->error),
-			 "set_mempolicy(MPOL_BIND, node %d) for GPU %d's host buffers: %s%s", node, o->ordinal,
-			 strerror(-err), err == -EINVAL ? " (a node without memory, or none by that number)" : "");
+			 "set_mempolicy(%s, node %d) for GPU %d's host buffers: %s%s", forced ? "MPOL_BIND" : "MPOL_PREFERRED",
+			 node, o->ordinal, strerror(-err), err == -EINVAL ? " (a node without memory, or none by that number)" : "");
 		return -1;
 	}
 	if (err < 0) {
 		snprintf(o->numa_note, sizeof(o->numa_note),
-			 "set_mempolicy cannot bind NUMA node %d (no memory there, or not online): host buffers "
+			 "set_mempolicy cannot prefer NUMA node %d (no memory there, or not online): host buffers "
 			 "under the default policy",
 			 node);
 		node = -1;
 	}
-	isolate_step(e->ictx, "cuMemHostAlloc on GPU %d", gi);
+	ce_setup_step(e, gi, "cuMemHostAlloc");
 	CUresult r = e->cu.mem_host_alloc(p, e->bytes, CU_MEMHOSTALLOC_PORTABLE);
 	if (node >= 0)
-		syscall(SYS_set_mempolicy, mode, mode == CE_MPOL_DEFAULT ? NULL : old, (unsigned long)CE_MAX_NODES + 1);
+		ce_unbind(old_mode, old);
 	if (r != CUDA_SUCCESS) {
 		ce_setup_fail(e, gi, "cuMemHostAlloc", r);
 		size_t len = strlen(e->out->error);
@@ -139,7 +163,7 @@ static int ce_gpu_facts(struct ce_engine *e, int gi, int ordinal)
 /* One device buffer; a failure says how large it was. */
 static int ce_dev_alloc(struct ce_engine *e, int gi, CUdeviceptr *p)
 {
-	isolate_step(e->ictx, "cuMemAlloc on GPU %d", gi);
+	ce_setup_step(e, gi, "cuMemAlloc");
 	CUresult r = e->cu.mem_alloc_v2(p, e->bytes);
 	if (r == CUDA_SUCCESS)
 		return 0;
@@ -185,10 +209,10 @@ static int ce_gpu_open(struct ce_engine *e, int gi, bool host)
 static void ce_enable_peer(struct ce_engine *e, int a, int b)
 {
 	CUresult r;
-	isolate_step(e->ictx, "cuCtxSetCurrent on GPU %d", a);
+	ce_setup_step(e, a, "cuCtxSetCurrent");
 	r = e->cu.ctx_set_current(e->g[a].ctx);
 	if (r == CUDA_SUCCESS) {
-		isolate_step(e->ictx, "cuCtxEnablePeerAccess on GPU %d", a);
+		ce_setup_step(e, a, "cuCtxEnablePeerAccess");
 		r = e->cu.ctx_enable_peer_access(e->g[b].ctx, 0);
 	}
 	if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {

@@ -31,8 +31,7 @@
 #define CE_DST_WORD 0xCAFEBABEu
 #define CE_WARP_BYTES 512 /* 32 threads x 16 bytes */
 
-/* The GPU that holds a device address, or -1 for pinned host memory. */
-static int ce_owner(const struct ce_engine *e, CUdeviceptr p)
+int ce_owner(const struct ce_engine *e, CUdeviceptr p)
 {
 	for (int i = 0; i < e->n; i++) {
 		const struct ce_gpu *g = &e->g[i];
