@@ -82,7 +82,7 @@ static const struct command bench_subs[] = {
 /* `cluster check`, `cluster facts` and `cluster links`: the second word selects them. */
 static const struct command cluster_subs[] = {
 	{ .name = "cluster check", .fn = cmd_cluster_check, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_CHECK,
-	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--expect FILE] [--json] [--prom FILE] [--reason] "
+	  .max_args = 100000, .usage = "[--snapshots DIR [DIR...] | --hosts HOSTLIST [--rsh TEMPLATE]] [--bench] [--expect FILE] [--json] [--prom FILE] [--reason] "
 		    "[--drain] [--resume] [--apply]",
 	  .summary = "Check many nodes at once: a summary, each failing node's reason, and drift by majority vote",
 	  .description = "Started as one process per node under a launcher (`srun --ntasks-per-node=1`, `mpirun "
@@ -99,7 +99,7 @@ static const struct command cluster_subs[] = {
 			 "three nodes cannot vote. --expect FILE compares every node of its shape with a known-good "
 			 "node's record as well. A node is named by the host name its snapshot recorded, else by its "
 			 "directory; a directory that cannot be read is an unreachable row with the reason. With --hosts "
-			 "HOSTLIST (no launcher) each host runs `gpuready cluster facts` through the remote shell "
+			 "HOSTLIST (no launcher) each host runs `gpuready cluster facts` (with --bench, `cluster facts --bench`) through the remote shell "
 			 "(--rsh, default `ssh -o BatchMode=yes {host}`), at most --parallel at once, each within "
 			 "--host-timeout; a host that cannot be reached, does not answer in time or answers with "
 			 "anything but its own record is an unreachable row naming why. With --snapshots, site "
@@ -116,13 +116,15 @@ static const struct command cluster_subs[] = {
 			 "2 gpuready could not run (also: ranks of other gpuready versions) or an scontrol command failed; "
 			 "3 under a launcher, a rank did not arrive or was lost." },
 	{ .name = "cluster facts", .fn = cmd_cluster_facts, .opts = cluster_cmd_opts, .scope = SCOPE_CLUSTER_FACTS,
-	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME]",
+	  .max_args = 0, .usage = "[--sysroot DIR] [--node-name NAME] [--bench]",
 	  .summary = "Print this node's record as JSON: verdict counts, reason, problems and the facts nodes compare",
 	  .description = "Runs every check on this node (or the tree given with --sysroot) and prints the compact "
 			 "record a node gives cluster mode: gpuready's version, the hardware shape, the counts per "
 			 "status, the --reason line, the warnings and failures with their hints, and the facts that "
 			 "should agree across nodes as sorted key=value strings. Saved from a known-good node it is "
-			 "the FILE of `cluster check --expect FILE`. Exit status: 0 the record was written (whatever "
+			 "the FILE of `cluster check --expect FILE`. With --bench (live only) it first measures each "
+			 "GPU's host copies, as `check --bench` does, for the gpu.copy_bandwidth check and fact; "
+			 "`cluster check --hosts --bench` asks each host for that. Exit status: 0 the record was written (whatever "
 			 "the checks found), 2 gpuready could not run." },
 	{ .name = "cluster fix", .fn = cmd_cluster_fix, .opts = cluster_fix_opts, .scope = SCOPE_CLUSTER_FIX,
 	  .max_args = 100000,

@@ -17,8 +17,10 @@
 #include "core/strbuf.h"
 #include "inventory/inventory.h"
 #include "inventory/copy_bw.h"
+#include "inventory/topo.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -112,20 +114,41 @@ static void nvidia_facts(const struct inventory *inv, struct strv *pairs)
 /* check --bench's copy bandwidth (gpu.copy_bandwidth), live only: the set
  * of bands each GPU's slower host copy falls in, as a share of its PCIe
  * link's expected figure, so that the nodes of one shape agree on "75%+"
- * and a slow slot's node votes apart. GPUs with no figure or no limit are
- * left out. */
+ * and a slow slot's node votes apart. A GPU whose copy changed the data
+ * is "data check failed"; one that could not be measured,
+ * or a run that measured nothing on a node with NVIDIA GPUs, is "not
+ * measured", and a figure with no known limit "no PCIe limit known": the
+ * node then votes apart from measured ones too, never with them. The
+ * bands carry no reason (it differs from node to node and would split the
+ * vote); the node's gpu.copy_bandwidth finding says it. */
+static const char *copy_band(const struct copy_bw_gpu *g)
+{
+	if (g->bad_data)
+		return "data check failed";
+	if (g->err[0] || isnan(g->h2d) || isnan(g->d2h))
+		return "not measured";
+	if (!(g->expected > 0))
+		return "no PCIe limit known";
+	double share = (g->h2d < g->d2h ? g->h2d : g->d2h) / g->expected;
+	return share >= 0.75 ? "75%+ of PCIe limit" : share >= 0.5 ? "50-75% of PCIe limit" : "<50% of PCIe limit";
+}
+
 static void copy_facts(const struct inventory *inv, struct strv *pairs)
 {
 	const struct copy_bw_info *bw = inv->copy_bw;
-	for (size_t i = 0; bw && !bw->error && i < bw->n; i++) {
-		const struct copy_bw_gpu *g = &bw->v[i];
-		double low = g->h2d < g->d2h ? g->h2d : g->d2h;
-		if (g->err[0] || !(g->expected > 0) || !(low >= 0))
-			continue;
-		double share = low / g->expected;
-		add(pairs, "gpu.copy_bandwidth",
-		    share >= 0.75 ? "75%+ of PCIe limit" : share >= 0.5 ? "50-75% of PCIe limit" : "<50% of PCIe limit");
+	if (!bw)
+		return;
+	if (bw->error) {
+		/* as the check: nothing to measure without an NVIDIA GPU on PCI */
+		for (size_t i = 0; i < inv->pci.n; i++)
+			if (topo_is_gpu(inv, &inv->pci.v[i])) {
+				add(pairs, "gpu.copy_bandwidth", "not measured");
+				break;
+			}
+		return;
 	}
+	for (size_t i = 0; i < bw->n; i++)
+		add(pairs, "gpu.copy_bandwidth", copy_band(&bw->v[i]));
 }
 
 /* The lowest GID index of a RoCE port that holds RoCE v2 with an IPv4

@@ -54,3 +54,9 @@ void cluster_test_delay(int proc)
 		v = v[n] == ',' ? v + n + 1 : NULL;
 	}
 }
+
+bool cluster_test_bench_tree(void)
+{
+	const char *v = getenv("GPUREADY_TEST_BENCH_TREE");
+	return v && !strcmp(v, "1");
+}

@@ -71,8 +71,10 @@ int cluster_mode_options(struct cmd_env *env)
 	for (size_t i = 0; !s->cluster.hosts && hosts[i] && !bad; i++)
 		if (opt_seen_name(env->cli, hosts[i]))
 			bad = hosts[i], where = "with --hosts";
-	if (!bad && s->cluster.snapshots && opt_seen_name(env->cli, "host-timeout"))
-		bad = "host-timeout", where = "with --hosts or under a launcher";
+	/* a snapshot holds no GPU to measure */
+	for (size_t i = 0; s->cluster.snapshots && !bad && i < 2; i++)
+		if (opt_seen_name(env->cli, i ? "bench" : "host-timeout"))
+			bad = i ? "bench" : "host-timeout", where = "with --hosts or under a launcher";
 	if (!bad)
 		return 0;
 	fprintf(stderr, "%s: --%s applies only %s, not %s\n", env->progname, bad, where,
@@ -202,8 +204,11 @@ static int collect(struct cmd_env *env, const struct cluster_node_opts *o, struc
 	_cleanup_(strv_freep) struct strv extra = STRV_INIT;
 	if ((r = cluster_selection_words(env, &extra)))
 		return r;
+	/* each host measures its own GPUs, given the time to */
+	if (s->cluster.bench)
+		strv_add(&extra, "--bench");
 	struct hosts_opts h = { .rsh = s->cluster.rsh, .remote = s->cluster.remote, .parallel = s->cluster.parallel,
-				.timeout_s = s->cluster.host_timeout, .extra = (const char *const *)extra.v };
+				.timeout_s = cluster_host_timeout(s), .extra = (const char *const *)extra.v };
 	_cleanup_free_ char *err = NULL;
 	*ret_n = labels->n;
 	*ret = xcalloc(*ret_n + 1, sizeof(**ret));

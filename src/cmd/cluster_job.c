@@ -174,7 +174,7 @@ int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_rec
 	 * row and leaves the phase then; its watchdog names process 0 itself
 	 * if its own checks outlast the deadline, and the phase names a rank
 	 * that disconnects */
-	double deadline = clock_now() + s->cluster.host_timeout;
+	double deadline = clock_now() + cluster_host_timeout(s);
 	job_phase(ss->cl, "the node checks", deadline);
 	my_part(env, ss->proc, &mine);
 	struct job_part *parts = ss->proc == 0 ? xcalloc((size_t)ss->nprocs, sizeof(*parts)) : NULL;
@@ -185,7 +185,7 @@ int cluster_job_collect(struct cmd_env *env, struct session *ss, struct node_rec
 	*ret_n = ss->proc == 0 ? (size_t)ss->nprocs : 0;
 	*ret = xcalloc(*ret_n + 1, sizeof(**ret));
 	if (ss->proc == 0)
-		parts_to_records(ss, parts, s->cluster.host_timeout, *ret, labels);
+		parts_to_records(ss, parts, cluster_host_timeout(s), *ret, labels);
 	free(parts);
 	return 0;
 }
@@ -276,7 +276,7 @@ int cluster_job_open(struct cmd_env *env, struct session *ss, const char *cmdnam
 	/* a part is one record and its kind byte; the data header and slack */
 	plan.max_frame = RECORD_MAX_BYTES + 4096;
 	/* the others wait for process 0's verdict while it waits for records */
-	plan.verdict_wait = env->set->cluster.host_timeout + 60.0;
+	plan.verdict_wait = cluster_host_timeout(env->set) + 60.0;
 	int r = session_open(ss, &plan, cmdname, backend, local, on_fatal, env);
 	if (r)
 		return r;

@@ -3,6 +3,7 @@
  * render. Only here and in main.c are errors printed. */
 #include "cmd.h"
 #include "bench/copy/node.h"
+#include "cluster/testhook.h"
 #include "core/clock.h"
 #include "probe/probe.h"
 #include "checks/check.h"
@@ -78,7 +79,7 @@ int load_for_command_live(struct cmd_env *env, unsigned parts, bool live, struct
 		root_free(root);
 		return EXIT_TOOL_ERROR;
 	}
-	if (s->cluster.bench && live && root_is_live(root))
+	if (s->cluster.bench && live && (root_is_live(root) || cluster_test_bench_tree()))
 		copy_bw_measure(*ret_inv, &(*ret_inv)->copy_bw);
 	*ret_root = root;
 	return 0;

@@ -15,14 +15,16 @@
  * (NUL-separated NCCL_*, UCX_*, CUDA_VISIBLE_DEVICES and
  * KUBERNETES_SERVICE_HOST, which says the view is a pod's, only — no other
  * environment, so no secrets), `meta` (home, user, uid, arch) and
- * `ifaddrs` (the interface addresses, getifaddrs(3)) and `dcb` (the RoCE
- * netdevs' PFC and DSCP APP entries, rtnetlink DCB; docs/snapshot-layout.md). */
+ * `ifaddrs` (the interface addresses, getifaddrs(3)), `dcb` (the RoCE
+ * netdevs' PFC and DSCP APP entries, rtnetlink DCB) and `nvlink` (NVML's
+ * NVLink counts and version per GPU; docs/snapshot-layout.md). */
 #define _GNU_SOURCE
 #include "cmd.h"
 #include "config.h"
 #include "core/cleanup.h"
 #include "core/parse.h"
 #include "inventory/inventory.h"
+#include "inventory/nvlink_rec.h"
 #include "probe/probe.h"
 #include "snapshot/writer.h"
 
@@ -74,6 +76,24 @@ static void write_live_extras(struct snap_writer *w, const struct inventory *inv
 	strbuf_release(&meta);
 }
 
+/* NVML's NVLink counts and version per GPU (live, in a child under the
+ * probes' deadline), for bench copy's peer limits on the tree; nothing
+ * when NVML cannot be asked. */
+static void write_nvlinks(struct snap_writer *w)
+{
+	struct nvml_info nv = { 0 };
+	nvml_probe_deadline(&nv, probe_call_timeout());
+	if (nv.loaded && nv.n > 0) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "# NVLinks per GPU: BDF LINKS DOWN VERSION (NVML nvmlDeviceGetNvLinkState, "
+				 "nvmlDeviceGetNvLinkVersion), written by gpuready %s snapshot\n", GPUREADY_VERSION);
+		nvlink_rec_format(&nv, &sb);
+		snap_writer_add(w, NVLINK_REC_FILE, sb.buf, sb.len, 0644);
+		strbuf_release(&sb);
+	}
+	nvml_info_free(&nv);
+}
+
 /* Loads the inventory with the writer as the root's recorder. */
 static int record(struct root *root, struct snap_writer *w)
 {
@@ -97,6 +117,7 @@ static int record(struct root *root, struct snap_writer *w)
 		ifaddrs_live(&inv->net);
 		dcb_live(inv);
 		write_live_extras(w, inv);
+		write_nvlinks(w);
 	}
 	return r;
 }

@@ -60,6 +60,10 @@ struct nvml_gpu {
 	int pcie_gen_cur, pcie_gen_max, pcie_width_cur, pcie_width_max; /* GPU_UNKNOWN */
 	int nvlink_links;      /* links that exist (state query supported) */
 	int nvlink_down;       /* of those, disabled */
+	/* nvmlDeviceGetNvLinkVersion of the first active link: an
+	 * NVML_NVLINK_VERSION_* value (lib/nvml_api.h: not the generation,
+	 * nvml_nvlink_gen() decodes it); GPU_UNKNOWN none active, or not read */
+	int nvlink_version;
 	int mig_current, mig_pending; /* nvmlDeviceGetMigMode: 1 enabled, 0 disabled; GPU_UNKNOWN */
 	int compute_mode;      /* nvmlComputeMode_t (0 Default, 1 Exclusive_Thread, 2 Prohibited,
 				* 3 Exclusive_Process); GPU_UNKNOWN */
@@ -119,6 +123,24 @@ struct nvml_info {
 	/* nvmlDeviceGetP2PStatus exported: the pairs in nvml_gpu.p2p were asked */
 	bool p2p_queried;
 };
+
+/* NVML's NVLinks per GPU as `gpuready snapshot` recorded them in
+ * .gpuready/nvlink, for a recorded tree (inventory/nvlink_rec.h): one
+ * GPU's line, and the file. */
+struct nvlink_rec {
+	char bdf[32];          /* sysfs form, "0000:18:00.0" */
+	int links, down;       /* as nvml_gpu.nvlink_links, nvlink_down */
+	int version;           /* as nvml_gpu.nvlink_version: NVML_NVLINK_VERSION_*, GPU_UNKNOWN */
+};
+
+struct nvlink_rec_info {
+	bool known;            /* a recorded tree's file was read */
+	char *why;             /* not known: why (live root, no file) */
+	unsigned bad;          /* lines that were not "BDF LINKS DOWN VERSION" */
+	size_t n;
+	struct nvlink_rec *v;
+};
+
 
 struct cuda_gpu {
 	int ordinal;

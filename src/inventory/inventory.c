@@ -1,6 +1,7 @@
 /* Loads the parts of the inventory a command asks for, in dependency order. */
 #include "inventory.h"
 #include "inventory/copy_bw.h"
+#include "inventory/nvlink_rec.h"
 #include "topo.h"
 #include "core/strbuf.h"
 
@@ -30,7 +31,7 @@ int inventory_load(struct root *r, const struct load_opts *o, struct inventory *
 	}
 	if (parts & INV_GPU) {
 		if ((e = nvidia_load(r, &inv->nvidia)) < 0 || (e = fabric_load(r, &inv->fabric)) < 0 || (e = kconfig_load(r, inv->kernel.release, &inv->kconfig)) < 0 ||
-		    (e = xid_load(r, &inv->xid)) < 0)
+		    (e = xid_load(r, &inv->xid)) < 0 || (e = nvlink_rec_load(r, &inv->nvlink_rec)) < 0)
 			goto fail;
 	}
 	/* A driver bound to a PCI function proves its module is present. */
@@ -66,6 +67,7 @@ void inventory_free(struct inventory *inv)
 	kconfig_free(&inv->kconfig);
 	xid_free(&inv->xid);
 	fix_pending_free(&inv->fix_pending);
+	nvlink_rec_free(&inv->nvlink_rec);
 	if (inv->copy_bw) {
 		free(inv->copy_bw->error);
 		free(inv->copy_bw->v);

@@ -680,6 +680,7 @@ struct inventory {
 	struct kconfig_info kconfig;
 	struct xid_info xid;
 	struct fix_pending_info fix_pending;
+	struct nvlink_rec_info nvlink_rec; /* recorded tree only: NVML's NVLinks as snapshot saw them */
 	/* live only (NULL under a recorded root, or when not asked for) */
 	struct nvml_info *nvml;
 	struct cuda_info *cuda;
@@ -689,8 +690,7 @@ struct inventory {
 	unsigned parts;         /* INV_* that were loaded */
 };
 
-/* What to load besides the base (kernel, modules, PCI, network, NCCL
- * configuration): */
+/* What to load besides the base (kernel, modules, PCI, network, NCCL configuration): */
 enum {
 	INV_RDMA = 1u << 0,      /* RDMA devices, rdma_cm, persistence, host tuning, verbs */
 	INV_GPU = 1u << 1,       /* NVIDIA driver files, kernel config, Xid log */

@@ -34,6 +34,7 @@ static const struct dl_sym nvml_syms[] = {
 	NVML_OPT(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur),
 	NVML_OPT(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max),
 	NVML_OPT(nvmlDeviceGetNvLinkState, nvlink_state),
+	NVML_OPT(nvmlDeviceGetNvLinkVersion, nvlink_version),
 	NVML_OPT(nvmlDeviceGetMigMode, mig_mode),
 	NVML_OPT(nvmlDeviceGetComputeMode, compute_mode),
 	NVML_OPT(nvmlDeviceGetEnforcedPowerLimit, power_enforced),
@@ -64,3 +65,13 @@ const struct dl_sym *nvml_api_symbols(size_t *n)
 	return nvml_syms;
 }
 
+
+int nvml_nvlink_gen(unsigned version)
+{
+	static const int gen[] = {
+		[NVML_NVLINK_VERSION_1_0] = 1, [NVML_NVLINK_VERSION_2_0] = 2, [NVML_NVLINK_VERSION_2_2] = 2,
+		[NVML_NVLINK_VERSION_3_0] = 3, [NVML_NVLINK_VERSION_3_1] = 3, [NVML_NVLINK_VERSION_4_0] = 4,
+		[NVML_NVLINK_VERSION_5_0] = 5, [NVML_NVLINK_VERSION_6_0] = 6,
+	};
+	return version < sizeof(gen) / sizeof(gen[0]) ? gen[version] : 0;
+}

@@ -192,6 +192,25 @@ typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
 
+/* nvmlDeviceGetNvLinkVersion's answer is an nvmlNvlinkVersion_t, not the
+ * NVLink generation: 1 is 1.0, 2 2.0, 3 2.2, 4 3.0, 5 3.1, 6 4.0, 7 5.0,
+ * 8 6.0 (nvml.h of CUDA 12.8 and later, e.g. NVIDIA/go-nvml
+ * gen/nvml/nvml.h). Headers before CUDA 12.8 (11.8's, which the ABI test
+ * builds against) declare no enum and call it the "NvLink version", and
+ * tools read it as the generation until hwloc's maintainer found that it
+ * was the enum all along (open-mpi/hwloc issue #658: "A100 returns 5
+ * which is not NVLink 5"; hwloc commit 8d00b43, 2025). nvml_nvlink_gen()
+ * decodes it. */
+#define NVML_NVLINK_VERSION_INVALID 0
+#define NVML_NVLINK_VERSION_1_0 1
+#define NVML_NVLINK_VERSION_2_0 2
+#define NVML_NVLINK_VERSION_2_2 3
+#define NVML_NVLINK_VERSION_3_0 4
+#define NVML_NVLINK_VERSION_3_1 5
+#define NVML_NVLINK_VERSION_4_0 6
+#define NVML_NVLINK_VERSION_5_0 7
+#define NVML_NVLINK_VERSION_6_0 8
+
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -230,6 +249,8 @@ struct nvml_api {
 	nvmlReturn_t (*pcie_width_cur)(nvmlDevice_t dev, unsigned *v);
 	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t dev, unsigned *v);
 	nvmlReturn_t (*nvlink_state)(nvmlDevice_t dev, unsigned link, nvmlEnableState_t *active);
+	/* an NVML_NVLINK_VERSION_* value (see above), not the generation */
+	nvmlReturn_t (*nvlink_version)(nvmlDevice_t dev, unsigned link, unsigned *version);
 	/* NVML_DEVICE_MIG_ENABLE (1) / DISABLE (0), current and after the next reset */
 	nvmlReturn_t (*mig_mode)(nvmlDevice_t dev, unsigned *current, unsigned *pending);
 	nvmlReturn_t (*compute_mode)(nvmlDevice_t dev, nvmlComputeMode_t *mode);
@@ -256,5 +277,9 @@ int nvml_api_load(struct dl_lib *lib, struct nvml_api *api);
 /* The symbol table nvml_api_load() resolves, for the tests that hold it
  * against the real library: *n entries. */
 const struct dl_sym *nvml_api_symbols(size_t *n);
+
+/* The NVLink generation (1-6) of an NVML_NVLINK_VERSION_* value; 0 for
+ * NVML_NVLINK_VERSION_INVALID or a value this table does not know. */
+int nvml_nvlink_gen(unsigned version);
 
 #endif

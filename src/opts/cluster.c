@@ -1,6 +1,7 @@
 /* The options of `cluster check` and `cluster facts` (docs/cluster.md).
  * Table rows: core/options.h. */
 #include "opts/settings.h"
+#include "bench/copy/engine.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -49,7 +50,8 @@ static const struct opt cluster_rows[] = {
 	{ .name = "host-timeout", .type = OPT_INT, .offset = OFF(cluster.host_timeout), .metavar = "SEC",
 	  .def = OPT_DEF_INT(120), .min = 1, .max = 86400,
 	  .help = "A host that has not answered within SEC seconds is stopped and reported (--hosts); under a "
-		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported.",
+		  "launcher, a rank that has sent no record SEC seconds after the rendezvous is reported. cluster check "
+		  "--bench adds 180 s to either.",
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CLUSTER_FIX },
 	{ .name = "bootstrap", .type = OPT_STRING, .offset = OFF(cluster.bootstrap), .metavar = "HOW",
 	  .def = OPT_DEF_STR("auto"), .valid = bootstrap_form,
@@ -77,9 +79,11 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_CHECK | SCOPE_CHECK },
 	{ .name = "bench", .type = OPT_FLAG, .offset = OFF(cluster.bench),
 	  .help = "Also measure each GPU's host<->GPU copy bandwidth (bench copy's host_to_device_memcpy_ce and "
-		  "device_to_host_memcpy_ce, 64 MiB copies; live only) for the gpu.copy_bandwidth check (and, under "
-		  "cluster check's launcher, the gpu.copy_bandwidth fact).",
-	  .scope = SCOPE_CHECK | SCOPE_CLUSTER_CHECK },
+		  "device_to_host_memcpy_ce, 64 MiB copies; live only) for the gpu.copy_bandwidth check and the "
+		  "gpu.copy_bandwidth fact of cluster mode. cluster check hands it to every node it asks (each host's "
+		  "`cluster facts`, each rank under a launcher) and waits 180 s longer for each (a GPU that stops "
+		  "answering is given up after 120 s in one CUDA call).",
+	  .scope = SCOPE_CHECK | SCOPE_CLUSTER },
 	{ .name = "health", .type = OPT_FLAG, .offset = OFF(cluster.health),
 	  .help = "Health-check mode for Slurm's HealthCheckProgram and job prologs: the checks that fit --budget, one "
 		  "line (the --reason line), exit 0 healthy (pass or warn), 1 unhealthy (a fail), 2 could not run.",
@@ -124,3 +128,16 @@ static const struct opt cluster_rows[] = {
 	  .scope = SCOPE_CLUSTER_NCCL },
 };
 const struct opt_table cluster_opts = OPT_TABLE("cluster", cluster_rows);
+
+/* The copy measurement itself takes seconds (bench/copy/node.h: about
+ * 0.15 s per GPU at 50 GB/s, plus CUDA's start on each GPU), but a GPU that
+ * stops answering is given up only after COPY_STEP_TIMEOUT_S in one CUDA
+ * call: this much more lets the node report that GPU itself rather than be
+ * cut off as an unreachable row. The help of --bench and --host-timeout
+ * says 180 s. */
+#define CLUSTER_BENCH_EXTRA_S ((int)COPY_STEP_TIMEOUT_S + 60)
+
+int cluster_host_timeout(const struct settings *s)
+{
+	return s->cluster.host_timeout + (s->cluster.bench ? CLUSTER_BENCH_EXTRA_S : 0);
+}

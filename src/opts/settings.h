@@ -188,6 +188,10 @@ char *bench_flags_check(const struct settings *s);
  * (an unknown test name, with the nearest one): NULL, or a message
  * (malloc'd). */
 char *copy_opts_check(const struct settings *s);
+/* How long one node of cluster check may take (--hosts: each host from its
+ * start; under a launcher: each rank after the rendezvous): --host-timeout,
+ * and with --bench 180 s more for the copy measurement. */
+int cluster_host_timeout(const struct settings *s);
 /* The benchmark of collective coll (enum coll) the options ask for, into
  * *p: NULL, or what is wrong with them (malloc'd). */
 struct bench_params;

@@ -93,7 +93,7 @@ static void nvml_gpu_init(struct nvml_gpu *g, unsigned index)
 		.retired_pending = GPU_UNKNOWN, .retired_sbe = GPU_UNKNOWN, .retired_dbe = GPU_UNKNOWN,
 		.temperature = GPU_UNKNOWN,
 		.pcie_gen_cur = GPU_UNKNOWN, .pcie_gen_max = GPU_UNKNOWN,
-		.pcie_width_cur = GPU_UNKNOWN, .pcie_width_max = GPU_UNKNOWN,
+		.pcie_width_cur = GPU_UNKNOWN, .pcie_width_max = GPU_UNKNOWN, .nvlink_version = GPU_UNKNOWN,
 		.mig_current = GPU_UNKNOWN, .mig_pending = GPU_UNKNOWN,
 		.compute_mode = GPU_UNKNOWN,
 		.power_enforced_mw = GPU_UNKNOWN, .power_limit_mw = GPU_UNKNOWN, .power_default_mw = GPU_UNKNOWN,
@@ -221,6 +221,9 @@ static void nvml_read_link_health(const struct nvml_api *api, struct isolate_ctx
 		g->nvlink_links++;
 		if (active != NVML_FEATURE_ENABLED)
 			g->nvlink_down++;
+		else if (g->nvlink_version == GPU_UNKNOWN && api->nvlink_version &&
+			 NVML_TRY(t, api, g, "nvmlDeviceGetNvLinkVersion", api->nvlink_version(dev, link, &u)))
+			g->nvlink_version = clamp_int(u);
 	}
 }
 

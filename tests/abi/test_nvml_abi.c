@@ -35,6 +35,14 @@
 #define G_FABRIC_V2 4u
 #define G_FABRIC_V3 8u
 #define G_HEALTH 16u
+/* nvmlNvlinkVersion_t, the values nvmlDeviceGetNvLinkVersion answers:
+ * declared from CUDA 12.8's nvml.h (NVIDIA/go-nvml's copy, "Bump to NVML
+ * version 12.8"; hwloc commit 8d00b43 says 12.7); checked where nvml.h has
+ * nvmlUUID_v1 (12.9), a macro as new or newer, since an enum cannot be
+ * tested by the preprocessor. NVML_NVLINK_VERSION_6_0: CUDA 13.3's, where
+ * NVML_DEVICE_ARCH_RUBIN came with it. */
+#define G_NVLINK_VER 32u
+#define G_NVLINK_V6 64u
 /* IF_<group>(entry): the entry where the header has the group (the real
  * side) and always on ours; defined below for each side. */
 
@@ -96,7 +104,16 @@
 	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY, G_HEALTH)) \
 	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_INCORRECT_CONFIGURATION, G_HEALTH)) \
 	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_INCORRECT_CONFIGURATION, G_HEALTH)) \
-	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE, G_HEALTH))
+	IF_G_HEALTH(ABI_E(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE, G_HEALTH)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_INVALID, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_1_0, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_2_0, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_2_2, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_3_0, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_3_1, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_4_0, G_NVLINK_VER)) \
+	IF_G_NVLINK_VER(ABI_E(NVML_NVLINK_VERSION_5_0, G_NVLINK_VER)) \
+	IF_G_NVLINK_V6(ABI_E(NVML_NVLINK_VERSION_6_0, G_NVLINK_V6))
 
 typedef unsigned long long ull;
 #define ABI_PROTOS \
@@ -133,6 +150,7 @@ typedef unsigned long long ull;
 	P(nvmlDeviceGetCurrPcieLinkWidth, pcie_width_cur, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetMaxPcieLinkWidth, pcie_width_max, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
 	P(nvmlDeviceGetNvLinkState, nvlink_state, nvmlReturn_t (*)(nvmlDevice_t, unsigned, nvmlEnableState_t *), 0) \
+	P(nvmlDeviceGetNvLinkVersion, nvlink_version, nvmlReturn_t (*)(nvmlDevice_t, unsigned, unsigned *), 0) \
 	P(nvmlDeviceGetMigMode, mig_mode, nvmlReturn_t (*)(nvmlDevice_t, unsigned *, unsigned *), 0) \
 	P(nvmlDeviceGetComputeMode, compute_mode, nvmlReturn_t (*)(nvmlDevice_t, nvmlComputeMode_t *), 0) \
 	P(nvmlDeviceGetEnforcedPowerLimit, power_enforced, nvmlReturn_t (*)(nvmlDevice_t, unsigned *), 0) \
@@ -158,7 +176,7 @@ typedef unsigned long long ull;
 	ABI_NAME(nvmlDeviceGetTemperature) ABI_NAME(nvmlDeviceGetCurrentClocksThrottleReasons) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkGeneration) ABI_NAME(nvmlDeviceGetMaxPcieLinkGeneration) \
 	ABI_NAME(nvmlDeviceGetCurrPcieLinkWidth) ABI_NAME(nvmlDeviceGetMaxPcieLinkWidth) \
-	ABI_NAME(nvmlDeviceGetNvLinkState) ABI_NAME(nvmlDeviceGetMigMode) ABI_NAME(nvmlDeviceGetComputeMode) \
+	ABI_NAME(nvmlDeviceGetNvLinkState) ABI_NAME(nvmlDeviceGetNvLinkVersion) ABI_NAME(nvmlDeviceGetMigMode) ABI_NAME(nvmlDeviceGetComputeMode) \
 	ABI_NAME(nvmlDeviceGetEnforcedPowerLimit) ABI_NAME(nvmlDeviceGetPowerManagementLimit) \
 	ABI_NAME(nvmlDeviceGetPowerManagementDefaultLimit) ABI_NAME(nvmlDeviceGetApplicationsClock) \
 	ABI_NAME(nvmlDeviceGetDefaultApplicationsClock) ABI_NAME(nvmlDeviceGetMaxClockInfo) \
@@ -202,6 +220,20 @@ extern const struct abi_real abi_nvml_real;
 #else
 #define HAVE_HEALTH 0u
 #endif
+#ifdef nvmlUUID_v1
+#define HAVE_NVLINK_VER G_NVLINK_VER
+#define IF_G_NVLINK_VER(x) x
+#else
+#define HAVE_NVLINK_VER 0u
+#define IF_G_NVLINK_VER(x)
+#endif
+#ifdef NVML_DEVICE_ARCH_RUBIN
+#define HAVE_NVLINK_V6 G_NVLINK_V6
+#define IF_G_NVLINK_V6(x) x
+#else
+#define HAVE_NVLINK_V6 0u
+#define IF_G_NVLINK_V6(x)
+#endif
 #ifdef NVML_GPU_FABRIC_STATE_COMPLETED
 #define IF_G_FABRIC(x) x
 #else
@@ -228,7 +260,7 @@ const struct abi_real abi_nvml_real = {
 	.have_header = 1,
 	.header_version = "nvml.h of NVML_API_VERSION " ABI_XSTR(NVML_API_VERSION) " (" ABI_HEADER ")",
 	.from_nvidia_dir = ABI_FROM_NVIDIA_DIR,
-	.groups = HAVE_R535 | HAVE_FABRIC | HAVE_FABRIC_V2 | HAVE_FABRIC_V3 | HAVE_HEALTH,
+	.groups = HAVE_R535 | HAVE_FABRIC | HAVE_FABRIC_V2 | HAVE_FABRIC_V3 | HAVE_HEALTH | HAVE_NVLINK_VER | HAVE_NVLINK_V6,
 	.v = real, .n = ABI_N(real), .names = names, .n_names = ABI_N(names),
 };
 #else
@@ -242,6 +274,8 @@ const struct abi_real abi_nvml_real = {
 #define IF_G_FABRIC_V2(x) x
 #define IF_G_FABRIC_V3(x) x
 #define IF_G_HEALTH(x) x
+#define IF_G_NVLINK_VER(x) x
+#define IF_G_NVLINK_V6(x) x
 #define P(sym, member, type, g) ABI_P_OURS(struct nvml_api, sym, member, type, g)
 extern const struct abi_real abi_nvml_real;
 static const struct abi_entry ours[] = { ABI_TYPES ABI_ENUMS ABI_PROTOS };
@@ -255,7 +289,9 @@ int main(void)
 					      "nvml.h of CUDA 12.0 and newer (GPU fabric information)",
 					      "nvml.h of CUDA 12.4 and newer (versioned fabric information, health mask)",
 					      "nvml.h with nvmlGpuFabricInfo_v3 (health summary)",
-					      "nvml.h with the fabric health mask's configuration field"};
+					      "nvml.h with the fabric health mask's configuration field",
+					      "nvml.h of CUDA 12.9 and newer (nvmlNvlinkVersion_t, checked from there)",
+					      "nvml.h of CUDA 13.3 and newer (NVML_NVLINK_VERSION_6_0)"};
 	const char *syms[64] = { 0 };
 	size_t n = 0;
 	const struct dl_sym *table = nvml_api_symbols(&n);

@@ -10,8 +10,16 @@
 #   garbage  answers with text that is no record
 #   liar     answers with the record of another node (gpu01)
 #   silent   exits 0 without a word
+# A file $GPUREADY_FAKE_RSH_DIR/HOST.env (VAR=value lines), where there is
+# one, is read first and its variables exported: one host's settings of a
+# test double, e.g. FAKE_CUDA_COPY_GBPS=h2d@0=14 (tests/cli/cluster_bench.sh).
 host=$1
 shift
+if [ -f "$GPUREADY_FAKE_RSH_DIR/$host.env" ]; then
+	set -a
+	. "$GPUREADY_FAKE_RSH_DIR/$host.env"
+	set +a
+fi
 case $host in
 refused*)
 	echo "ssh: connect to host $host port 22: Connection refused" >&2

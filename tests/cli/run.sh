@@ -727,6 +727,16 @@ t_nvmlsettings() {
 	nvml_settings mismatch FAKE_NVML_GPUS=1 FAKE_NVML_INIT=18
 	contains "$TMP/mismatch.f" "nvmlInit_v2: Driver/library version mismatch (18)" \
 		"a library/module version mismatch is named (F12)"
+	# snapshot records NVML's NVLinks in .gpuready/nvlink (bench copy's peer
+	# limits on a tree): counts, and the version NVML answers (6 is NVLink
+	# 4.0, 7 is 5.0: nvmlNvlinkVersion_t), "-" without an active link
+	env LD_LIBRARY_PATH="$GPUREADY_FAKE_NVML" FAKE_NVML_INIT=0 FAKE_NVML_GPUS=3 \
+		FAKE_NVML_BDF="0000:18:00.0;0000:29:00.0;0000:3a:00.0" FAKE_NVML_NVLINKS="18,18;16,18;0,0" \
+		FAKE_NVML_NVLINK_VERSION="6;7" "$BIN" snapshot "$TMP/snap" >/dev/null 2>&1 ||
+		fail "snapshot with the fake NVML"
+	contains "$TMP/snap/.gpuready/nvlink" "0000:18:00.0 18 0 6" "snapshot: NVML's NVLinks and version recorded"
+	contains "$TMP/snap/.gpuready/nvlink" "0000:29:00.0 18 2 7" "snapshot: links down, another version"
+	contains "$TMP/snap/.gpuready/nvlink" "0000:3a:00.0 0 0 -" "snapshot: no active link, no version"
 	# every command these hints print is one nvidia-smi (or systemctl)
 	# takes (exit 2: these reports export no facts, which is right here)
 	python3 "$SRC/tests/cli/hints.py" --gpuready "$BIN" "$TMP"/mode.json "$TMP"/power.json "$TMP"/fabric.json \

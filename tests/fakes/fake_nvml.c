@@ -60,6 +60,12 @@
  *   FAKE_NVML_NVLINKS "UP,TOTAL": nvmlDeviceGetNvLinkState answers for
  *                     links 0..TOTAL-1, the first UP of them active, and
  *                     NVML_ERROR_INVALID_ARGUMENT past them
+ *   FAKE_NVML_BDF     "0000:18:00.0;0000:29:00.0": the PCI address
+ *                     nvmlDeviceGetPciInfo_v3 gives each GPU (busId, domain,
+ *                     bus, device); unset: NVML_ERROR_NOT_SUPPORTED
+ *   FAKE_NVML_NVLINK_VERSION  what nvmlDeviceGetNvLinkVersion answers for
+ *                     those links: an NVML_NVLINK_VERSION_* value (6 is
+ *                     NVLink 4.0, lib/nvml_api.h); unset: NOT_SUPPORTED
  *   FAKE_NVML_P2P     "NVLINK,READ,WRITE": the nvmlGpuP2PStatus_t that
  *                     nvmlDeviceGetP2PStatus answers for each capability
  *                     (unset: 0, OK, for all); with FAKE_NVML_P2P_PAIR="A,B"
@@ -346,6 +352,40 @@ FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, 
 	if (link >= (unsigned long)total)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*active = link < (unsigned long)up ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t *pci)
+{
+	const char *s = getenv("FAKE_NVML_BDF");
+	unsigned dom, bus, d, fn;
+	if (!dev || !pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned n = 0; s && n < dev_index(dev); n++) {
+		const char *semi = strchr(s, ';');
+		s = semi ? semi + 1 : s; /* the last entry stands for the rest */
+	}
+	if (!s || sscanf(s, "%x:%x:%x.%x", &dom, &bus, &d, &fn) != 4)
+		return NVML_ERROR_NOT_SUPPORTED;
+	memset(pci, 0, sizeof(*pci));
+	pci->domain = dom;
+	pci->bus = bus;
+	pci->device = d;
+	snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.%X", dom, bus, d, fn);
+	return NVML_SUCCESS;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t dev, unsigned link, unsigned *version)
+{
+	long total, v;
+	unsigned i = dev_index(dev);
+	if (!dev || !version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!env_field("FAKE_NVML_NVLINKS", i, 1, &total) || !env_field("FAKE_NVML_NVLINK_VERSION", i, 0, &v))
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= (unsigned long)total)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*version = (unsigned)v;
 	return NVML_SUCCESS;
 }
 

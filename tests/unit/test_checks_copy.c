@@ -1,16 +1,20 @@
 /* gpu.copy_bandwidth against inventories built by hand: each GPU's
  * measured host copies against its PCIe link's expected figure (ok, warn
  * below 0.75, fail below 0.5), a GPU whose figure could not be measured,
- * no known limit (skip, never ok), a run that could not measure, and the
- * check skipped when --bench was not given. */
+ * no known limit (skip, never ok), a run that could not measure, the
+ * check skipped when --bench was not given, and the cluster fact's bands
+ * and how nodes vote on them. */
 #include "testutil.h"
 #include "bench/copy/node.h"
 #include "checks/check.h"
 #include "cluster/cluster.h"
 #include "core/report.h"
+#include "core/strbuf.h"
 #include "core/strv.h"
 #include "inventory/copy_bw.h"
 #include "inventory/gpu_live.h"
+#include "inventory/nvlink_rec.h"
+#include "lib/nvml_api.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -169,7 +173,11 @@ static void test_not_asked_and_error(void **state)
 
 /* The cluster fact: a healthy node's GPUs all vote "75%+", a node with a
  * slow slot holds a second band and so drifts from its shape's majority;
- * no figure or no limit leaves a GPU out, an unmeasured node has no fact. */
+ * a GPU with no limit is "no PCIe limit known", one that could not be
+ * measured "not measured" (without its reason), one whose copy changed
+ * the data "data check failed", a run that measured
+ * nothing on a node with a GPU "not measured"; no fact without --bench or
+ * without a GPU on PCI. */
 static void test_cluster_fact(void **state)
 {
 	(void)state;
@@ -181,15 +189,105 @@ static void test_cluster_fact(void **state)
 	strv_free(&f);
 	n.gpus[2].h2d = 14.2;
 	n.gpus[1].d2h = 40.0;
-	n.gpus[3].expected = 0;
 	facts_collect(&n.inv, &f);
 	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"),
 			    "50-75% of PCIe limit,75%+ of PCIe limit,<50% of PCIe limit");
+	strv_free(&f);
+	node_init(&n, 2);
+	n.gpus[1].expected = 0;
+	snprintf(n.gpus[1].limit, sizeof(n.gpus[1].limit), "no PCIe link known: 0000:29:00.0 is not in /sys");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "75%+ of PCIe limit,no PCIe limit known");
+	strv_free(&f);
+	n.gpus[0].h2d = NAN;
+	snprintf(n.gpus[0].err, sizeof(n.gpus[0].err), "GPU 0 (0000:18:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "no PCIe limit known,not measured");
+	strv_free(&f);
+	n.gpus[1].bad_data = true; /* a copy changed the data: its own band */
+	snprintf(n.gpus[1].err, sizeof(n.gpus[1].err), "1 measurement failed the data check");
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "data check failed,not measured");
 	strv_free(&f);
 	n.inv.copy_bw = NULL;
 	facts_collect(&n.inv, &f);
 	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
 	strv_free(&f);
+
+	/* the whole run failed: "not measured" where a GPU is on PCI */
+	struct pci_dev gpu = { .bdf = (char *)"0000:18:00.0", .vendor = 0x10de, .device = 0x2330,
+			       .class_code = 0x030200, .numa_node = -1, .iommu_group = -1 };
+	node_init(&n, 0);
+	n.bw.error = (char *)"cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected";
+	facts_collect(&n.inv, &f);
+	assert_null(facts_get(&f, "gpu.copy_bandwidth"));
+	strv_free(&f);
+	n.inv.pci.v = &gpu;
+	n.inv.pci.n = 1;
+	facts_collect(&n.inv, &f);
+	assert_string_equal(facts_get(&f, "gpu.copy_bandwidth"), "not measured");
+	strv_free(&f);
+}
+
+/* The vote: among seven nodes of one shape, the two whose GPU could not be
+ * measured (for different reasons, yet with one value) and the one with no
+ * known limit stand apart from the healthy majority. */
+static void test_cluster_vote(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "n01", "n02", "n03", "n04", "n05", "n06", "n07" };
+	struct node_record r[7];
+	for (int i = 0; i < 7; i++) {
+		struct node n;
+		node_init(&n, 2);
+		if (i == 4 || i == 6) {
+			n.gpus[1].d2h = NAN;
+			snprintf(n.gpus[1].err, sizeof(n.gpus[1].err), "%s",
+				 i == 4 ? "GPU 1 (0000:29:00.0): cuMemcpyAsync: CUDA_ERROR_UNKNOWN (999)"
+					: "CUDA call cuStreamSynchronize on GPU 1 (0000:29:00.0) did not return within 120 s");
+		}
+		if (i == 5) {
+			n.gpus[0].expected = 0;
+			snprintf(n.gpus[0].limit, sizeof(n.gpus[0].limit), "no PCIe link known");
+		}
+		node_run(&n);
+		record_build(&n.inv, &n.rep, names[i], &r[i]);
+		report_free(&n.rep);
+	}
+	assert_string_equal(facts_get(&r[4].facts, "gpu.copy_bandwidth"), facts_get(&r[6].facts, "gpu.copy_bandwidth"));
+	struct drift d;
+	drift_compute(r, 7, NULL, &d);
+	bool want[7] = { false, false, false, false, true, true, true };
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(d.drifts[i], want[i]);
+	const struct drift_row *row = NULL;
+	for (size_t i = 0; i < d.n_rows; i++)
+		if (!strcmp(d.rows[i].key, "gpu.copy_bandwidth"))
+			row = &d.rows[i];
+	assert_non_null(row);
+	assert_string_equal(row->values[0].value, "75%+ of PCIe limit");
+	assert_int_equal(row->values[0].n, 4);
+	assert_int_equal(row->kind, DRIFT_MINORITY);
+	drift_free(&d);
+	for (int i = 0; i < 7; i++)
+		record_free(&r[i]);
+}
+
+/* Two GPUs in NVML, 0000:18:00.0 and 0000:29:00.0, named name, with 18
+ * NVLinks each, all up, NVML's NVLink version version. */
+static void peer_init(struct inventory *inv, struct nvml_info *nvml, struct nvml_gpu g[2], const char *name,
+		      int version)
+{
+	memset(g, 0, 2 * sizeof(*g));
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		snprintf(g[i].name, sizeof(g[i].name), "%s", name);
+		g[i].nvlink_links = 18;
+		g[i].nvlink_version = version;
+	}
+	nvml->v = g;
+	nvml->n = 2;
+	inv->nvml = nvml;
 }
 
 /* bench copy's peer limits: NVLink 4 x18 on an NVSwitch baseboard (450
@@ -209,15 +307,7 @@ static void test_peer_limit(void **state)
 		  .max_width = 16, .cur_speed = 16, .cur_width = 16 },
 	};
 	struct copy_limit l;
-	memset(g, 0, sizeof(g));
-	for (int i = 0; i < 2; i++) {
-		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
-		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
-		g[i].nvlink_links = 18;
-	}
-	nvml.v = g;
-	nvml.n = 2;
-	inv.nvml = &nvml;
+	peer_init(&inv, &nvml, g, "NVIDIA H100 80GB HBM3", 0);
 	inv.pci.v = pci;
 	inv.pci.n = 3;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
@@ -225,6 +315,7 @@ static void test_peer_limit(void **state)
 	assert_int_equal(l.gen, 4);
 	assert_int_equal(l.width, 18);
 	assert_true(fabs(l.encoded_gbps - 450) < 0.01 && fabs(l.expected_gbps - 360) < 0.01);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from the GPU name)");
 	copy_peer_limit(&inv, "0000:18:00.0", NULL, 0, 0, &l);
 	assert_true(l.known && l.width == 18);
 	g[1].nvlink_down = 2; /* the pair is limited by the GPU with fewer links up */
@@ -245,6 +336,110 @@ static void test_peer_limit(void **state)
 	assert_non_null(strstr(l.label, "NVML"));
 }
 
+/* NVML's NVLink version is an nvmlNvlinkVersion_t (6 is NVLink 4.0, 7 is
+ * 5.0; an A100 answers 5, 3.1: hwloc issue #658), decoded, and preferred
+ * to the name; either GPU without it falls back to the names, and the
+ * label says which gave the generation. */
+static void test_peer_limit_nvml_version(void **state)
+{
+	(void)state;
+	static const unsigned v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000 };
+	static const int gen[] = { 0, 1, 2, 2, 3, 3, 4, 5, 6, 0, 0 };
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_int_equal(nvml_nvlink_gen(v[i]), gen[i]);
+
+	struct inventory inv = { .live = true };
+	struct nvml_info nvml = { .loaded = true };
+	struct nvml_gpu g[2];
+	struct pci_dev pci[1] = {
+		{ .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 },
+	};
+	struct copy_limit l;
+	peer_init(&inv, &nvml, g, "NVIDIA Graphics Device", NVML_NVLINK_VERSION_4_0); /* no generation in the name */
+	inv.pci.v = pci;
+	inv.pci.n = 1;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_true(fabs(l.encoded_gbps - 450) < 0.01);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from NVML)");
+	/* NVML over the name: an H100 by name that NVML says is NVLink 5.0 */
+	for (int i = 0; i < 2; i++) {
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
+		g[i].nvlink_version = NVML_NVLINK_VERSION_5_0;
+	}
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_int_equal(l.gen, 5);
+	assert_non_null(strstr(l.label, "from NVML"));
+	/* one GPU without NVML's answer (GPU_UNKNOWN): its name gives 4, the
+	 * other's NVML 5: they differ, so no limit */
+	g[1].nvlink_version = GPU_UNKNOWN;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "differ"));
+	/* neither: both names */
+	g[0].nvlink_version = NVML_NVLINK_VERSION_INVALID;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_non_null(strstr(l.label, "from the GPU name"));
+	/* no generation from either source */
+	for (int i = 0; i < 2; i++)
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA Graphics Device");
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, "not known"));
+}
+
+/* A recorded tree: .gpuready/nvlink as snapshot writes it (and refuses
+ * what it would not write), and the peer limit from it with the driver's
+ * model names, where NVML cannot be asked. */
+static void test_peer_limit_recorded(void **state)
+{
+	(void)state;
+	struct nvml_gpu g[3];
+	struct nvml_info nvml = { .loaded = true, .v = g, .n = 3 };
+	memset(g, 0, sizeof(g));
+	static const int up[] = { 18, 16, 0 }, ver[] = { NVML_NVLINK_VERSION_4_0, NVML_NVLINK_VERSION_4_0, GPU_UNKNOWN };
+	for (int i = 0; i < 3; i++) {
+		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
+		g[i].nvlink_links = up[i] ? 18 : 0;
+		g[i].nvlink_down = up[i] ? 18 - up[i] : 0;
+		g[i].nvlink_version = ver[i];
+	}
+	struct strbuf sb = STRBUF_INIT;
+	nvlink_rec_format(&nvml, &sb);
+	assert_string_equal(sb.buf, "0000:18:00.0 18 0 6\n0000:29:00.0 18 2 6\n0000:3a:00.0 0 0 -\n");
+	strbuf_adds(&sb, "# a comment\n0000:4b:00.0 18 19 6\n0000:5c:00.0 x 0 6\n0000:6d:00.0 18 0\n");
+	struct inventory inv = { .live = false };
+	nvlink_rec_parse(sb.buf, sb.len, &inv.nvlink_rec);
+	inv.nvlink_rec.known = true;
+	assert_int_equal(inv.nvlink_rec.n, 3);
+	assert_int_equal(inv.nvlink_rec.bad, 3);
+	assert_int_equal(nvlink_rec_find(&inv.nvlink_rec, "0000:3A:00.0")->version, GPU_UNKNOWN);
+	strbuf_release(&sb);
+
+	struct pci_dev sw = { .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 };
+	struct nvidia_gpu_info ng[2] = { { .bdf = (char *)"0000:18:00.0", .model = (char *)"NVIDIA H100 80GB HBM3" },
+					 { .bdf = (char *)"0000:29:00.0", .model = (char *)"NVIDIA H100 80GB HBM3" } };
+	inv.pci.v = &sw;
+	inv.pci.n = 1;
+	inv.nvidia.gpus = ng;
+	inv.nvidia.n_gpus = 2;
+	struct copy_limit l;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.width, 16); /* the GPU with 2 links down */
+	assert_string_equal(l.label, "NVLink 4 x16 (generation from NVML)");
+	inv.nvlink_rec.v[0].version = inv.nvlink_rec.v[1].version = GPU_UNKNOWN; /* an older driver: the names */
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_string_equal(l.label, "NVLink 4 x16 (generation from the GPU name)");
+	nvlink_rec_free(&inv.nvlink_rec);
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_non_null(strstr(l.label, ".gpuready/nvlink"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,7 +449,10 @@ int main(void)
 		cmocka_unit_test(test_bad_data),
 		cmocka_unit_test(test_not_asked_and_error),
 		cmocka_unit_test(test_cluster_fact),
+		cmocka_unit_test(test_cluster_vote),
 		cmocka_unit_test(test_peer_limit),
+		cmocka_unit_test(test_peer_limit_nvml_version),
+		cmocka_unit_test(test_peer_limit_recorded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

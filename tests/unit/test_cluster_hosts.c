@@ -1,14 +1,16 @@
 /* Unit tests for cluster mode with no launcher (src/cluster/hostlist.c,
  * src/cluster/hosts.c): Slurm hostlist expansion and its bounds against
  * hostile input, the round trip with hostlist_compress, the remote-shell
- * template's words, and hosts_collect against programs that fail, stall,
- * send too much or cannot be started. */
+ * template's words, hosts_collect against programs that fail, stall,
+ * send too much or cannot be started, and each node's deadline
+ * (cluster_host_timeout: --bench adds the copy measurement's time). */
 #define _GNU_SOURCE
 #include "testutil.h"
 #include "cluster/cluster.h"
 #include "cluster/hosts.h"
 #include "core/strbuf.h"
 #include "core/strv.h"
+#include "opts/settings.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -229,6 +231,23 @@ static void test_collect_parallel(void **state)
 	}
 }
 
+/* --host-timeout as given (default 120 s), 180 s more with --bench: the
+ * copy measurement's 120 s for a CUDA call that hangs, and its start. */
+static void test_host_timeout(void **state)
+{
+	(void)state;
+	struct settings s;
+	settings_init(&s);
+	assert_int_equal(cluster_host_timeout(&s), 120);
+	s.cluster.bench = true;
+	assert_int_equal(cluster_host_timeout(&s), 300);
+	s.cluster.host_timeout = 1;
+	assert_int_equal(cluster_host_timeout(&s), 181);
+	s.cluster.bench = false;
+	assert_int_equal(cluster_host_timeout(&s), 1);
+	settings_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_file_and_unique), cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_rsh_split),     cmocka_unit_test(test_collect_failures),
 		cmocka_unit_test(test_collect_parallel),
+		cmocka_unit_test(test_host_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

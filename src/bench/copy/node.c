@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "bench/copy/node.h"
 #include "core/strbuf.h"
+#include "inventory/nvlink_rec.h"
+#include "lib/nvml_api.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,6 +56,28 @@ static const struct nvml_gpu *nvml_gpu_of(const struct inventory *inv, const cha
 	return NULL;
 }
 
+/* The GPU at bdf as NVML counts its NVLinks: NVML's answer on the live
+ * machine, else a recorded tree's .gpuready/nvlink with the driver's model
+ * name (/proc/driver/nvidia/gpus); false when neither has it. */
+static bool peer_gpu(const struct inventory *inv, const char *bdf, struct nvml_gpu *out)
+{
+	const struct nvml_gpu *g = nvml_gpu_of(inv, bdf);
+	const struct nvlink_rec *r = g ? NULL : nvlink_rec_find(&inv->nvlink_rec, bdf);
+	if (g)
+		*out = *g;
+	if (!r)
+		return g != NULL;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->bdf, sizeof(out->bdf), "%s", r->bdf);
+	out->nvlink_links = r->links;
+	out->nvlink_down = r->down;
+	out->nvlink_version = r->version;
+	for (size_t i = 0; i < inv->nvidia.n_gpus; i++)
+		if (inv->nvidia.gpus[i].bdf && inv->nvidia.gpus[i].model && !strcasecmp(inv->nvidia.gpus[i].bdf, bdf))
+			snprintf(out->name, sizeof(out->name), "%s", inv->nvidia.gpus[i].model);
+	return true;
+}
+
 /* The NVLink generation of a GPU by its name; 0 unknown. */
 static int nvlink_gen(const char *name)
 {
@@ -65,6 +89,17 @@ static int nvlink_gen(const char *name)
 		if (strstr(name, gens[i].part))
 			return gens[i].gen;
 	return 0;
+}
+
+/* The NVLink generation of a GPU: NVML's where it gave one
+ * (nvmlDeviceGetNvLinkVersion of an active link, decoded: lib/nvml_api.h),
+ * else from its name; *from says which, for the limit's label. 0
+ * unknown. */
+static int nvlink_gen_of(const struct nvml_gpu *g, const char **from)
+{
+	int gen = g->nvlink_version > 0 ? nvml_nvlink_gen((unsigned)g->nvlink_version) : 0;
+	*from = gen ? "NVML" : "name";
+	return gen ? gen : nvlink_gen(g->name);
 }
 
 static bool has_nvswitch(const struct inventory *inv)
@@ -86,13 +121,16 @@ static void unknown_limit(struct copy_limit *l, const char *why)
 void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, double pcie_eff, double nvlink_eff,
 		     struct copy_limit *l)
 {
-	const struct nvml_gpu *ga = inv ? nvml_gpu_of(inv, a) : NULL, *gb = inv && b ? nvml_gpu_of(inv, b) : NULL;
+	struct nvml_gpu na, nb;
+	const struct nvml_gpu *ga = inv && peer_gpu(inv, a, &na) ? &na : NULL,
+			      *gb = inv && b && peer_gpu(inv, b, &nb) ? &nb : NULL;
 	if (!ga || (b && !gb)) {
-		unknown_limit(l, "the peer path's links are not known (NVML did not list the GPUs)");
+		unknown_limit(l, "the NVLinks are not known (NVML did not list the GPUs; a tree: .gpuready/nvlink)");
 		return;
 	}
 	int la = ga->nvlink_links - ga->nvlink_down, lb = gb ? gb->nvlink_links - gb->nvlink_down : la;
-	int links = la < lb ? la : lb, gen = nvlink_gen(ga->name);
+	const char *from_a, *from_b;
+	int links = la < lb ? la : lb, gen = nvlink_gen_of(ga, &from_a), gen_b = gb ? nvlink_gen_of(gb, &from_b) : gen;
 	if (links <= 0 && b) {
 		struct copy_limit pb;
 		copy_gpu_limit(inv, a, pcie_eff, l);
@@ -102,12 +140,19 @@ void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, 
 	}
 	if (links <= 0)
 		unknown_limit(l, "no active NVLink: the GPU's peer copies go over PCIe");
-	else if (!gen || (gb && nvlink_gen(gb->name) != gen))
-		unknown_limit(l, "the GPUs' NVLink generation is not known from their names");
+	else if (!gen || !gen_b)
+		unknown_limit(l, "the GPUs' NVLink generation is not known (not from NVML, nor from their names)");
+	else if (gen_b != gen)
+		unknown_limit(l, "the GPUs' NVLink generations differ");
 	else if (!has_nvswitch(inv))
 		unknown_limit(l, "no NVSwitch: how many NVLinks join this pair is not known");
-	else
-		copy_expect_nvlink(gen, links, nvlink_eff, l);
+	else if (copy_expect_nvlink(gen, links, nvlink_eff, l) == 0) {
+		/* which source gave the generation: NVML's answer, or the name */
+		bool nvml = !strcmp(from_a, "NVML") && (!gb || !strcmp(from_b, "NVML"));
+		size_t len = strlen(l->label);
+		snprintf(l->label + len, sizeof(l->label) - len, "%s",
+			 nvml ? " (generation from NVML)" : " (generation from the GPU name)");
+	}
 }
 
 static void copy_bw_fill(const struct inventory *inv, const struct copy_engine_out *o, struct copy_bw_info *bw)

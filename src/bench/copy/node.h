@@ -24,8 +24,10 @@ void copy_gpu_limit(const struct inventory *inv, const char *bdf, double pcie_ef
  * their NVLinks where NVML (live) counts them and an NVSwitch gives every
  * pair all of a GPU's links (HGX baseboards: NVIDIA NVSwitch functions on
  * PCI, or the switch-management functions of NVLink 5 systems), the
- * generation from the GPU's name (V100 2, A100/A800 3, H100/H200/H800/H20
- * 4, B100/B200/B300/GB200/GB300 5); the lower of their PCIe links where
+ * generation from NVML's NVLink version where it gave one for both GPUs,
+ * else from the GPU's name (V100 2, A100/A800 3, H100/H200/H800/H20 4,
+ * B100/B200/B300/GB200/GB300 5), the label saying which ("NVLink 4 x18
+ * (generation from NVML)"); the lower of their PCIe links where
  * NVML counts no active NVLink; else unknown, saying why. b NULL: all of
  * a's links (an all_to_one or one_to_all total). */
 void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, double pcie_eff, double nvlink_eff,
