@@ -363,20 +363,34 @@ static void test_peer_limit_nvml_version(void **state)
 	assert_int_equal(l.gen, 4);
 	assert_true(fabs(l.encoded_gbps - 450) < 0.01);
 	assert_string_equal(l.label, "NVLink 4 x18 (generation from NVML)");
-	/* NVML over the name: an H100 by name that NVML says is NVLink 5.0 */
+	/* both sources agree: NVML's is named */
 	for (int i = 0; i < 2; i++) {
 		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
-		g[i].nvlink_version = NVML_NVLINK_VERSION_5_0;
+		g[i].nvlink_version = NVML_NVLINK_VERSION_4_0;
 	}
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
-	assert_int_equal(l.gen, 5);
+	assert_int_equal(l.gen, 4);
 	assert_non_null(strstr(l.label, "from NVML"));
-	/* one GPU without NVML's answer (GPU_UNKNOWN): its name gives 4, the
-	 * other's NVML 5: they differ, so no limit */
+	/* an H100 by name that NVML says is NVLink 5.0: the enum was long read
+	 * as a generation number, so neither is trusted, no limit */
+	for (int i = 0; i < 2; i++)
+		g[i].nvlink_version = NVML_NVLINK_VERSION_5_0;
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_string_equal(l.label, "NVML's NVLink version and the GPU's name give different generations");
+	/* one GPU without NVML's answer (GPU_UNKNOWN) goes by its name, the
+	 * other still disagrees with its own: no limit */
 	g[1].nvlink_version = GPU_UNKNOWN;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_false(l.known);
-	assert_non_null(strstr(l.label, "differ"));
+	/* the generations of two GPUs differ (NVML 4 on one, the other's name
+	 * gives 3) */
+	g[0].nvlink_version = NVML_NVLINK_VERSION_4_0;
+	snprintf(g[1].name, sizeof(g[1].name), "NVIDIA A100-SXM4-80GB");
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
+	assert_string_equal(l.label, "the GPUs' NVLink generations differ");
+	snprintf(g[1].name, sizeof(g[1].name), "NVIDIA H100 80GB HBM3");
 	/* neither: both names */
 	g[0].nvlink_version = NVML_NVLINK_VERSION_INVALID;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);

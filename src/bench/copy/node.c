@@ -78,6 +78,8 @@ static bool peer_gpu(const struct inventory *inv, const char *bdf, struct nvml_g
 	return true;
 }
 
+#define NVLINK_GEN_CONFLICT "conflict"
+
 /* The NVLink generation of a GPU by its name; 0 unknown. */
 static int nvlink_gen(const char *name)
 {
@@ -97,9 +99,16 @@ static int nvlink_gen(const char *name)
  * unknown. */
 static int nvlink_gen_of(const struct nvml_gpu *g, const char **from)
 {
-	int gen = g->nvlink_version > 0 ? nvml_nvlink_gen((unsigned)g->nvlink_version) : 0;
+	int gen = g->nvlink_version > 0 ? nvml_nvlink_gen((unsigned)g->nvlink_version) : 0, by_name = nvlink_gen(g->name);
+	/* the enum's meaning was undocumented before CUDA 12.8 (nvml.h) and
+	 * values were read as generations (open-mpi/hwloc issue #658): where
+	 * the two disagree, neither is trusted */
+	if (gen && by_name && gen != by_name) {
+		*from = NVLINK_GEN_CONFLICT;
+		return 0;
+	}
 	*from = gen ? "NVML" : "name";
-	return gen ? gen : nvlink_gen(g->name);
+	return gen ? gen : by_name;
 }
 
 static bool has_nvswitch(const struct inventory *inv)
@@ -140,6 +149,8 @@ void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, 
 	}
 	if (links <= 0)
 		unknown_limit(l, "no active NVLink: the GPU's peer copies go over PCIe");
+	else if (!strcmp(from_a, NVLINK_GEN_CONFLICT) || (gb && !strcmp(from_b, NVLINK_GEN_CONFLICT)))
+		unknown_limit(l, "NVML's NVLink version and the GPU's name give different generations");
 	else if (!gen || !gen_b)
 		unknown_limit(l, "the GPUs' NVLink generation is not known (not from NVML, nor from their names)");
 	else if (gen_b != gen)
