@@ -68,10 +68,11 @@ const struct dl_sym *nvml_api_symbols(size_t *n)
 
 int nvml_nvlink_gen(unsigned version)
 {
-	static const int gen[] = {
-		[NVML_NVLINK_VERSION_1_0] = 1, [NVML_NVLINK_VERSION_2_0] = 2, [NVML_NVLINK_VERSION_2_2] = 2,
-		[NVML_NVLINK_VERSION_3_0] = 3, [NVML_NVLINK_VERSION_3_1] = 3, [NVML_NVLINK_VERSION_4_0] = 4,
-		[NVML_NVLINK_VERSION_5_0] = 5, [NVML_NVLINK_VERSION_6_0] = 6,
-	};
-	return version < sizeof(gen) / sizeof(gen[0]) ? gen[version] : 0;
+	switch (version) {
+	case 1: return 1;
+	case 2: return 2;
+	case 5: return 3; /* A100 */
+	case 7: return 4; /* H100 */
+	default: return 0;
+	}
 }

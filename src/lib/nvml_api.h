@@ -192,15 +192,21 @@ typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
 
-/* nvmlDeviceGetNvLinkVersion's answer is an nvmlNvlinkVersion_t, not the
- * NVLink generation: 1 is 1.0, 2 2.0, 3 2.2, 4 3.0, 5 3.1, 6 4.0, 7 5.0,
- * 8 6.0 (nvml.h of CUDA 12.8 and later, e.g. NVIDIA/go-nvml
- * gen/nvml/nvml.h). Headers before CUDA 12.8 (11.8's, which the ABI test
- * builds against) declare no enum and call it the "NvLink version", and
- * tools read it as the generation until hwloc's maintainer found that it
- * was the enum all along (open-mpi/hwloc issue #658: "A100 returns 5
- * which is not NVLink 5"; hwloc commit 8d00b43, 2025). nvml_nvlink_gen()
- * decodes it. */
+/* nvmlDeviceGetNvLinkVersion's answer is not the NVLink generation, and
+ * what it is has been read two ways. nvml.h of CUDA 12.8 and later names
+ * the values as an nvmlNvlinkVersion_t: 1 is 1.0, 2 2.0, 3 2.2, 4 3.0, 5
+ * 3.1, 6 4.0, 7 5.0, 8 6.0 (e.g. NVIDIA/go-nvml gen/nvml/nvml.h); headers
+ * before 12.8 (11.8's, which the ABI test builds against) declare no enum
+ * and call it the "NvLink version". What drivers answer: an A100 (NVLink
+ * 3) 5 (open-mpi/hwloc issue #658: "A100 returns 5 which is not NVLink
+ * 5"), an H100 (NVLink 4) 7, which NVIDIA's TensorRT-LLM decodes as
+ * generation 4 (tensorrt_llm/auto_parallel/cluster_info.py nvlink_version:
+ * 1->1, 2..4->2, 5,6->3, 7->4) and a pynvml user reports as "returns
+ * NVML_NVLINK_VERSION_5_0 for H100 GPUs unexpectedly". nvml_nvlink_gen()
+ * therefore decodes only the values both readings and the reports agree
+ * on, or that a driver was seen to answer: 1, 2, 5 (A100) and 7 (H100);
+ * the others are unknown. Where the GPU's name gives the generation,
+ * bench copy uses the name (bench/copy/node.c). */
 #define NVML_NVLINK_VERSION_INVALID 0
 #define NVML_NVLINK_VERSION_1_0 1
 #define NVML_NVLINK_VERSION_2_0 2
@@ -278,8 +284,9 @@ int nvml_api_load(struct dl_lib *lib, struct nvml_api *api);
  * against the real library: *n entries. */
 const struct dl_sym *nvml_api_symbols(size_t *n);
 
-/* The NVLink generation (1-6) of an NVML_NVLINK_VERSION_* value; 0 for
- * NVML_NVLINK_VERSION_INVALID or a value this table does not know. */
+/* The NVLink generation of a value nvmlDeviceGetNvLinkVersion answered
+ * (see above): 1 -> 1, 2 -> 2, 5 -> 3, 7 -> 4; 0 for any other value,
+ * whose meaning the sources do not agree on. */
 int nvml_nvlink_gen(unsigned version);
 
 #endif

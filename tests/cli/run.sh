@@ -728,8 +728,8 @@ t_nvmlsettings() {
 	contains "$TMP/mismatch.f" "nvmlInit_v2: Driver/library version mismatch (18)" \
 		"a library/module version mismatch is named (F12)"
 	# snapshot records NVML's NVLinks in .gpuready/nvlink (bench copy's peer
-	# limits on a tree): counts, and the version NVML answers (6 is NVLink
-	# 4.0, 7 is 5.0: nvmlNvlinkVersion_t), "-" without an active link
+	# limits on a tree): counts, and the version NVML answers as it is
+	# (lib/nvml_api.h decodes it), "-" without an active link
 	env LD_LIBRARY_PATH="$GPUREADY_FAKE_NVML" FAKE_NVML_INIT=0 FAKE_NVML_GPUS=3 \
 		FAKE_NVML_BDF="0000:18:00.0;0000:29:00.0;0000:3a:00.0" FAKE_NVML_NVLINKS="18,18;16,18;0,0" \
 		FAKE_NVML_NVLINK_VERSION="6;7" "$BIN" snapshot "$TMP/snap" >/dev/null 2>&1 ||

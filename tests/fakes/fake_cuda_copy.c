@@ -36,8 +36,8 @@
  *   (behind one PCIe switch or root port): their copies in one direction
  *   take turns on it, as the copies of one GPU do; unset, each GPU has
  *   its own.
- * FAKE_CUDA_CORRUPT=N  queued copies (cuMemcpyAsync, the copy kernel) to
- *   or from GPU N arrive with one byte changed (a third of the way in), as
+ * FAKE_CUDA_CORRUPT=N[,M...]  queued copies (cuMemcpyAsync, the copy
+ *   kernels) to or from GPU N (or M ...) arrive with one byte changed (a third of the way in), as
  *   over a link that corrupts data; the synchronous cuMemcpyHtoD and
  *   cuMemcpyDtoH are left alone.
  * FAKE_CUDA_CLOCK_KHZ=N  the clock rate cuDeviceGetAttribute reports
@@ -71,7 +71,7 @@ static int peer_can[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static int peer_fail[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static int host_link[FAKE_CUDA_MAX]; /* the GPU whose host link a GPU uses */
 static int reported_khz = FAKE_CLOCK_KHZ;
-static int corrupt_dev = -1;
+static unsigned corrupt_devs; /* bit d: GPU d */
 static int peer_on[FAKE_CUDA_MAX][FAKE_CUDA_MAX];
 static atomic_int sticky[FAKE_CUDA_MAX];
 static long long lost_after = -1, lost_calls;
@@ -194,7 +194,7 @@ int fake_host_link(int dev)
 
 int fake_corrupts(int dev)
 {
-	return dev >= 0 && dev == corrupt_dev;
+	return dev >= 0 && dev < FAKE_CUDA_MAX && (corrupt_devs >> dev & 1u);
 }
 
 int fake_reported_khz(void)
@@ -221,7 +221,16 @@ void fake_copy_init(void)
 	lost_calls = 0;
 	oom_bytes = env_ll("FAKE_CUDA_OOM", -1);
 	reported_khz = (int)env_ll("FAKE_CUDA_CLOCK_KHZ", FAKE_CLOCK_KHZ);
-	corrupt_dev = (int)env_ll("FAKE_CUDA_CORRUPT", -1);
+	corrupt_devs = 0;
+	for (const char *c = getenv("FAKE_CUDA_CORRUPT"); c && *c;) {
+		char *end;
+		long d = strtol(c, &end, 10);
+		if (end == c)
+			break;
+		if (d >= 0 && d < FAKE_CUDA_MAX)
+			corrupt_devs |= 1u << d;
+		c = *end == ',' ? end + 1 : end;
+	}
 	memset(counts, 0, sizeof(counts));
 	pthread_mutex_unlock(&lock);
 	fake_queue_init();

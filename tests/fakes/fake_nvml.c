@@ -64,8 +64,9 @@
  *                     nvmlDeviceGetPciInfo_v3 gives each GPU (busId, domain,
  *                     bus, device); unset: NVML_ERROR_NOT_SUPPORTED
  *   FAKE_NVML_NVLINK_VERSION  what nvmlDeviceGetNvLinkVersion answers for
- *                     those links: an NVML_NVLINK_VERSION_* value (6 is
- *                     NVLink 4.0, lib/nvml_api.h); unset: NOT_SUPPORTED
+ *                     those links, as a driver answers it (7 for an
+ *                     H100, 5 for an A100: lib/nvml_api.h); unset:
+ *                     NOT_SUPPORTED
  *   FAKE_NVML_P2P     "NVLINK,READ,WRITE": the nvmlGpuP2PStatus_t that
  *                     nvmlDeviceGetP2PStatus answers for each capability
  *                     (unset: 0, OK, for all); with FAKE_NVML_P2P_PAIR="A,B"

@@ -336,15 +336,16 @@ static void test_peer_limit(void **state)
 	assert_non_null(strstr(l.label, "NVML"));
 }
 
-/* NVML's NVLink version is an nvmlNvlinkVersion_t (6 is NVLink 4.0, 7 is
- * 5.0; an A100 answers 5, 3.1: hwloc issue #658), decoded, and preferred
- * to the name; either GPU without it falls back to the names, and the
- * label says which gave the generation. */
+/* NVML's NVLink version: only the values whose meaning the sources agree
+ * on, or that a driver was seen to answer, are decoded (5 for an A100,
+ * 7 for an H100: lib/nvml_api.h); the GPU's name comes first, NVML's
+ * answer serves GPUs whose name says nothing, and the label says which
+ * gave the generation. */
 static void test_peer_limit_nvml_version(void **state)
 {
 	(void)state;
 	static const unsigned v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000 };
-	static const int gen[] = { 0, 1, 2, 2, 3, 3, 4, 5, 6, 0, 0 };
+	static const int gen[] = { 0, 1, 2, 0, 0, 3, 0, 4, 0, 0, 0 };
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		assert_int_equal(nvml_nvlink_gen(v[i]), gen[i]);
 
@@ -355,7 +356,7 @@ static void test_peer_limit_nvml_version(void **state)
 		{ .bdf = (char *)"0000:05:00.0", .vendor = 0x10de, .class_code = 0x068000, .numa_node = -1 },
 	};
 	struct copy_limit l;
-	peer_init(&inv, &nvml, g, "NVIDIA Graphics Device", NVML_NVLINK_VERSION_4_0); /* no generation in the name */
+	peer_init(&inv, &nvml, g, "NVIDIA Graphics Device", 7); /* no generation in the name; an H100's answer */
 	inv.pci.v = pci;
 	inv.pci.n = 1;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
@@ -363,43 +364,36 @@ static void test_peer_limit_nvml_version(void **state)
 	assert_int_equal(l.gen, 4);
 	assert_true(fabs(l.encoded_gbps - 450) < 0.01);
 	assert_string_equal(l.label, "NVLink 4 x18 (generation from NVML)");
-	/* both sources agree: NVML's is named */
-	for (int i = 0; i < 2; i++) {
-		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
-		g[i].nvlink_version = NVML_NVLINK_VERSION_4_0;
-	}
-	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
-	assert_int_equal(l.gen, 4);
-	assert_non_null(strstr(l.label, "from NVML"));
-	/* an H100 by name that NVML says is NVLink 5.0: the enum was long read
-	 * as a generation number, so neither is trusted, no limit */
+	/* the name comes first: an H100 that answers 7 is NVLink 4, not the
+	 * "5.0" of CUDA 12.8's enum names */
 	for (int i = 0; i < 2; i++)
-		g[i].nvlink_version = NVML_NVLINK_VERSION_5_0;
+		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA H100 80GB HBM3");
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_int_equal(l.gen, 4);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from the GPU name)");
+	/* one GPU by name, the other by NVML */
+	snprintf(g[1].name, sizeof(g[1].name), "NVIDIA Graphics Device");
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_string_equal(l.label, "NVLink 4 x18 (generation from the GPU name and NVML)");
+	/* a value whose meaning is disputed (6: "4.0" by the enum's names, 3
+	 * by TensorRT-LLM's table) gives no generation */
+	g[1].nvlink_version = 6;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_false(l.known);
-	assert_string_equal(l.label, "NVML's NVLink version and the GPU's name give different generations");
-	/* one GPU without NVML's answer (GPU_UNKNOWN) goes by its name, the
-	 * other still disagrees with its own: no limit */
-	g[1].nvlink_version = GPU_UNKNOWN;
-	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
-	assert_false(l.known);
-	/* the generations of two GPUs differ (NVML 4 on one, the other's name
-	 * gives 3) */
-	g[0].nvlink_version = NVML_NVLINK_VERSION_4_0;
-	snprintf(g[1].name, sizeof(g[1].name), "NVIDIA A100-SXM4-80GB");
+	assert_non_null(strstr(l.label, "not known"));
+	/* the generations of two GPUs differ (an A100's 5 on one) */
+	g[1].nvlink_version = 5;
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_false(l.known);
 	assert_string_equal(l.label, "the GPUs' NVLink generations differ");
 	snprintf(g[1].name, sizeof(g[1].name), "NVIDIA H100 80GB HBM3");
-	/* neither: both names */
-	g[0].nvlink_version = NVML_NVLINK_VERSION_INVALID;
-	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
-	assert_true(l.known);
-	assert_int_equal(l.gen, 4);
-	assert_non_null(strstr(l.label, "from the GPU name"));
 	/* no generation from either source */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		snprintf(g[i].name, sizeof(g[i].name), "NVIDIA Graphics Device");
+		g[i].nvlink_version = NVML_NVLINK_VERSION_INVALID;
+	}
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_false(l.known);
 	assert_non_null(strstr(l.label, "not known"));
@@ -414,7 +408,7 @@ static void test_peer_limit_recorded(void **state)
 	struct nvml_gpu g[3];
 	struct nvml_info nvml = { .loaded = true, .v = g, .n = 3 };
 	memset(g, 0, sizeof(g));
-	static const int up[] = { 18, 16, 0 }, ver[] = { NVML_NVLINK_VERSION_4_0, NVML_NVLINK_VERSION_4_0, GPU_UNKNOWN };
+	static const int up[] = { 18, 16, 0 }, ver[] = { 7, 7, GPU_UNKNOWN }; /* an H100's answer */
 	for (int i = 0; i < 3; i++) {
 		snprintf(g[i].bdf, sizeof(g[i].bdf), "0000:%02x:00.0", 0x18 + 0x11 * i);
 		g[i].nvlink_links = up[i] ? 18 : 0;
@@ -423,7 +417,7 @@ static void test_peer_limit_recorded(void **state)
 	}
 	struct strbuf sb = STRBUF_INIT;
 	nvlink_rec_format(&nvml, &sb);
-	assert_string_equal(sb.buf, "0000:18:00.0 18 0 6\n0000:29:00.0 18 2 6\n0000:3a:00.0 0 0 -\n");
+	assert_string_equal(sb.buf, "0000:18:00.0 18 0 7\n0000:29:00.0 18 2 7\n0000:3a:00.0 0 0 -\n");
 	strbuf_adds(&sb, "# a comment\n0000:4b:00.0 18 19 6\n0000:5c:00.0 x 0 6\n0000:6d:00.0 18 0\n");
 	struct inventory inv = { .live = false };
 	nvlink_rec_parse(sb.buf, sb.len, &inv.nvlink_rec);
@@ -444,10 +438,15 @@ static void test_peer_limit_recorded(void **state)
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_true(l.known);
 	assert_int_equal(l.width, 16); /* the GPU with 2 links down */
-	assert_string_equal(l.label, "NVLink 4 x16 (generation from NVML)");
-	inv.nvlink_rec.v[0].version = inv.nvlink_rec.v[1].version = GPU_UNKNOWN; /* an older driver: the names */
-	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_string_equal(l.label, "NVLink 4 x16 (generation from the GPU name)");
+	/* a model name that says nothing: the recorded version, decoded */
+	ng[0].model = ng[1].model = (char *)"NVIDIA Graphics Device";
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_true(l.known);
+	assert_string_equal(l.label, "NVLink 4 x16 (generation from NVML)");
+	inv.nvlink_rec.v[0].version = inv.nvlink_rec.v[1].version = GPU_UNKNOWN; /* an older driver: nothing */
+	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
+	assert_false(l.known);
 	nvlink_rec_free(&inv.nvlink_rec);
 	copy_peer_limit(&inv, "0000:18:00.0", "0000:29:00.0", 0, 0, &l);
 	assert_false(l.known);

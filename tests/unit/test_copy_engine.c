@@ -7,6 +7,9 @@
 #include "testutil.h"
 
 #include "bench/copy/engine.h"
+#include "bench/copy/node.h"
+#include "inventory/copy_bw.h"
+#include "inventory/inventory.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +31,34 @@ static void fake_env(const char *devices, const char *rates, const char *lost_de
 	unsetenv("FAKE_CUDA_OOM");
 	unsetenv("FAKE_CUDA_CORRUPT");
 	unsetenv("FAKE_CUDA_SHARED_HOST");
+}
+
+/* check --bench's measurement (copy_bw_measure) when the copies of GPUs 1
+ * and 2 of three change the data: each of them fails with its own copy
+ * named (not the test's first), GPU 0 keeps its figures. */
+static void test_bench_bad_data_per_gpu(void **state)
+{
+	(void)state;
+	struct inventory inv;
+	struct copy_bw_info *bw = NULL;
+	memset(&inv, 0, sizeof(inv));
+	fake_env("3", "h2d=50,d2h=50", NULL, NULL);
+	setenv("FAKE_CUDA_CORRUPT", "1,2", 1);
+	copy_bw_measure(&inv, &bw);
+	unsetenv("FAKE_CUDA_CORRUPT");
+	assert_non_null(bw);
+	assert_null(bw->error);
+	assert_int_equal(bw->n, 3);
+	assert_false(bw->v[0].bad_data);
+	assert_true(fabs(bw->v[0].h2d - 50) < 0.05 && fabs(bw->v[0].d2h - 50) < 0.05);
+	assert_true(bw->v[1].bad_data);
+	if (!strstr(bw->v[1].err, "the data check failed: the copy from host memory to GPU 1 (0000:29:00.0)"))
+		fail_msg("GPU 1: %s", bw->v[1].err);
+	assert_true(bw->v[2].bad_data);
+	if (!strstr(bw->v[2].err, "the data check failed: the copy from host memory to GPU 2 (0000:3a:00.0)"))
+		fail_msg("GPU 2: %s", bw->v[2].err);
+	free(bw->v);
+	free(bw);
 }
 
 static struct copy_engine_out *engine_run(const char *a, const char *b, int samples, bool verify)
@@ -82,6 +113,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_failure_leaves_nothing_queued),
+		cmocka_unit_test(test_bench_bad_data_per_gpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,8 +88,7 @@
 #define COPY_SM_THREADS 512     /* nvbandwidth numThreadPerBlock */
 #define COPY_STEP_TIMEOUT_S 120.0
 /* Waiting for a sample's copies may take, beyond the step deadline, the
- * time all its bytes take at this rate (GB/s), as if every stream shared
- * one link: below the slowest GPU link worth measuring (PCIe Gen1 x4, 1
+ * time the busiest GPU's bytes take at this rate (GB/s): below the slowest GPU link worth measuring (PCIe Gen1 x4, 1
  * GB/s before protocol overhead), so a large -b or --loop-count never
  * reads as a hung GPU, while a hung one is still abandoned. */
 #define COPY_DEADLINE_FLOOR_GBPS 0.5
@@ -127,6 +126,7 @@ struct copy_engine_test {
 	char message[320];
 	int rows, cols;
 	double value[COPY_MAX_MATRICES][COPY_MAX_GPUS * COPY_MAX_GPUS];
+	char row_note[COPY_MAX_GPUS][200]; /* a one-row test: why a GPU's cell is empty (the data check) */
 };
 
 /* What a run found. error: the run could not measure at all (no libcuda,

@@ -85,12 +85,16 @@ static int ce_host_xfers(struct ce_engine *e, enum ce_kind k, bool sm, int g, st
 
 /* A measurement's outcome for its cell: a failed data check is noted (the
  * cell stays NAN) and the test goes on; -1, a CUDA error, ends it. */
-static int ce_cell(struct ce_engine *e, int r)
+static int ce_cell(struct ce_engine *e, int r, struct copy_engine_test *res, int cell)
 {
 	if (r != -2)
 		return r;
 	if (e->bad_cells++ == 0)
 		snprintf(e->bad_msg, sizeof(e->bad_msg), "%s", e->err);
+	/* a GPU's own cell of a one-row test keeps its own reason */
+	if (res->rows == 1 && cell >= 0 && cell < COPY_MAX_GPUS)
+		snprintf(res->row_note[cell], sizeof(res->row_note[cell]), "%.*s", (int)sizeof(res->row_note[cell]) - 1,
+			 e->err);
 	return 0;
 }
 
@@ -107,7 +111,7 @@ static int ce_row(struct ce_engine *e, enum ce_kind k, bool sm, struct copy_engi
 		 * (nvbandwidth getAdjustedBandwidth) */
 		if (r == 0)
 			res->value[0][g] = x[0].split ? bw[0] / 2 : bw[0];
-		else if (ce_cell(e, r) < 0)
+		else if (ce_cell(e, r, res, g) < 0)
 			return -1;
 	}
 	return 0;
@@ -133,7 +137,7 @@ static int ce_pair(struct ce_engine *e, enum ce_kind k, bool sm, int r, int c, s
 	}
 	int m = ce_measure(e, x, n, sm, false, bw);
 	if (m != 0)
-		return ce_cell(e, m);
+		return ce_cell(e, m, res, cell);
 	res->value[0][cell] = bw[0];
 	if (n == 2) {
 		res->value[1][cell] = bw[1];
@@ -198,7 +202,7 @@ static int ce_fan(struct ce_engine *e, enum ce_kind k, bool sm, int i, struct co
 		res->value[0][i] = bw[0];
 	e->n_extra = 0;
 	ce_fan_free(e, i, own, n);
-	return ce_cell(e, r);
+	return ce_cell(e, r, res, i);
 }
 
 /* Why a peer test cannot run here, or NULL. Also notes N/A pairs. */

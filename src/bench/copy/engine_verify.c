@@ -10,7 +10,8 @@
  *
  * The pattern is a 2 MiB block of xorshift32 words (seed 0xBAADF00D, as
  * nvbandwidth's source pattern; Marsaglia, "Xorshift RNGs", J. Stat.
- * Softw. 8(14), 2003) repeated over the buffer; destinations are set to
+ * Softw. 8(14), 2003) repeated over the buffer, which goes to and from
+ * the GPUs a block at a time through two 2 MiB pinned blocks; destinations are set to
  * the word 0xCAFEBABE first, nvbandwidth's destination seed. Device
  * buffers are filled and read back in their own GPU's context with the
  * synchronous cuMemcpyHtoD / cuMemcpyDtoH and cuMemsetD32Async on that
@@ -55,6 +56,12 @@ static void ce_where(const struct ce_engine *e, CUdeviceptr p, char *out, size_t
 		snprintf(out, size, "GPU %d (%s)", e->out->gpus[o].ordinal, e->out->gpus[o].bdf);
 }
 
+/* The pattern block's length: 2 MiB, or the buffer where it is smaller. */
+static size_t ce_block(const struct ce_engine *e)
+{
+	return e->bytes < CE_PATTERN_BLOCK ? e->bytes : CE_PATTERN_BLOCK;
+}
+
 int ce_verify_setup(struct ce_engine *e)
 {
 	void *p = NULL, *s = NULL;
@@ -62,66 +69,69 @@ int ce_verify_setup(struct ce_engine *e)
 
 	if (!e->plan->verify)
 		return 0;
+	/* two blocks of pinned memory, as nvbandwidth's 2 MiB pattern, not
+	 * two buffers' worth: the buffers go through them block by block */
 	CE_CALL(e, 0, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[0].ctx));
 	CE_CALL(e, 0, "cuMemHostAlloc (the data check's pattern)",
-		e->cu.mem_host_alloc(&p, e->bytes, CU_MEMHOSTALLOC_PORTABLE));
+		e->cu.mem_host_alloc(&p, ce_block(e), CU_MEMHOSTALLOC_PORTABLE));
 	e->pattern = p;
-	CE_CALL(e, 0, "cuMemHostAlloc (the data check's read-back buffer)",
-		e->cu.mem_host_alloc(&s, e->bytes, CU_MEMHOSTALLOC_PORTABLE));
+	CE_CALL(e, 0, "cuMemHostAlloc (the data check's read-back block)",
+		e->cu.mem_host_alloc(&s, ce_block(e), CU_MEMHOSTALLOC_PORTABLE));
 	e->scratch = s;
 	uint32_t *w = e->pattern;
-	size_t block = e->bytes < CE_PATTERN_BLOCK ? e->bytes : CE_PATTERN_BLOCK;
-	for (size_t i = 0; i < block / 4; i++) {
+	for (size_t i = 0; i < ce_block(e) / 4; i++) {
 		x ^= x << 13;
 		x ^= x >> 17;
 		x ^= x << 5;
 		w[i] = x;
 	}
-	for (size_t off = block; off < e->bytes; off += block)
-		memcpy((char *)e->pattern + off, e->pattern, e->bytes - off < block ? e->bytes - off : block);
 	return 0;
 }
 
-/* The pattern into p with the shares of the warps of parity odd set to
- * CE_DST_WORD instead. */
-static void ce_split_image(const struct ce_engine *e, unsigned char *p, bool odd)
+/* The pattern's block at buffer offset off (a multiple of the block), len
+ * bytes, into p, with the shares of the warps of parity odd set to
+ * CE_DST_WORD when split (a block starts on an even warp: 2 MiB is a
+ * multiple of two warps' 1024 bytes). */
+static void ce_image(const struct ce_engine *e, unsigned char *p, size_t len, bool split, bool odd)
 {
-	memcpy(p, e->pattern, e->bytes);
-	for (size_t off = odd ? CE_WARP_BYTES : 0; off < e->bytes; off += 2 * CE_WARP_BYTES) {
-		uint32_t *w = (uint32_t *)(p + off);
-		for (size_t k = 0; k < CE_WARP_BYTES / 4 && off + 4 * k < e->bytes; k++)
-			w[k] = CE_DST_WORD;
+	memcpy(p, e->pattern, len);
+	for (size_t off = odd ? CE_WARP_BYTES : 0; split && off < len; off += 2 * CE_WARP_BYTES)
+		for (size_t k = 0; k < CE_WARP_BYTES && off + k + 4 <= len; k += 4)
+			memcpy(p + off + k, &(uint32_t){ CE_DST_WORD }, 4);
+}
+
+/* Fills buffer p (held by GPU owner, or host memory for -1) block by
+ * block with the pattern (split: with the shares of parity odd cleared). */
+static int ce_put(struct ce_engine *e, CUdeviceptr p, int owner, bool split, bool odd)
+{
+	if (owner >= 0)
+		CE_CALL(e, owner, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[owner].ctx));
+	for (size_t off = 0; off < e->bytes; off += ce_block(e)) {
+		size_t len = e->bytes - off < ce_block(e) ? e->bytes - off : ce_block(e);
+		if (owner < 0) {
+			ce_image(e, (unsigned char *)(uintptr_t)(p + off), len, split, odd);
+			continue;
+		}
+		ce_image(e, e->scratch, len, split, odd);
+		CE_CALL(e, owner, "cuMemcpyHtoD (the data check's pattern)",
+			e->cu.memcpy_htod_v2(p + off, e->scratch, len));
 	}
-}
-
-/* A split-warp transfer: the odd warps bring the host buffer's share to
- * the device, the even ones the device buffer's to the host. */
-static int ce_split_fill(struct ce_engine *e, const struct ce_xfer *x)
-{
-	int d = ce_owner(e, x->dst);
-	ce_split_image(e, (unsigned char *)(uintptr_t)x->src, false);
-	ce_split_image(e, e->scratch, true);
-	CE_CALL(e, d, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[d].ctx));
-	CE_CALL(e, d, "cuMemcpyHtoD (the data check's pattern)", e->cu.memcpy_htod_v2(x->dst, e->scratch, e->bytes));
 	return 0;
 }
 
-/* Sources get the pattern, destinations CE_DST_WORD. */
+/* Sources get the pattern, destinations CE_DST_WORD; a split-warp
+ * transfer's buffers both the pattern, less the share the other brings
+ * (odd warps carry the host buffer's to the device, even ones back). */
 int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n)
 {
 	for (int i = 0; i < n && e->plan->verify; i++) {
+		int so = ce_owner(e, x[i].src), d = ce_owner(e, x[i].dst);
+		if (ce_put(e, x[i].src, so, x[i].split, false) < 0)
+			return -1;
 		if (x[i].split) {
-			if (ce_split_fill(e, &x[i]) < 0)
+			if (ce_put(e, x[i].dst, d, true, true) < 0)
 				return -1;
 			continue;
-		}
-		int so = ce_owner(e, x[i].src), d = ce_owner(e, x[i].dst);
-		if (so < 0) {
-			memcpy((void *)(uintptr_t)x[i].src, e->pattern, e->bytes);
-		} else {
-			CE_CALL(e, so, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[so].ctx));
-			CE_CALL(e, so, "cuMemcpyHtoD (the data check's pattern)",
-				e->cu.memcpy_htod_v2(x[i].src, e->pattern, e->bytes));
 		}
 		if (d < 0) {
 			uint32_t *w = (uint32_t *)(uintptr_t)x[i].dst;
@@ -137,37 +147,39 @@ int ce_verify_fill(struct ce_engine *e, const struct ce_xfer *x, int n)
 	return 0;
 }
 
-/* How many bytes of got differ from the pattern; *first the first one. */
-static size_t ce_diff(const struct ce_engine *e, const unsigned char *got, size_t *first)
+/* Counts the bytes of buffer p (GPU owner's, or host memory) that differ
+ * from the pattern into *bad, the first at *first. Returns 0, or -1 with
+ * e->err on a CUDA error. */
+static int ce_compare(struct ce_engine *e, CUdeviceptr p, int owner, size_t *bad, size_t *first)
 {
 	const unsigned char *want = e->pattern;
-	size_t bad = 0;
-	*first = 0;
-	for (size_t off = 0; off < e->bytes; off += 4096) {
-		size_t len = e->bytes - off < 4096 ? e->bytes - off : 4096;
-		if (!memcmp(got + off, want + off, len))
+	if (owner >= 0)
+		CE_CALL(e, owner, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[owner].ctx));
+	for (size_t off = 0; off < e->bytes; off += ce_block(e)) {
+		size_t len = e->bytes - off < ce_block(e) ? e->bytes - off : ce_block(e);
+		const unsigned char *got = (const unsigned char *)(uintptr_t)(p + off);
+		if (owner >= 0) {
+			CE_CALL(e, owner, "cuMemcpyDtoH (the data check)", e->cu.memcpy_dtoh_v2(e->scratch, p + off, len));
+			got = e->scratch;
+		}
+		if (!memcmp(got, want, len))
 			continue;
-		for (size_t k = off; k < off + len; k++)
-			if (got[k] != want[k] && bad++ == 0)
-				*first = k;
+		for (size_t k = 0; k < len; k++)
+			if (got[k] != want[k] && (*bad)++ == 0)
+				*first = off + k;
 	}
-	return bad;
+	return 0;
 }
 
 int ce_verify_check(struct ce_engine *e, const struct ce_xfer *x, int n)
 {
 	for (int i = 0; i < n && e->plan->verify; i++) {
-		int d = ce_owner(e, x[i].dst);
-		const unsigned char *got = (const unsigned char *)(uintptr_t)x[i].dst;
-		if (d >= 0) {
-			CE_CALL(e, d, "cuCtxSetCurrent", e->cu.ctx_set_current(e->g[d].ctx));
-			CE_CALL(e, d, "cuMemcpyDtoH (the data check)",
-				e->cu.memcpy_dtoh_v2(e->scratch, x[i].dst, e->bytes));
-			got = e->scratch;
-		}
-		size_t first, bad = ce_diff(e, got, &first);
-		if (!bad && x[i].split) /* the other half went the other way */
-			bad = ce_diff(e, (const unsigned char *)(uintptr_t)x[i].src, &first);
+		size_t first = 0, bad = 0;
+		if (ce_compare(e, x[i].dst, ce_owner(e, x[i].dst), &bad, &first) < 0)
+			return -1;
+		/* a split-warp transfer's other half went the other way */
+		if (!bad && x[i].split && ce_compare(e, x[i].src, ce_owner(e, x[i].src), &bad, &first) < 0)
+			return -1;
 		if (!bad)
 			continue;
 		char from[64], to[64];

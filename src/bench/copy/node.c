@@ -78,8 +78,6 @@ static bool peer_gpu(const struct inventory *inv, const char *bdf, struct nvml_g
 	return true;
 }
 
-#define NVLINK_GEN_CONFLICT "conflict"
-
 /* The NVLink generation of a GPU by its name; 0 unknown. */
 static int nvlink_gen(const char *name)
 {
@@ -93,22 +91,15 @@ static int nvlink_gen(const char *name)
 	return 0;
 }
 
-/* The NVLink generation of a GPU: NVML's where it gave one
- * (nvmlDeviceGetNvLinkVersion of an active link, decoded: lib/nvml_api.h),
- * else from its name; *from says which, for the limit's label. 0
- * unknown. */
+/* The NVLink generation of a GPU: from its name where the name says
+ * (exact product families), else from NVML's answer where that is one of
+ * the values whose meaning is known (lib/nvml_api.h); *from says which,
+ * for the limit's label. 0 unknown. */
 static int nvlink_gen_of(const struct nvml_gpu *g, const char **from)
 {
-	int gen = g->nvlink_version > 0 ? nvml_nvlink_gen((unsigned)g->nvlink_version) : 0, by_name = nvlink_gen(g->name);
-	/* the enum's meaning was undocumented before CUDA 12.8 (nvml.h) and
-	 * values were read as generations (open-mpi/hwloc issue #658): where
-	 * the two disagree, neither is trusted */
-	if (gen && by_name && gen != by_name) {
-		*from = NVLINK_GEN_CONFLICT;
-		return 0;
-	}
-	*from = gen ? "NVML" : "name";
-	return gen ? gen : by_name;
+	int by_name = nvlink_gen(g->name);
+	*from = by_name || g->nvlink_version <= 0 ? "name" : "NVML";
+	return by_name ? by_name : g->nvlink_version > 0 ? nvml_nvlink_gen((unsigned)g->nvlink_version) : 0;
 }
 
 static bool has_nvswitch(const struct inventory *inv)
@@ -149,8 +140,6 @@ void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, 
 	}
 	if (links <= 0)
 		unknown_limit(l, "no active NVLink: the GPU's peer copies go over PCIe");
-	else if (!strcmp(from_a, NVLINK_GEN_CONFLICT) || (gb && !strcmp(from_b, NVLINK_GEN_CONFLICT)))
-		unknown_limit(l, "NVML's NVLink version and the GPU's name give different generations");
 	else if (!gen || !gen_b)
 		unknown_limit(l, "the GPUs' NVLink generation is not known (not from NVML, nor from their names)");
 	else if (gen_b != gen)
@@ -159,10 +148,13 @@ void copy_peer_limit(const struct inventory *inv, const char *a, const char *b, 
 		unknown_limit(l, "no NVSwitch: how many NVLinks join this pair is not known");
 	else if (copy_expect_nvlink(gen, links, nvlink_eff, l) == 0) {
 		/* which source gave the generation: NVML's answer, or the name */
-		bool nvml = !strcmp(from_a, "NVML") && (!gb || !strcmp(from_b, "NVML"));
+		const char *fb = gb ? from_b : from_a;
+		bool nvml = !strcmp(from_a, "NVML") && !strcmp(fb, "NVML"), name = !nvml && !strcmp(from_a, fb);
 		size_t len = strlen(l->label);
 		snprintf(l->label + len, sizeof(l->label) - len, "%s",
-			 nvml ? " (generation from NVML)" : " (generation from the GPU name)");
+			 nvml ? " (generation from NVML)"
+			 : name ? " (generation from the GPU name)"
+				: " (generation from the GPU name and NVML)");
 	}
 }
 
@@ -190,7 +182,10 @@ static void copy_bw_fill(const struct inventory *inv, const struct copy_engine_o
 			if (et->status == COPY_RAN || (et->status == COPY_BAD_DATA && !isnan(et->value[0][i])))
 				continue;
 			g->bad_data = et->status == COPY_BAD_DATA;
-			snprintf(g->err, sizeof(g->err), "%s", et->message);
+			if (g->bad_data && et->row_note[i][0]) /* this GPU's own copy */
+				snprintf(g->err, sizeof(g->err), "the data check failed: %s", et->row_note[i]);
+			else
+				snprintf(g->err, sizeof(g->err), "%s", et->message);
 		}
 	}
 }

@@ -56,8 +56,10 @@ static void judge(struct check_ctx *c, const struct copy_bw_gpu *g, unsigned mib
 	double share = low / g->expected;
 	enum status st = share < FAIL_SHARE ? STATUS_FAIL : share < WARN_SHARE ? STATUS_WARN : STATUS_OK;
 	f = check_add(c, st, g->bdf, "GPU %d: host to device %.1f GB/s, device to host %.1f GB/s (%u MiB copies); %s is "
-		      "%.0f%% of the %.1f GB/s a healthy %s reaches", g->ordinal, g->h2d, g->d2h, mib, dir, share * 100,
-		      g->expected, g->limit);
+		      "%.0f%% of the %.1f GB/s a healthy %s reaches%s", g->ordinal, g->h2d, g->d2h, mib, dir, share * 100,
+		      g->expected, g->limit,
+		      c->inv->live ? "" : " (measured on the machine running gpuready, judged against the tree's link: "
+					  "a test hook)");
 	if (st != STATUS_OK)
 		finding_hint(f, "compare the link with `lspci -vv -s %s` (LnkSta against LnkCap) and measure again with "
 			     "`gpuready bench copy -d %d -t 0,1` (its --numa option shows what another node's memory gives)",
