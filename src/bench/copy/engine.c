@@ -12,6 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+void ce_step(struct ce_engine *e, int gi, const char *fn)
+{
+	if (gi < 0)
+		isolate_step(e->ictx, "%s", fn);
+	else
+		isolate_step(e->ictx, "%s on GPU %d (%s)", fn, e->out->gpus[gi].ordinal, e->out->gpus[gi].bdf);
+}
+
 int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r)
 {
 	char msg[256];

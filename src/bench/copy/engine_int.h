@@ -66,15 +66,15 @@ struct ce_xfer {
 /* Sets e->err to fn's failure on GPU gi (-1: none) and returns -1. */
 int ce_fail(struct ce_engine *e, int gi, const char *fn, CUresult r);
 
+/* Names the call about to be made as the deadline's step: the GPU by its
+ * CUDA index and PCI address (what an operator resets); gi < 0 none. */
+void ce_step(struct ce_engine *e, int gi, const char *fn);
+
 /* Names the call (the deadline's step), makes it, and returns -1 from the
  * calling function with e->err set when it fails. */
 #define CE_CALL(e, gi, fn, expr)                                                                       \
 	do {                                                                                           \
-		if ((gi) >= 0)                                                                         \
-			isolate_step((e)->ictx, "%s on GPU %d (%s)", fn, (e)->out->gpus[gi].ordinal,   \
-				     (e)->out->gpus[gi].bdf);                                          \
-		else                                                                                   \
-			isolate_step((e)->ictx, "%s", fn);                                             \
+		ce_step(e, gi, fn);                                                                    \
 		CUresult r_ = (expr);                                                                  \
 		if (r_ != CUDA_SUCCESS)                                                                \
 			return ce_fail(e, gi, fn, r_);                                                 \

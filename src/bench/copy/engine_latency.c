@@ -48,13 +48,8 @@ static int lat_check(struct ce_engine *e, int gi, const char *fn, CUresult r)
 	return r == CUDA_SUCCESS ? 0 : ce_fail(e, gi, fn, r);
 }
 
-static void lat_step(struct ce_engine *e, int gi, const char *fn)
-{
-	isolate_step(e->ictx, "%s on GPU %d (%s)", fn, e->out->gpus[gi].ordinal, e->out->gpus[gi].bdf);
-}
-
 /* Names the call as the deadline's step, then makes it: 0 or -1. */
-#define LAT(gi, fn, expr) (lat_step(e, gi, fn), lat_check(e, gi, fn, (expr)))
+#define LAT(gi, fn, expr) (ce_step(e, gi, fn), lat_check(e, gi, fn, (expr)))
 
 /* The chain of n nodes in buf, whose first node GPUs address as base. */
 static void lat_chain(uint64_t *buf, CUdeviceptr base, size_t n)

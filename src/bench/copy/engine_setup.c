@@ -40,19 +40,9 @@ static int ce_setup_fail(struct ce_engine *e, int gi, const char *fn, CUresult r
 	return -1;
 }
 
-/* Names the step as the deadline reports it: the GPU by its CUDA index and
- * PCI address (what an operator resets), as CE_CALL does. */
-static void ce_setup_step(struct ce_engine *e, int gi, const char *fn)
-{
-	if (gi < 0)
-		isolate_step(e->ictx, "%s", fn);
-	else
-		isolate_step(e->ictx, "%s on GPU %d (%s)", fn, e->out->gpus[gi].ordinal, e->out->gpus[gi].bdf);
-}
-
 #define SETUP_CALL(e, gi, fn, expr)                                                                    \
 	do {                                                                                           \
-		ce_setup_step(e, gi, fn);                                                              \
+		ce_step(e, gi, fn);                                                                    \
 		CUresult r_ = (expr);                                                                  \
 		if (r_ != CUDA_SUCCESS)                                                                \
 			return ce_setup_fail(e, gi, fn, r_);                                           \
@@ -121,7 +111,7 @@ static int ce_host_alloc(struct ce_engine *e, int gi, int node, void **p)
 			 node);
 		node = -1;
 	}
-	ce_setup_step(e, gi, "cuMemHostAlloc");
+	ce_step(e, gi, "cuMemHostAlloc");
 	CUresult r = e->cu.mem_host_alloc(p, e->bytes, CU_MEMHOSTALLOC_PORTABLE);
 	if (node >= 0)
 		ce_unbind(old_mode, old);
@@ -163,7 +153,7 @@ static int ce_gpu_facts(struct ce_engine *e, int gi, int ordinal)
 /* One device buffer; a failure says how large it was. */
 static int ce_dev_alloc(struct ce_engine *e, int gi, CUdeviceptr *p)
 {
-	ce_setup_step(e, gi, "cuMemAlloc");
+	ce_step(e, gi, "cuMemAlloc");
 	CUresult r = e->cu.mem_alloc_v2(p, e->bytes);
 	if (r == CUDA_SUCCESS)
 		return 0;
@@ -209,10 +199,10 @@ static int ce_gpu_open(struct ce_engine *e, int gi, bool host)
 static void ce_enable_peer(struct ce_engine *e, int a, int b)
 {
 	CUresult r;
-	ce_setup_step(e, a, "cuCtxSetCurrent");
+	ce_step(e, a, "cuCtxSetCurrent");
 	r = e->cu.ctx_set_current(e->g[a].ctx);
 	if (r == CUDA_SUCCESS) {
-		ce_setup_step(e, a, "cuCtxEnablePeerAccess");
+		ce_step(e, a, "cuCtxEnablePeerAccess");
 		r = e->cu.ctx_enable_peer_access(e->g[b].ctx, 0);
 	}
 	if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {

@@ -176,7 +176,7 @@ static int ce_fan(struct ce_engine *e, enum ce_kind k, bool sm, int i, struct co
 			continue;
 		own[n] = src ? I->a : I->b;
 		if (n > 0) {
-			isolate_step(e->ictx, "cuMemAlloc on GPU %d (%s)", e->out->gpus[i].ordinal, e->out->gpus[i].bdf);
+			ce_step(e, i, "cuMemAlloc");
 			CUresult cr = e->cu.ctx_set_current(I->ctx);
 			if (cr == CUDA_SUCCESS)
 				cr = e->cu.mem_alloc_v2(&own[n], e->bytes);
